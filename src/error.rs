@@ -1,0 +1,35 @@
+//! One error type for the whole crate. Every variant names the offending input so that a user
+//! can act on the message alone; the Python bindings map each variant to its own exception class.
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Error {
+    /// Structurally unusable data: empty, ragged, wrong shape.
+    #[error("invalid data: {0}")]
+    Data(String),
+    /// A value the algorithms cannot accept (non-finite target, negative weight, code out of range).
+    #[error("invalid value in {what}: {detail}")]
+    Value { what: String, detail: String },
+    /// A parameter outside its domain, or an unknown name. `allowed` lists what would be accepted.
+    #[error("invalid parameter `{name}` = {value}: allowed {allowed}")]
+    Param { name: String, value: String, allowed: String },
+    /// A model file that cannot be read back.
+    #[error("cannot load model: {0}")]
+    Model(String),
+    /// Training that could not go on (for example a loss that became non-finite on the first step).
+    #[error("training failed: {0}")]
+    Training(String),
+}
+
+impl Error {
+    pub fn data(msg: impl Into<String>) -> Self {
+        Error::Data(msg.into())
+    }
+    pub fn value(what: impl Into<String>, detail: impl Into<String>) -> Self {
+        Error::Value { what: what.into(), detail: detail.into() }
+    }
+    pub fn param(name: impl Into<String>, value: impl ToString, allowed: impl Into<String>) -> Self {
+        Error::Param { name: name.into(), value: value.to_string(), allowed: allowed.into() }
+    }
+}
