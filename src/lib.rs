@@ -1,5 +1,17 @@
+#![doc = include_str!("../README.md")]
 //! optboost: the boosting algorithms of optimization theory on one histogram-tree engine.
 pub mod error;
 pub mod loss;
 
 pub use error::{Error, Result};
+pub mod data;
+pub mod tree;
+pub mod model;
+pub mod params;
+pub mod boost;
+
+pub use boost::{Booster, Checkpoint, History, Record, Step, StopReason, TrainData};
+pub use data::{Feature, Frame};
+pub use loss::{Loss, LossSpec};
+pub use model::Model;
+pub use params::{Method, Params};

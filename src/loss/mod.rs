@@ -5,8 +5,10 @@
 //! along a tree) is `argmin_c Σ w_i ℓ(y_i, f_i + c·b_i)` over some rows; each loss answers it in
 //! closed form where one exists and with the shared safeguarded solvers of `solve.rs` otherwise.
 
+mod spec;
 mod squared;
 
+pub use spec::{LossSpec, Objective};
 pub use squared::Squared;
 
 use std::fmt::Debug;

@@ -1,0 +1,67 @@
+//! Data flows one way: borrowed columns (`Frame`) → learned cut points (`BinMapper`) → `u8` bins
+//! (`BinnedMatrix`). The mappers learned on the training data bin validation and prediction data.
+
+mod binned;
+mod binning;
+mod frame;
+
+pub use binned::BinnedMatrix;
+pub use binning::{BinMapper, BinningParams};
+pub use frame::{Feature, FeatureKind, FeatureValues, Frame};
+
+use crate::error::Result;
+
+/// Training features in binned form, with the mappers that produced them and each feature's
+/// offset into a histogram laid out feature after feature.
+#[derive(Debug, Clone)]
+pub struct BinnedData {
+    pub matrix: BinnedMatrix,
+    pub mappers: Vec<BinMapper>,
+    pub names: Vec<String>,
+    offsets: Vec<usize>,
+}
+
+impl BinnedData {
+    /// Learns mappers on `frame` and bins it.
+    pub fn learn(frame: &Frame<'_>, params: &BinningParams) -> Result<Self> {
+        params.validate()?;
+        let mappers: Vec<BinMapper> = {
+            use rayon::prelude::*;
+            frame.features().par_iter().map(|f| BinMapper::learn(f.values, params)).collect()
+        };
+        let matrix = BinnedMatrix::from_frame(frame, &mappers)?;
+        Ok(Self::new(matrix, mappers, frame.names()))
+    }
+
+    pub fn new(matrix: BinnedMatrix, mappers: Vec<BinMapper>, names: Vec<String>) -> Self {
+        let mut offsets = Vec::with_capacity(mappers.len() + 1);
+        let mut total = 0;
+        for m in &mappers {
+            offsets.push(total);
+            total += m.n_bins();
+        }
+        offsets.push(total);
+        BinnedData { matrix, mappers, names, offsets }
+    }
+
+    /// Bins other data (validation, prediction) with the training mappers.
+    pub fn bin(&self, frame: &Frame<'_>) -> Result<BinnedMatrix> {
+        BinnedMatrix::from_frame(frame, &self.mappers)
+    }
+
+    pub fn n_rows(&self) -> usize {
+        self.matrix.n_rows()
+    }
+    pub fn n_features(&self) -> usize {
+        self.mappers.len()
+    }
+    pub fn offsets(&self) -> &[usize] {
+        &self.offsets
+    }
+    pub fn total_bins(&self) -> usize {
+        *self.offsets.last().unwrap_or(&0)
+    }
+    pub fn is_categorical(&self, feature: usize) -> bool {
+        matches!(self.mappers[feature], BinMapper::Categorical { .. })
+    }
+}

@@ -1,0 +1,235 @@
+//! Every training parameter, by its public name (SPEC.md). `Params::set` parses a parameter from
+//! its name and a string so that Python and Rust share one vocabulary; `validate` checks the
+//! whole set once, and nothing downstream re-checks.
+
+use crate::data::BinningParams;
+use crate::error::{Error, Result};
+use crate::loss::LossSpec;
+use crate::tree::{Growth, TreeParams};
+use serde::{Deserialize, Serialize};
+use std::str::FromStr;
+
+macro_rules! public_enum {
+    ($(#[$meta:meta])* $name:ident, $param:literal { $($variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum $name { $($variant),+ }
+
+        impl $name {
+            pub const NAMES: &'static [&'static str] = &[$($text),+];
+            pub fn name(&self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = Error;
+            fn from_str(s: &str) -> Result<Self> {
+                match s {
+                    $($text => Ok($name::$variant),)+
+                    _ => Err(Error::param($param, format!("{s:?}"), allowed_list(Self::NAMES))),
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    };
+}
+
+fn allowed_list(names: &[&str]) -> String {
+    names.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ")
+}
+
+public_enum!(
+    /// The boosting algorithms of SPEC §3.
+    Method, "method" {
+        Gbm = "gbm",
+        Rgbm = "rgbm",
+        Agbm = "agbm",
+        Agbmr = "agbmr",
+        Vagbm = "vagbm",
+        Proximal = "proximal",
+        ResidualProximal = "residual_proximal",
+        AcceleratedProximal = "accelerated_proximal",
+        ResidualGbm = "residual_gbm",
+        AcceleratedGbm = "accelerated_gbm",
+        RepeatedGbm = "repeated_gbm",
+    }
+);
+
+public_enum!(
+    /// SPEC §2.
+    StepRule, "step" {
+        Constant = "constant",
+        LineSearch = "line_search",
+        LeafLineSearch = "leaf_line_search",
+        Newton = "newton",
+    }
+);
+
+public_enum!(Init, "init" { Optimal = "optimal", Zero = "zero" });
+
+public_enum!(
+    /// RGBM's candidate selection (Lu & Mazumder, Types 0–3).
+    Selection, "selection" { All = "all", Random = "random", Group = "group", Groups = "groups" }
+);
+
+public_enum!(Restart, "restart" { Fixed = "fixed", Adaptive = "adaptive" });
+
+public_enum!(
+    /// Step-size schedule η_t for the non-smooth methods.
+    Schedule, "schedule" { Constant = "constant", InvSqrt = "inv_sqrt" }
+);
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Params {
+    pub method: Method,
+    pub loss: LossSpec,
+    pub n_iter: usize,
+    /// Shrinkage ν (for AGBM the step η).
+    pub learning_rate: f64,
+    /// `None`: the method's default (newton for gbm with a twice-differentiable loss, …).
+    pub step: Option<StepRule>,
+    /// Multiplier of the `constant` step rule; `None` means 1/σ of the loss (1 if σ is unknown).
+    pub rho: Option<f64>,
+    pub init: Init,
+    pub tree: TreeParams,
+    pub binning: BinningParams,
+    pub seed: u64,
+    /// 0: all cores.
+    pub n_threads: usize,
+    pub early_stopping_rounds: Option<usize>,
+    // rgbm
+    pub selection: Selection,
+    /// Candidates (`random`) or groups (`groups`) drawn per iteration.
+    pub t: usize,
+    // agbm, agbmr, vagbm
+    pub gamma: f64,
+    pub restart: Restart,
+    // proximal family
+    pub lambda: f64,
+    // repeated_gbm
+    pub max_inner: usize,
+    pub schedule: Schedule,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            method: Method::Gbm,
+            loss: LossSpec::Squared,
+            n_iter: 100,
+            learning_rate: 0.1,
+            step: None,
+            rho: None,
+            init: Init::Optimal,
+            tree: TreeParams::default(),
+            binning: BinningParams::default(),
+            seed: 0,
+            n_threads: 0,
+            early_stopping_rounds: None,
+            selection: Selection::All,
+            t: 1,
+            gamma: 0.5,
+            restart: Restart::Adaptive,
+            lambda: 1.0,
+            max_inner: 10,
+            schedule: Schedule::Constant,
+        }
+    }
+}
+
+impl Params {
+    /// The names `set` accepts.
+    pub const NAMES: &'static [&'static str] = &[
+        "method", "loss", "n_iter", "learning_rate", "step", "rho", "init", "max_depth", "max_leaves",
+        "min_samples_leaf", "min_weight_leaf", "l2_leaf", "min_split_gain", "growth", "max_bins",
+        "min_category_count", "seed", "n_threads", "early_stopping_rounds", "selection", "t", "gamma",
+        "restart", "lambda", "max_inner", "schedule",
+    ];
+
+    /// Sets one parameter from its public name and a textual value.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<&mut Self> {
+        let value = value.trim();
+        match name {
+            "method" => self.method = value.parse()?,
+            "loss" => self.loss = value.parse()?,
+            "n_iter" => self.n_iter = parse(name, value)?,
+            "learning_rate" => self.learning_rate = parse(name, value)?,
+            "step" => self.step = Some(value.parse()?),
+            "rho" => self.rho = Some(parse(name, value)?),
+            "init" => self.init = value.parse()?,
+            "max_depth" => self.tree.max_depth = parse(name, value)?,
+            "max_leaves" => self.tree.max_leaves = parse(name, value)?,
+            "min_samples_leaf" => self.tree.min_samples_leaf = parse(name, value)?,
+            "min_weight_leaf" => self.tree.min_weight_leaf = parse(name, value)?,
+            "l2_leaf" => self.tree.l2_leaf = parse(name, value)?,
+            "min_split_gain" => self.tree.min_split_gain = parse(name, value)?,
+            "growth" => self.tree.growth = value.parse::<Growth>()?,
+            "max_bins" => self.binning.max_bins = parse(name, value)?,
+            "min_category_count" => self.binning.min_category_count = parse(name, value)?,
+            "seed" => self.seed = parse(name, value)?,
+            "n_threads" => self.n_threads = parse(name, value)?,
+            "early_stopping_rounds" => self.early_stopping_rounds = Some(parse(name, value)?),
+            "selection" => self.selection = value.parse()?,
+            "t" => self.t = parse(name, value)?,
+            "gamma" => self.gamma = parse(name, value)?,
+            "restart" => self.restart = value.parse()?,
+            "lambda" => self.lambda = parse(name, value)?,
+            "max_inner" => self.max_inner = parse(name, value)?,
+            "schedule" => self.schedule = value.parse()?,
+            _ => return Err(Error::param("parameter name", format!("{name:?}"), allowed_list(Self::NAMES))),
+        }
+        Ok(self)
+    }
+
+    /// Checks every parameter's domain and the combinations the methods support.
+    pub fn validate(&self) -> Result<()> {
+        self.tree.validate()?;
+        self.binning.validate()?;
+        if self.n_iter == 0 {
+            return Err(Error::param("n_iter", self.n_iter, "an integer ≥ 1"));
+        }
+        if !(self.learning_rate.is_finite() && self.learning_rate > 0.0) {
+            return Err(Error::param("learning_rate", self.learning_rate, "a finite number > 0"));
+        }
+        if let Some(rho) = self.rho {
+            if !(rho.is_finite() && rho > 0.0) {
+                return Err(Error::param("rho", rho, "a finite number > 0"));
+            }
+        }
+        if !(self.gamma > 0.0 && self.gamma <= 1.0) {
+            return Err(Error::param("gamma", self.gamma, "a number in (0, 1]"));
+        }
+        if !(self.lambda.is_finite() && self.lambda > 0.0) {
+            return Err(Error::param("lambda", self.lambda, "a finite number > 0"));
+        }
+        if self.t == 0 {
+            return Err(Error::param("t", self.t, "an integer ≥ 1"));
+        }
+        if self.max_inner == 0 {
+            return Err(Error::param("max_inner", self.max_inner, "an integer ≥ 1"));
+        }
+        if self.early_stopping_rounds == Some(0) {
+            return Err(Error::param("early_stopping_rounds", 0, "an integer ≥ 1"));
+        }
+        Ok(())
+    }
+}
+
+fn parse<T: FromStr>(name: &str, value: &str) -> Result<T> {
+    value.parse().map_err(|_| {
+        let expected = std::any::type_name::<T>();
+        let allowed = match expected {
+            "f64" => "a number",
+            "usize" | "u64" => "a non-negative integer",
+            _ => expected,
+        };
+        Error::param(name, format!("{value:?}"), allowed)
+    })
+}

@@ -1,0 +1,281 @@
+//! Growing one tree: depth-wise (level by level, as in the papers) or leaf-wise (best gain
+//! first, as in LightGBM). Only the smaller child's histogram is built; the larger child's is the
+//! parent's minus it.
+
+use super::histogram::{node_totals, BinStats, Histogram};
+use super::partition::split_rows;
+use super::split::{best_split, SplitCandidate, SplitParams};
+use super::regression_tree::{CategorySplit, Node, Tree};
+use crate::data::{BinMapper, BinnedData};
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Growth {
+    Depthwise,
+    Leafwise,
+}
+
+impl std::str::FromStr for Growth {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "depthwise" => Ok(Growth::Depthwise),
+            "leafwise" => Ok(Growth::Leafwise),
+            _ => Err(Error::param("growth", s, "\"depthwise\", \"leafwise\"")),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TreeParams {
+    /// Split levels: 1 is a stump.
+    pub max_depth: usize,
+    pub max_leaves: usize,
+    pub min_samples_leaf: usize,
+    pub min_weight_leaf: f64,
+    pub l2_leaf: f64,
+    pub min_split_gain: f64,
+    pub growth: Growth,
+}
+
+impl Default for TreeParams {
+    fn default() -> Self {
+        TreeParams {
+            max_depth: 3,
+            max_leaves: 1 << 16,
+            min_samples_leaf: 1,
+            min_weight_leaf: 1e-3,
+            l2_leaf: 0.0,
+            min_split_gain: 0.0,
+            growth: Growth::Depthwise,
+        }
+    }
+}
+
+impl TreeParams {
+    pub fn validate(&self) -> Result<()> {
+        if !(1..=64).contains(&self.max_depth) {
+            return Err(Error::param("max_depth", self.max_depth, "an integer in 1..=64"));
+        }
+        if self.max_leaves < 2 {
+            return Err(Error::param("max_leaves", self.max_leaves, "an integer ≥ 2"));
+        }
+        for (name, value) in
+            [("min_weight_leaf", self.min_weight_leaf), ("l2_leaf", self.l2_leaf), ("min_split_gain", self.min_split_gain)]
+        {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(Error::param(name, value, "a finite number ≥ 0"));
+            }
+        }
+        Ok(())
+    }
+
+    fn split_params(&self) -> SplitParams {
+        SplitParams {
+            l2_leaf: self.l2_leaf,
+            min_samples_leaf: self.min_samples_leaf,
+            min_weight_leaf: self.min_weight_leaf,
+            min_split_gain: self.min_split_gain,
+        }
+    }
+}
+
+/// Which splits the search may use: RGBM's random candidate sets.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Candidates {
+    All,
+    /// `allowed[feature]`
+    Features(Vec<bool>),
+    /// `allowed[feature][threshold]`: numeric threshold t sends bins 1..=t left; categorical
+    /// threshold k sends the k levels of lowest mean target left.
+    Splits(Vec<Vec<bool>>),
+}
+
+impl Candidates {
+    #[inline]
+    pub fn allows_feature(&self, feature: usize) -> bool {
+        match self {
+            Candidates::All => true,
+            Candidates::Features(allowed) => allowed[feature],
+            Candidates::Splits(allowed) => allowed[feature].iter().any(|&a| a),
+        }
+    }
+    #[inline]
+    pub fn allows(&self, feature: usize, threshold: usize) -> bool {
+        match self {
+            Candidates::All => true,
+            Candidates::Features(allowed) => allowed[feature],
+            Candidates::Splits(allowed) => allowed[feature].get(threshold).copied().unwrap_or(false),
+        }
+    }
+}
+
+/// What a tree is fitted to: per row `vt = v·t` and `v` (target t, fitting weight v).
+#[derive(Debug, Clone, Copy)]
+pub struct FitStats<'a> {
+    pub vt: &'a [f64],
+    pub v: &'a [f64],
+}
+
+/// The rows of one leaf: `rows[start..end]` of `GrownTree::rows`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeafRows {
+    pub node: usize,
+    pub start: usize,
+    pub end: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct GrownTree {
+    pub tree: Tree,
+    pub leaves: Vec<LeafRows>,
+    pub rows: Vec<u32>,
+}
+
+impl GrownTree {
+    /// The tree's value on every training row, from the leaf row lists (no traversal).
+    pub fn fitted_values(&self, n_rows: usize) -> Vec<f64> {
+        let mut out = vec![0.0; n_rows];
+        self.fitted_values_into(&mut out);
+        out
+    }
+
+    pub fn fitted_values_into(&self, out: &mut [f64]) {
+        for leaf in &self.leaves {
+            let value = self.tree.nodes[leaf.node].value;
+            for &r in &self.rows[leaf.start..leaf.end] {
+                out[r as usize] = value;
+            }
+        }
+    }
+
+    pub fn leaf_rows(&self, leaf: &LeafRows) -> &[u32] {
+        &self.rows[leaf.start..leaf.end]
+    }
+}
+
+struct Pending {
+    node: usize,
+    start: usize,
+    end: usize,
+    depth: usize,
+    hist: Option<Histogram>,
+    split: Option<SplitCandidate>,
+}
+
+/// Fits a tree to `stats` on all rows of `data`.
+pub fn grow(data: &BinnedData, stats: FitStats<'_>, params: &TreeParams, candidates: &Candidates) -> GrownTree {
+    let n = data.n_rows();
+    let mut rows: Vec<u32> = (0..n as u32).collect();
+    let split_params = params.split_params();
+    let total = node_totals(&rows, stats.vt, stats.v);
+    let mut nodes = vec![leaf_node(total, params.l2_leaf)];
+    let mut categories = Vec::new();
+
+    let hist = Histogram::build(data, &rows, stats.vt, stats.v);
+    let split = best_split(&hist, data, total, &split_params, candidates);
+    let mut pending = VecDeque::from([Pending { node: 0, start: 0, end: n, depth: 0, hist: Some(hist), split }]);
+    let mut leaves = Vec::new();
+    let mut n_leaves = 1;
+
+    while let Some(mut work) = next_node(&mut pending, params.growth) {
+        let Some(split) = work.split.take().filter(|_| n_leaves < params.max_leaves) else {
+            leaves.push(LeafRows { node: work.node, start: work.start, end: work.end });
+            continue;
+        };
+        let n_left =
+            split_rows(&mut rows[work.start..work.end], &data.matrix, split.feature, &split.left_bins);
+        debug_assert_eq!(n_left, split.left.count as usize);
+        let mid = work.start + n_left;
+        let (left_id, right_id) = (nodes.len(), nodes.len() + 1);
+        nodes.push(leaf_node(split.left, params.l2_leaf));
+        nodes.push(leaf_node(split.right, params.l2_leaf));
+        set_rule(&mut nodes[work.node], &mut categories, &split, data, left_id, right_id);
+        n_leaves += 1;
+
+        let depth = work.depth + 1;
+        let splittable = |s: &BinStats| depth < params.max_depth && s.count as usize >= 2 * split_params.min_samples_leaf.max(1);
+        let (left_hist, right_hist) = if splittable(&split.left) || splittable(&split.right) {
+            let mut parent = work.hist.take().expect("a node with a split has a histogram");
+            let left_is_smaller = n_left <= work.end - mid;
+            let small_rows = if left_is_smaller { &rows[work.start..mid] } else { &rows[mid..work.end] };
+            let small = Histogram::build(data, small_rows, stats.vt, stats.v);
+            parent.subtract(&small);
+            if left_is_smaller { (Some(small), Some(parent)) } else { (Some(parent), Some(small)) }
+        } else {
+            (None, None)
+        };
+        for (id, start, end, child_stats, hist) in
+            [(left_id, work.start, mid, split.left, left_hist), (right_id, mid, work.end, split.right, right_hist)]
+        {
+            let hist = hist.filter(|_| splittable(&child_stats));
+            let split = hist.as_ref().and_then(|h| best_split(h, data, child_stats, &split_params, candidates));
+            pending.push_back(Pending { node: id, start, end, depth, hist: split.as_ref().and(hist), split });
+        }
+    }
+    GrownTree { tree: Tree { nodes, categories }, leaves, rows }
+}
+
+/// Depth-wise takes nodes in creation order (level by level); leaf-wise the largest gain first.
+fn next_node(pending: &mut VecDeque<Pending>, growth: Growth) -> Option<Pending> {
+    match growth {
+        Growth::Depthwise => pending.pop_front(),
+        Growth::Leafwise => {
+            let gain = |p: &Pending| p.split.as_ref().map_or(f64::NEG_INFINITY, |s| s.gain);
+            let best = (0..pending.len()).reduce(|a, b| if gain(&pending[b]) > gain(&pending[a]) { b } else { a })?;
+            pending.remove(best)
+        }
+    }
+}
+
+fn leaf_node(stats: BinStats, l2_leaf: f64) -> Node {
+    let denominator = stats.sum_v + l2_leaf;
+    Node {
+        feature: 0,
+        left: 0,
+        right: 0,
+        threshold: 0.0,
+        bin: 0,
+        default_left: false,
+        category: None,
+        value: if denominator > 0.0 { stats.sum_vt / denominator } else { 0.0 },
+        gain: 0.0,
+        count: stats.count,
+    }
+}
+
+fn set_rule(
+    node: &mut Node,
+    categories: &mut Vec<CategorySplit>,
+    split: &SplitCandidate,
+    data: &BinnedData,
+    left: usize,
+    right: usize,
+) {
+    node.feature = split.feature as u32;
+    node.left = left as u32;
+    node.right = right as u32;
+    node.gain = split.gain;
+    node.default_left = split.default_left();
+    match (&data.mappers[split.feature], split.threshold) {
+        (BinMapper::Numeric { cuts }, Some(t)) => {
+            node.bin = t;
+            // t = the last bin sends every non-missing value left.
+            node.threshold = cuts.get(t as usize - 1).copied().unwrap_or(f64::INFINITY);
+        }
+        (BinMapper::Categorical { level_bins, .. }, None) => {
+            let mut left_codes = vec![0u64; level_bins.len().div_ceil(64)];
+            for (code, &bin) in level_bins.iter().enumerate() {
+                if split.left_bins.contains(bin) {
+                    left_codes[code / 64] |= 1 << (code % 64);
+                }
+            }
+            node.category = Some(categories.len() as u32);
+            categories.push(CategorySplit { left_bins: split.left_bins, left_codes });
+        }
+        _ => unreachable!("split kind follows the feature kind"),
+    }
+}

@@ -1,0 +1,14 @@
+//! The weak learner of SPEC §6: a regression tree fitted by weighted least squares,
+//! `argmin_b Σ v_i (t_i − b(x_i))²` plus an L2 leaf penalty, grown on gradient-statistics
+//! histograms over binned features.
+
+mod grower;
+mod histogram;
+mod partition;
+mod split;
+mod regression_tree;
+
+pub use grower::{grow, Candidates, FitStats, GrownTree, Growth, LeafRows, TreeParams};
+pub use histogram::{BinStats, Histogram};
+pub use split::{best_split, BinSet, SplitCandidate, SplitParams};
+pub use regression_tree::{CategorySplit, Node, Tree};

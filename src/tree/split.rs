@@ -1,0 +1,204 @@
+//! Best split of one node from its histogram. Numeric features split on "bin ≤ t"; categorical
+//! features on a subset of levels, found by ordering levels by their mean target and scanning
+//! prefixes (exact for least squares, as in LightGBM). Missing values (bin 0) are tried on both
+//! sides and the better side becomes the default direction.
+
+use super::grower::Candidates;
+use super::histogram::{BinStats, Histogram};
+use crate::data::BinnedData;
+use serde::{Deserialize, Serialize};
+
+/// A set of bins (0..=255) as a 256-bit mask.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BinSet(pub [u64; 4]);
+
+impl BinSet {
+    #[inline]
+    pub fn contains(&self, bin: u8) -> bool {
+        self.0[(bin >> 6) as usize] >> (bin & 63) & 1 == 1
+    }
+    pub fn insert(&mut self, bin: u8) {
+        self.0[(bin >> 6) as usize] |= 1 << (bin & 63);
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SplitParams {
+    pub l2_leaf: f64,
+    pub min_samples_leaf: usize,
+    pub min_weight_leaf: f64,
+    pub min_split_gain: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SplitCandidate {
+    pub feature: usize,
+    pub gain: f64,
+    /// Numeric splits: bins 1..=threshold go left. `None` for categorical splits.
+    pub threshold: Option<u8>,
+    /// Every bin that goes left, the missing bin 0 included when missing values go left.
+    pub left_bins: BinSet,
+    pub left: BinStats,
+    pub right: BinStats,
+}
+
+impl SplitCandidate {
+    pub fn default_left(&self) -> bool {
+        self.left_bins.contains(0)
+    }
+}
+
+#[inline]
+fn score(s: &BinStats, l2: f64) -> f64 {
+    s.sum_vt * s.sum_vt / (s.sum_v + l2)
+}
+
+struct Scan<'a> {
+    params: &'a SplitParams,
+    total: BinStats,
+    parent_score: f64,
+}
+
+impl Scan<'_> {
+    /// Gain of sending `left` left and the rest right, if both children are admissible.
+    #[inline]
+    fn gain(&self, left: BinStats) -> Option<f64> {
+        let right = self.total - left;
+        let p = self.params;
+        let admissible = left.count as usize >= p.min_samples_leaf.max(1)
+            && right.count as usize >= p.min_samples_leaf.max(1)
+            && left.sum_v >= p.min_weight_leaf
+            && right.sum_v >= p.min_weight_leaf
+            && left.sum_v + p.l2_leaf > 0.0
+            && right.sum_v + p.l2_leaf > 0.0;
+        if !admissible {
+            return None;
+        }
+        let gain = score(&left, p.l2_leaf) + score(&right, p.l2_leaf) - self.parent_score;
+        (gain > p.min_split_gain && gain > 0.0).then_some(gain)
+    }
+}
+
+/// Best admissible split of a node, or `None`. Ties go to the lower feature, then the lower
+/// threshold, so the result never depends on evaluation order.
+pub fn best_split(
+    hist: &Histogram,
+    data: &BinnedData,
+    total: BinStats,
+    params: &SplitParams,
+    candidates: &Candidates,
+) -> Option<SplitCandidate> {
+    let scan = Scan { params, total, parent_score: score(&total, params.l2_leaf) };
+    let mut best: Option<SplitCandidate> = None;
+    for feature in 0..data.n_features() {
+        if !candidates.allows_feature(feature) {
+            continue;
+        }
+        let bins = hist.feature(data, feature);
+        let found = if data.is_categorical(feature) {
+            best_categorical(&scan, bins, feature, candidates)
+        } else {
+            best_numeric(&scan, bins, feature, candidates)
+        };
+        if let Some(found) = found {
+            if best.as_ref().is_none_or(|b| found.gain > b.gain) {
+                best = Some(found);
+            }
+        }
+    }
+    best
+}
+
+fn best_numeric(scan: &Scan, bins: &[BinStats], feature: usize, candidates: &Candidates) -> Option<SplitCandidate> {
+    let missing = bins[0];
+    let last = bins.len() - 1;
+    let mut best: Option<(f64, usize, bool)> = None;
+    let mut prefix = BinStats::default();
+    for t in 1..=last {
+        prefix += bins[t];
+        if !candidates.allows(feature, t) {
+            continue;
+        }
+        let mut consider = |left: BinStats, missing_left: bool| {
+            if let Some(gain) = scan.gain(left) {
+                if best.is_none_or(|(g, _, _)| gain > g) {
+                    best = Some((gain, t, missing_left));
+                }
+            }
+        };
+        if t < last {
+            if missing.count == 0 {
+                // No missing values here: send future missing values to the larger child.
+                let right_count = scan.total.count - prefix.count;
+                consider(prefix, prefix.count >= right_count);
+            } else {
+                consider(prefix, false);
+                consider(prefix + missing, true);
+            }
+        } else if missing.count > 0 {
+            consider(prefix, false);
+        }
+    }
+    let (gain, t, missing_left) = best?;
+    let mut left_bins = BinSet::default();
+    let mut left = BinStats::default();
+    for b in 1..=t {
+        left_bins.insert(b as u8);
+        left += bins[b];
+    }
+    if missing_left {
+        left_bins.insert(0);
+        left += missing;
+    }
+    Some(SplitCandidate { feature, gain, threshold: Some(t as u8), left_bins, left, right: scan.total - left })
+}
+
+fn best_categorical(
+    scan: &Scan,
+    bins: &[BinStats],
+    feature: usize,
+    candidates: &Candidates,
+) -> Option<SplitCandidate> {
+    let missing = bins[0];
+    let mean = |s: &BinStats| if s.sum_v > 0.0 { s.sum_vt / s.sum_v } else { 0.0 };
+    let mut order: Vec<usize> = (1..bins.len()).filter(|&b| bins[b].count > 0).collect();
+    order.sort_by(|&a, &b| mean(&bins[a]).total_cmp(&mean(&bins[b])).then(a.cmp(&b)));
+    let mut best: Option<(f64, usize, bool)> = None;
+    let mut prefix = BinStats::default();
+    for k in 1..=order.len() {
+        prefix += bins[order[k - 1]];
+        if !candidates.allows(feature, k) {
+            continue;
+        }
+        let mut consider = |left: BinStats, missing_left: bool| {
+            if let Some(gain) = scan.gain(left) {
+                if best.is_none_or(|(g, _, _)| gain > g) {
+                    best = Some((gain, k, missing_left));
+                }
+            }
+        };
+        if k < order.len() {
+            if missing.count == 0 {
+                let right_count = scan.total.count - prefix.count;
+                consider(prefix, prefix.count >= right_count);
+            } else {
+                consider(prefix, false);
+                consider(prefix + missing, true);
+            }
+        } else if missing.count > 0 {
+            consider(prefix, false);
+        }
+    }
+    let (gain, k, missing_left) = best?;
+    let mut left_bins = BinSet::default();
+    let mut left = BinStats::default();
+    for &b in &order[..k] {
+        left_bins.insert(b as u8);
+        left += bins[b];
+    }
+    if missing_left {
+        left_bins.insert(0);
+        left += missing;
+    }
+    Some(SplitCandidate { feature, gain, threshold: None, left_bins, left, right: scan.total - left })
+}
