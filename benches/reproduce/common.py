@@ -291,6 +291,7 @@ def peer_fit(
     Xva=None,
     yva=None,
     n_classes: int = 0,
+    patience: int | None = None,
 ) -> PeerFit:
     """Train one peer model for n_rounds; record the validation curve if a validation set is
     given. params use common names: learning_rate, max_depth, l2 (leaf L2 penalty),
@@ -331,6 +332,8 @@ def peer_fit(
                 "valid_names": ["valid"],
                 "callbacks": [lgb.record_evaluation(rec)],
             }
+            if patience:
+                kw["callbacks"].append(lgb.early_stopping(patience, verbose=False))
         model = lgb.train(p, dtr, num_boost_round=n_rounds, **kw)
         secs = time.perf_counter() - t0
         curve = np.asarray(rec["valid"][metric]) if rec else np.array([])
@@ -362,7 +365,13 @@ def peer_fit(
         if Xva is not None:
             evals = [(xgb.DMatrix(Xva, yva, enable_categorical=True), "valid")]
         model = xgb.train(
-            p, dtr, num_boost_round=n_rounds, evals=evals, evals_result=rec, verbose_eval=False
+            p,
+            dtr,
+            num_boost_round=n_rounds,
+            evals=evals,
+            evals_result=rec,
+            verbose_eval=False,
+            early_stopping_rounds=patience if evals else None,
         )
         secs = time.perf_counter() - t0
         curve = np.asarray(rec["valid"][metric]) if rec else np.array([])
@@ -388,7 +397,7 @@ def peer_fit(
             "min_samples_leaf": params.get("min_samples_leaf", 1),
             "random_state": 0,
             "early_stopping": Xva is not None,
-            "n_iter_no_change": 20,
+            "n_iter_no_change": patience or 20,
             "categorical_features": "from_dtype",
         }
         if name == "pinball":
@@ -413,12 +422,41 @@ def peer_link(lib: str, fit: PeerFit, X, n_classes: int = 0) -> np.ndarray:
     if lib == "xgboost":
         import xgboost as xgb
 
-        return np.asarray(m.predict(xgb.DMatrix(X, enable_categorical=True), output_margin=True))
+        return np.asarray(
+            m.predict(xgb.DMatrix(X, enable_categorical=True), output_margin=True, **_xgb_range(m))
+        )
     if lib == "sklearn":
         if hasattr(m, "decision_function"):
             return np.asarray(m.decision_function(X))
         return np.asarray(m.predict(X))
     raise ValueError(lib)
+
+
+def _xgb_range(m) -> dict:
+    # xgb.train returns the last iteration's model even when it early-stopped; use the best.
+    best = getattr(m, "best_iteration", None)
+    return {"iteration_range": (0, best + 1)} if best is not None else {}
+
+
+def peer_proba(lib: str, fit: PeerFit, X) -> np.ndarray:
+    """P(y = 1) for binary tasks, the n × K class probabilities for multiclass ones."""
+    m = fit.model
+    if lib == "lightgbm":
+        return np.asarray(m.predict(X))  # uses the best iteration after early stopping
+    if lib == "xgboost":
+        import xgboost as xgb
+
+        return np.asarray(m.predict(xgb.DMatrix(X, enable_categorical=True), **_xgb_range(m)))
+    p = np.asarray(m.predict_proba(X))
+    return p[:, 1] if p.shape[1] == 2 else p
+
+
+def log_loss(y, proba) -> float:
+    """Mean negative log-likelihood: proba is P(y=1) (binary) or n × K (multiclass)."""
+    y = np.asarray(y).astype(int)
+    p = np.asarray(proba, dtype=float)
+    p = p[np.arange(len(y)), y] if p.ndim == 2 else np.where(y == 1, p, 1.0 - p)
+    return float(-np.mean(np.log(np.clip(p, 1e-15, 1.0))))
 
 
 # ----------------------------------------------------------------------------- output
