@@ -139,7 +139,7 @@ def evaluate(task: str, name: str, split: int, skipped: list[str]) -> dict[str, 
                 )
                 secs = f.seconds
 
-                def predict(d, f=f):
+                def predict(d, f=f, lib=lib):
                     x, _ = C.to_pandas_cat(d, levels)
                     if task == "regression":
                         return C.peer_link(lib, f, x)
