@@ -179,6 +179,7 @@ def ob_fit(train: pl.DataFrame, valid: pl.DataFrame | None = None, **params):
 
     params.setdefault("n_threads", N_THREADS)
     params.setdefault("seed", 0)
+    params.setdefault("progress", False)
     with warnings.catch_warnings():
         # Divergence warnings of accelerated methods are expected in the papers' experiments.
         warnings.simplefilter("ignore")
