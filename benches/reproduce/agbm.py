@@ -262,7 +262,8 @@ def figure1(started: float, skipped: list[str]) -> None:
                 label=label,
                 lw=1.4,
             )
-        ax.set_ylim(top=1e3)
+        if ax.has_data():
+            ax.set_ylim(top=1e3)  # diverging VAGBM runs would squash the other curves
         C.style_axis(
             ax, f"housing, η = {eta}", "number of trees", "training loss ½(y − f)²", logy=True
         )

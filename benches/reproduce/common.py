@@ -498,7 +498,7 @@ def how_produced(
             f"{(time.perf_counter() - started) / 60:.1f} min"
         ),
     ]
-    lines += [f"- {n}" for n in notes or []]
+    lines += [f"- {n}" for n in dict.fromkeys(notes or [])]  # each skip reason once
     return "\n".join(lines) + "\n"
 
 
@@ -533,6 +533,18 @@ def style_axis(
     ax.set_title(title, fontsize=10)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
+    if not ax.has_data():
+        # A skipped panel says so instead of failing on a log scale of nothing.
+        ax.text(
+            0.5,
+            0.5,
+            "not run (see SKIPPED lines)",
+            ha="center",
+            va="center",
+            transform=ax.transAxes,
+            color="0.4",
+        )
+        return
     if logx:
         ax.set_xscale("log")
     if logy:
