@@ -131,14 +131,9 @@ def fig2(started: float, skipped: list[str]) -> None:
                     ms=3,
                     label=f"{mark}{method} (depth {depth})",
                 )
+        # Linear x, log y: a linear convergence rate (Theorem 2) shows as a straight line.
         C.style_axis(
-            ax,
-            f"{kind}: {loss} loss",
-            "iteration",
-            "training loss",
-            logx=True,
-            logy=True,
-            legend=False,
+            ax, f"{kind}: {loss} loss", "iteration", "training loss", logy=True, legend=False
         )
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=5, fontsize=7, bbox_to_anchor=(0.5, 0.04))
