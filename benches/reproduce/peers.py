@@ -37,7 +37,8 @@ OB_CHOICES = {
         ("proximal", "logistic"),
         ("residual_gbm", "logistic"),
     ],
-    "multiclass": [("gbm", "softmax"), ("agbm", "softmax")],
+    # The AGBM family is single-output (SPEC: its corrected residual is per row), so not here.
+    "multiclass": [("gbm", "softmax"), ("accelerated_gbm", "softmax")],
 }
 SPACE = {
     "max_depth": [3, 4, 6],
