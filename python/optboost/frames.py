@@ -48,7 +48,7 @@ def to_polars(data: Any) -> pl.DataFrame:
         raise TypeError("a polars LazyFrame must be collected first: pass lf.collect()")
     module = type(data).__module__.split(".")[0]
     if module == "pandas":
-        return pl.from_pandas(data)
+        return _from_pandas(data)
     if module == "pyarrow":
         return pl.from_arrow(data)
     if isinstance(data, dict):
@@ -56,6 +56,18 @@ def to_polars(data: Any) -> pl.DataFrame:
     raise TypeError(
         f"expected a polars or pandas DataFrame, got {type(data).__module__}.{type(data).__name__}"
     )
+
+
+def _from_pandas(data: Any) -> pl.DataFrame:
+    frame = pl.from_pandas(data)
+    # pl.from_pandas makes a pandas categorical a Categorical, whose levels we
+    # sort; an Enum keeps the category order the user declared in pandas.
+    enums = {}
+    for name, dtype in data.dtypes.items():
+        categories = getattr(dtype, "categories", None)
+        if categories is not None and all(isinstance(c, str) for c in categories):
+            enums[str(name)] = pl.Enum(list(categories))
+    return frame.cast(enums) if enums else frame
 
 
 def _listing(items: Sequence[Any], limit: int = MAX_LISTED) -> str:

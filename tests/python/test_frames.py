@@ -249,6 +249,13 @@ def test_pandas_frame_is_converted_and_left_untouched():
     pd.testing.assert_frame_equal(frame, before)
 
 
+def test_pandas_categorical_keeps_its_declared_order():
+    frame = pd.DataFrame(
+        {"c": pd.Categorical(["lo", "hi"], categories=["lo", "mid", "hi"])}
+    )
+    assert categorical_levels(to_polars(frame)["c"]) == ["lo", "mid", "hi"]
+
+
 def test_unsupported_input_type_is_an_error():
     with pytest.raises(TypeError, match="polars or pandas"):
         to_polars([[1, 2]])
