@@ -18,6 +18,7 @@ macro_rules! public_enum {
 
         impl $name {
             pub const NAMES: &'static [&'static str] = &[$($text),+];
+            pub const ALL: &'static [Self] = &[$($name::$variant),+];
             pub fn name(&self) -> &'static str {
                 match self { $($name::$variant => $text),+ }
             }
@@ -218,7 +219,76 @@ impl Params {
         if self.early_stopping_rounds == Some(0) {
             return Err(Error::param("early_stopping_rounds", 0, "an integer ≥ 1"));
         }
+        self.validate_method()
+    }
+
+    /// The combinations of method, step rule, schedule and loss that mean something.
+    fn validate_method(&self) -> Result<()> {
+        let method = self.method;
+        if let Some(step) = self.step {
+            let allowed = method.step_rules();
+            if !allowed.contains(&step) {
+                let names: Vec<&str> = allowed.iter().map(StepRule::name).collect();
+                return Err(Error::param(
+                    "step",
+                    format!("{:?}", step.name()),
+                    format!("{} for method {:?}", allowed_list(&names), method.name()),
+                ));
+            }
+        }
+        if self.schedule == Schedule::InvSqrt && method.has_momentum() {
+            return Err(Error::param(
+                "schedule",
+                "\"inv_sqrt\"",
+                format!(
+                    "\"constant\" for method {:?} (its momentum recursion needs a fixed step; \"inv_sqrt\" is for {})",
+                    method.name(),
+                    allowed_list(&Method::ALL.iter().filter(|m| !m.has_momentum()).map(Method::name).collect::<Vec<_>>())
+                ),
+            ));
+        }
+        if self.loss.is_multiclass() && !method.supports_multiclass() {
+            let names: Vec<&str> = Method::MULTICLASS.iter().map(Method::name).collect();
+            return Err(Error::param(
+                "method",
+                format!("{:?}", method.name()),
+                format!("{} with the multiclass loss {}", allowed_list(&names), self.loss),
+            ));
+        }
         Ok(())
+    }
+}
+
+impl Method {
+    /// Methods that fit one tree per class per iteration for a multiclass loss.
+    pub const MULTICLASS: &'static [Method] = &[Method::Gbm, Method::ResidualGbm, Method::RepeatedGbm];
+
+    pub fn supports_multiclass(&self) -> bool {
+        Self::MULTICLASS.contains(self)
+    }
+
+    /// Methods whose output mixes old iterates (Nesterov momentum): old tree weights change.
+    pub fn has_momentum(&self) -> bool {
+        matches!(
+            self,
+            Method::Agbm | Method::Agbmr | Method::Vagbm | Method::AcceleratedProximal | Method::AcceleratedGbm
+        )
+    }
+
+    /// The step rules that make sense for the method (SPEC §2). `newton` needs the target to be
+    /// the gradient at the point the step starts from; the AGBM family's recursions are stated
+    /// for a constant step; `repeated_gbm` sums several trees into one direction, so it has no
+    /// single partition to re-solve leaf by leaf.
+    pub fn step_rules(&self) -> &'static [StepRule] {
+        use StepRule::*;
+        match self {
+            Method::Gbm | Method::Rgbm | Method::AcceleratedGbm => &[Constant, LineSearch, LeafLineSearch, Newton],
+            Method::Agbm | Method::Agbmr | Method::Vagbm => &[Constant],
+            Method::Proximal | Method::ResidualProximal | Method::AcceleratedProximal | Method::ResidualGbm => {
+                &[Constant, LineSearch, LeafLineSearch]
+            }
+            Method::RepeatedGbm => &[Constant, LineSearch],
+        }
     }
 }
 

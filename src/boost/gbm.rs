@@ -28,7 +28,7 @@ pub fn step(state: &mut GbmState, ctx: &mut Context<'_>, candidates: &Candidates
         let factor = apply_step_rule(ctx, rule, &state.f, &mut direction);
         (direction, factor)
     };
-    let nu = ctx.params.learning_rate;
+    let nu = ctx.nu();
     axpy(&mut state.f, nu, &direction.values);
     ctx.add_tree(direction.grown.tree, nu, 0);
     Iteration { cos: vec![direction.cos], step: nu * factor }

@@ -2,25 +2,38 @@
 //! `step()` performs exactly one iteration, and a finished booster keeps answering `Finished`.
 //! A booster can be checkpointed (serialized) mid-training and resumed to the identical model.
 
+mod agbm;
 mod gbm;
 mod history;
+mod projection;
+mod proximal;
+mod rgbm;
 mod rng;
 mod step_rule;
+mod tracked;
+mod vagbm;
 mod vectors;
 
+pub use agbm::AgbmState;
+pub use gbm::GbmState;
 pub use history::{cosine, History, Record};
+pub use projection::RepeatedState;
+pub use proximal::{prox_direction, DirectionKind, MetaState, Switches};
+pub use tracked::Tracked;
+pub use vagbm::VagbmState;
 
 use crate::data::{BinnedData, BinnedMatrix, Frame};
 use crate::error::{Error, Result};
 use crate::loss::{Loss, Objective};
 use crate::model::{FeatureSpec, Model};
-use crate::params::{Init, Method, Params, StepRule};
+use crate::params::{Init, Method, Params, Schedule, StepRule};
 use crate::tree::{Candidates, Tree};
 use rng::Rng;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Instant;
-use vectors::{axpy, par_sum};
+use tracked::StoredTree;
+use vectors::{axpy, par_fill, par_sum};
 
 /// The training loss may grow by this factor over its best value before training is declared
 /// divergent (accelerated methods in the overfitting regime, SPEC §4).
@@ -66,21 +79,41 @@ pub struct Iteration {
 /// recursion carries.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum MethodState {
-    Gbm(gbm::GbmState),
+    /// `gbm` and `rgbm` (which only restricts the candidates).
+    Gbm(GbmState),
+    /// `agbm`, `agbmr`.
+    Agbm(AgbmState),
+    Vagbm(VagbmState),
+    /// The proximal meta-algorithm: `proximal`, `residual_proximal`, `accelerated_proximal`,
+    /// `residual_gbm`, `accelerated_gbm`.
+    Meta(MetaState),
+    /// `repeated_gbm`.
+    Repeated(RepeatedState),
 }
 
 impl MethodState {
-    fn new(params: &Params, bias: f64, n: usize) -> Result<Self> {
-        match params.method {
-            Method::Gbm => Ok(MethodState::Gbm(gbm::GbmState { f: vec![bias; n] })),
-            other => Err(Error::param("method", other, "\"gbm\" (this build)")),
-        }
+    fn new(params: &Params, loss: &dyn Loss, bias: &[f64], n: usize, n_valid: Option<usize>) -> Result<Self> {
+        let start = || Tracked::constant(bias, n, n_valid);
+        Ok(match params.method {
+            Method::Gbm | Method::Rgbm => MethodState::Gbm(GbmState { f: bias.repeat(n) }),
+            Method::Agbm | Method::Agbmr => MethodState::Agbm(AgbmState::new(params, loss, start())?),
+            Method::Vagbm => MethodState::Vagbm(VagbmState { f: start(), h: start(), m: 0 }),
+            Method::RepeatedGbm => MethodState::Repeated(RepeatedState { f: bias.repeat(n) }),
+            method => {
+                let switches = Switches::of(method).expect("every other method is one of the meta-algorithm's");
+                MethodState::Meta(MetaState::new(switches, start()))
+            }
+        })
     }
 
     /// The output sequence on the training rows (the model's predictions).
     fn output(&self) -> &[f64] {
         match self {
             MethodState::Gbm(s) => &s.f,
+            MethodState::Agbm(s) => &s.f.train,
+            MethodState::Vagbm(s) => &s.f.train,
+            MethodState::Meta(s) => &s.x.train,
+            MethodState::Repeated(s) => &s.f,
         }
     }
 }
@@ -139,6 +172,8 @@ pub struct Booster {
     rng: Rng,
     pool: Arc<rayon::ThreadPool>,
     seconds: f64,
+    /// Training loss of the initial constant (what iteration 1 starts from).
+    initial_train_loss: f64,
 }
 
 /// Borrowed view of a booster that a method's `step` works with.
@@ -150,6 +185,10 @@ pub struct Context<'a> {
     pub loss: &'a dyn Loss,
     pub model: &'a mut Model,
     pub rng: &'a mut Rng,
+    /// 1-based number of the iteration being performed.
+    pub iteration: usize,
+    /// Training loss of the current output, before this iteration.
+    pub train_loss: f64,
     valid: Option<&'a Validation>,
     valid_pred: Option<&'a mut Vec<f64>>,
 }
@@ -157,23 +196,55 @@ pub struct Context<'a> {
 impl Context<'_> {
     /// The step rule in force: the user's, or the method's default.
     pub fn step_rule(&self) -> StepRule {
-        self.params.step.unwrap_or_else(|| default_step_rule(self.params, self.loss))
+        self.params.step.unwrap_or_else(|| step_rule::default_step_rule(self.params.method, self.loss))
+    }
+
+    /// ρ of the `constant` step rule: the user's, or the method's default.
+    pub fn rho(&self) -> f64 {
+        self.params.rho.unwrap_or_else(|| step_rule::default_rho(self.params.method, self.loss, self.params.lambda))
+    }
+
+    /// The shrinkage of this iteration: ν, or ν/√t with `schedule = "inv_sqrt"`.
+    pub fn nu(&self) -> f64 {
+        match self.params.schedule {
+            Schedule::Constant => self.params.learning_rate,
+            Schedule::InvSqrt => self.params.learning_rate / (self.iteration as f64).sqrt(),
+        }
+    }
+
+    /// A tree's values on the validation rows, if there are any.
+    fn valid_values(&self, tree: &Tree) -> Option<Vec<f64>> {
+        let valid = self.valid?;
+        let mut values = vec![0.0; valid.matrix.n_rows()];
+        par_fill(&mut values, |r| tree.predict_bins(valid.matrix.row(r)));
+        Some(values)
+    }
+
+    /// Puts a fitted tree into the model's store with weight 0, for a method that sets the
+    /// weights itself through `publish`.
+    pub fn store_tree(&mut self, direction: step_rule::Direction, output: usize) -> StoredTree {
+        let valid = self.valid_values(&direction.grown.tree);
+        let index = self.model.n_trees();
+        self.model.push_tree(direction.grown.tree, 0.0, output);
+        StoredTree { index, output, train: direction.values, valid }
+    }
+
+    /// Makes `output` the model: its weights become the model's, its validation values the
+    /// validation predictions.
+    pub fn publish(&mut self, output: &Tracked) {
+        self.model.weights = output.weights_for(self.model.n_trees());
+        if let (Some(pred), Some(values)) = (self.valid_pred.as_deref_mut(), output.valid.as_ref()) {
+            pred.copy_from_slice(values);
+        }
     }
 
     /// Adds `weight · tree` to output `output` of the model and of the validation predictions.
     pub fn add_tree(&mut self, tree: Tree, weight: f64, output: usize) {
-        if let (Some(valid), Some(pred)) = (self.valid, self.valid_pred.as_deref_mut()) {
-            let values: Vec<f64> = (0..valid.matrix.n_rows()).map(|r| tree.predict_bins(valid.matrix.row(r))).collect();
+        if let Some(values) = self.valid_values(&tree) {
+            let pred = self.valid_pred.as_deref_mut().expect("validation predictions exist with validation data");
             axpy(pred, weight, &values);
         }
         self.model.push_tree(tree, weight, output);
-    }
-}
-
-fn default_step_rule(params: &Params, loss: &dyn Loss) -> StepRule {
-    match params.method {
-        Method::Gbm if loss.sigma().is_some() => StepRule::Newton,
-        _ => StepRule::LeafLineSearch,
     }
 }
 
@@ -220,7 +291,7 @@ impl Booster {
             features,
             best_iteration: None,
         };
-        let state = MethodState::new(&params, bias, y.len())?;
+        let state = MethodState::new(&params, loss.as_ref(), &[bias], y.len(), valid.as_ref().map(|v| v.y.len()))?;
         let valid_pred = valid.as_ref().map(|v| vec![bias; v.y.len()]);
         let pool = Arc::new(thread_pool(params.n_threads)?);
         let rng = Rng::new(params.seed);
@@ -240,8 +311,9 @@ impl Booster {
             rng,
             pool,
             seconds: 0.0,
+            initial_train_loss: f64::NAN,
         };
-        booster.best.loss = booster.monitored_loss().0;
+        (booster.best.loss, booster.initial_train_loss) = booster.monitored_loss();
         Ok(booster)
     }
 
@@ -346,7 +418,11 @@ impl Booster {
     fn step_in_pool(&mut self) -> Result<Step> {
         let started = Instant::now();
         let iteration = self.history.len() + 1;
-        let candidates = Candidates::All;
+        let candidates = match self.params.method {
+            Method::Rgbm => rgbm::draw(&self.params, &self.data, &mut self.rng),
+            _ => Candidates::All,
+        };
+        let train_loss = self.history.last().map_or(self.initial_train_loss, |r| r.train_loss);
         let mut ctx = Context {
             params: &self.params,
             data: &self.data,
@@ -355,11 +431,17 @@ impl Booster {
             loss: self.loss.as_ref(),
             model: &mut self.model,
             rng: &mut self.rng,
+            iteration,
+            train_loss,
             valid: self.valid.as_ref(),
             valid_pred: self.valid_pred.as_mut(),
         };
         let report = match &mut self.state {
             MethodState::Gbm(state) => gbm::step(state, &mut ctx, &candidates),
+            MethodState::Agbm(state) => agbm::step(state, &mut ctx, &candidates),
+            MethodState::Vagbm(state) => vagbm::step(state, &mut ctx, &candidates),
+            MethodState::Meta(state) => proximal::step(state, &mut ctx, &candidates),
+            MethodState::Repeated(state) => projection::step(state, &mut ctx, &candidates),
         };
         let (train_loss, valid_loss) = self.monitored_losses();
         self.seconds += started.elapsed().as_secs_f64();

@@ -4,7 +4,8 @@
 use super::history::cosine;
 use super::vectors::par_fill;
 use super::Context;
-use crate::params::StepRule;
+use crate::loss::Loss;
+use crate::params::{Method, StepRule};
 use crate::tree::{grow, Candidates, FitStats, GrownTree};
 
 /// A fitted tree and its values b(X) on the training rows.
@@ -57,7 +58,7 @@ pub fn apply_step_rule(ctx: &Context<'_>, rule: StepRule, f: &[f64], dir: &mut D
     match rule {
         StepRule::Newton => 1.0,
         StepRule::Constant => {
-            let rho = ctx.params.rho.unwrap_or_else(|| ctx.loss.sigma().map_or(1.0, |s| 1.0 / s));
+            let rho = ctx.rho();
             dir.scale(rho);
             rho
         }
@@ -76,5 +77,37 @@ pub fn apply_step_rule(ctx: &Context<'_>, rule: StepRule, f: &[f64], dir: &mut D
             dir.grown.fitted_values_into(&mut dir.values);
             1.0
         }
+    }
+}
+
+/// The step rule a method uses when the user names none:
+/// - `gbm`: `newton` for twice-differentiable losses (σ known), `leaf_line_search` otherwise;
+/// - `rgbm`: `constant` with ρ = 1/σ (Lu & Mazumder's theory);
+/// - `agbm`, `agbmr`, `vagbm`: `constant` (the papers' fixed step η);
+/// - the §3.4 family (`proximal`, `residual_*`, `accelerated_*`): `leaf_line_search`, the multiple
+///   line search of Alg. 5 and the authors' code;
+/// - `repeated_gbm`: `constant` (Grubb & Bagnell's step schedule η_t).
+pub fn default_step_rule(method: Method, loss: &dyn Loss) -> StepRule {
+    match method {
+        Method::Gbm if loss.sigma().is_some() => StepRule::Newton,
+        Method::Gbm => StepRule::LeafLineSearch,
+        Method::Rgbm | Method::Agbm | Method::Agbmr | Method::Vagbm | Method::RepeatedGbm => StepRule::Constant,
+        Method::Proximal
+        | Method::ResidualProximal
+        | Method::AcceleratedProximal
+        | Method::ResidualGbm
+        | Method::AcceleratedGbm => StepRule::LeafLineSearch,
+    }
+}
+
+/// ρ of the `constant` rule when the user gives none: 1 for the AGBM family (the step is then the
+/// papers' η = learning_rate); λ for the proximal methods (Alg. 2 steps `f + λ g`, which reaches
+/// the proximal point exactly when the tree fits the direction exactly); 1/σ otherwise (RGBM's
+/// theory), or 1 for a non-smooth loss.
+pub fn default_rho(method: Method, loss: &dyn Loss, lambda: f64) -> f64 {
+    match method {
+        Method::Agbm | Method::Agbmr | Method::Vagbm => 1.0,
+        Method::Proximal | Method::ResidualProximal | Method::AcceleratedProximal => lambda,
+        _ => loss.sigma().map_or(1.0, |s| 1.0 / s),
     }
 }

@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-const CHUNK: usize = 16_384;
+pub const CHUNK: usize = 16_384;
 
 /// Σ_i term(i) over 0..n, summed in fixed chunks.
 pub fn par_sum(n: usize, term: impl Fn(usize) -> f64 + Sync) -> f64 {
