@@ -193,6 +193,7 @@ impl Params {
     pub fn validate(&self) -> Result<()> {
         self.tree.validate()?;
         self.binning.validate()?;
+        self.loss.validate()?;
         if self.n_iter == 0 {
             return Err(Error::param("n_iter", self.n_iter, "an integer ≥ 1"));
         }

@@ -111,7 +111,7 @@ pub fn step(state: &mut AgbmState, ctx: &mut Context<'_>, candidates: &Candidate
     let g = Tracked::affine(1.0 - theta, &state.f, theta, &state.h);
     let n = g.train.len();
     let mut r = vec![0.0; n];
-    par_fill(&mut r, |i| -ctx.loss.derivative(ctx.y[i], g.train[i]));
+    par_fill(&mut r, |i| -ctx.loss().derivative(ctx.y[i], g.train[i]));
     let b1 = fit_target(ctx, &r, candidates);
 
     let mut c = r;

@@ -5,6 +5,7 @@
 mod agbm;
 mod gbm;
 mod history;
+mod outputs;
 mod projection;
 mod proximal;
 mod rgbm;
@@ -24,7 +25,7 @@ pub use vagbm::VagbmState;
 
 use crate::data::{BinnedData, BinnedMatrix, Frame};
 use crate::error::{Error, Result};
-use crate::loss::{Loss, Objective};
+use crate::loss::Objective;
 use crate::model::{FeatureSpec, Model};
 use crate::params::{Init, Method, Params, Schedule, StepRule};
 use crate::tree::{Candidates, Tree};
@@ -33,7 +34,8 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Instant;
 use tracked::StoredTree;
-use vectors::{axpy, par_fill, par_sum};
+use outputs::mean_loss;
+use vectors::{add_column, par_fill};
 
 /// The training loss may grow by this factor over its best value before training is declared
 /// divergent (accelerated methods in the overfitting regime, SPEC §4).
@@ -92,11 +94,14 @@ pub enum MethodState {
 }
 
 impl MethodState {
-    fn new(params: &Params, loss: &dyn Loss, bias: &[f64], n: usize, n_valid: Option<usize>) -> Result<Self> {
+    fn new(params: &Params, objective: &Objective, bias: &[f64], n: usize, n_valid: Option<usize>) -> Result<Self> {
         let start = || Tracked::constant(bias, n, n_valid);
         Ok(match params.method {
             Method::Gbm | Method::Rgbm => MethodState::Gbm(GbmState { f: bias.repeat(n) }),
-            Method::Agbm | Method::Agbmr => MethodState::Agbm(AgbmState::new(params, loss, start())?),
+            Method::Agbm | Method::Agbmr => match objective {
+                Objective::Scalar(loss) => MethodState::Agbm(AgbmState::new(params, loss.as_ref(), start())?),
+                Objective::Multiclass(_) => unreachable!("Params::validate rejects multiclass losses for agbm"),
+            },
             Method::Vagbm => MethodState::Vagbm(VagbmState { f: start(), h: start(), m: 0 }),
             Method::RepeatedGbm => MethodState::Repeated(RepeatedState { f: bias.repeat(n) }),
             method => {
@@ -161,7 +166,7 @@ pub struct Booster {
     data: BinnedData,
     y: Vec<f64>,
     w: Vec<f64>,
-    loss: Box<dyn Loss>,
+    objective: Objective,
     valid: Option<Validation>,
     valid_pred: Option<Vec<f64>>,
     model: Model,
@@ -182,7 +187,7 @@ pub struct Context<'a> {
     pub data: &'a BinnedData,
     pub y: &'a [f64],
     pub w: &'a [f64],
-    pub loss: &'a dyn Loss,
+    pub objective: &'a Objective,
     pub model: &'a mut Model,
     pub rng: &'a mut Rng,
     /// 1-based number of the iteration being performed.
@@ -196,12 +201,12 @@ pub struct Context<'a> {
 impl Context<'_> {
     /// The step rule in force: the user's, or the method's default.
     pub fn step_rule(&self) -> StepRule {
-        self.params.step.unwrap_or_else(|| step_rule::default_step_rule(self.params.method, self.loss))
+        self.params.step.unwrap_or_else(|| step_rule::default_step_rule(self.params.method, self.sigma()))
     }
 
     /// ρ of the `constant` step rule: the user's, or the method's default.
     pub fn rho(&self) -> f64 {
-        self.params.rho.unwrap_or_else(|| step_rule::default_rho(self.params.method, self.loss, self.params.lambda))
+        self.params.rho.unwrap_or_else(|| step_rule::default_rho(self.params.method, self.sigma(), self.params.lambda))
     }
 
     /// The shrinkage of this iteration: ν, or ν/√t with `schedule = "inv_sqrt"`.
@@ -242,7 +247,7 @@ impl Context<'_> {
     pub fn add_tree(&mut self, tree: Tree, weight: f64, output: usize) {
         if let Some(values) = self.valid_values(&tree) {
             let pred = self.valid_pred.as_deref_mut().expect("validation predictions exist with validation data");
-            axpy(pred, weight, &values);
+            add_column(pred, weight, &values, output);
         }
         self.model.push_tree(tree, weight, output);
     }
@@ -257,22 +262,23 @@ impl Booster {
     }
 
     fn start(params: Params, data: BinnedData, train: &TrainData<'_>, valid: Option<&TrainData<'_>>) -> Result<Booster> {
-        let loss = match params.loss.build(2)? {
-            Objective::Scalar(loss) => loss,
-        };
-        let (y, w) = checked_target(train, loss.as_ref(), "training")?;
+        let n_classes = if params.loss.is_multiclass() { count_classes(train.y)? } else { 2 };
+        let objective = params.loss.build(n_classes)?;
+        let (y, w) = checked_target(train, &objective, "training")?;
         let valid = valid
             .map(|v| -> Result<Validation> {
-                let (y, w) = checked_target(v, loss.as_ref(), "validation")?;
+                let (y, w) = checked_target(v, &objective, "validation")?;
                 Ok(Validation { matrix: data.bin(&v.frame)?, y, w })
             })
             .transpose()?;
-        let bias = match params.init {
-            Init::Optimal => loss.init(&y, &w),
-            Init::Zero => 0.0,
+        let k = objective.n_outputs();
+        let bias = match (params.init, &objective) {
+            (Init::Optimal, Objective::Scalar(loss)) => vec![loss.init(&y, &w)],
+            (Init::Optimal, Objective::Multiclass(loss)) => loss.init(&y, &w),
+            (Init::Zero, _) => vec![0.0; k],
         };
-        if !bias.is_finite() {
-            return Err(Error::Training(format!("the initial constant is not finite ({bias})")));
+        if let Some(b) = bias.iter().find(|b| !b.is_finite()) {
+            return Err(Error::Training(format!("the initial constant is not finite ({b})")));
         }
         let features: Vec<FeatureSpec> = data
             .names
@@ -283,16 +289,16 @@ impl Booster {
         let model = Model {
             method: params.method,
             loss: params.loss.clone(),
-            n_outputs: 1,
-            bias: vec![bias],
+            n_outputs: k,
+            bias: bias.clone(),
             trees: Vec::new(),
             weights: Vec::new(),
             tree_outputs: Vec::new(),
             features,
             best_iteration: None,
         };
-        let state = MethodState::new(&params, loss.as_ref(), &[bias], y.len(), valid.as_ref().map(|v| v.y.len()))?;
-        let valid_pred = valid.as_ref().map(|v| vec![bias; v.y.len()]);
+        let state = MethodState::new(&params, &objective, &bias, y.len(), valid.as_ref().map(|v| v.y.len()))?;
+        let valid_pred = valid.as_ref().map(|v| bias.repeat(v.y.len()));
         let pool = Arc::new(thread_pool(params.n_threads)?);
         let rng = Rng::new(params.seed);
         let mut booster = Booster {
@@ -300,7 +306,7 @@ impl Booster {
             data,
             y,
             w,
-            loss,
+            objective,
             valid,
             valid_pred,
             model,
@@ -339,10 +345,11 @@ impl Booster {
         let matrix = BinnedMatrix::from_frame(&train.frame, &mappers)?;
         let data = BinnedData::new(matrix, mappers, names);
         let mut booster = Self::start(checkpoint.params, data, train, valid)?;
-        if booster.y.len() != checkpoint.state.output().len() {
+        let k = booster.model.n_outputs;
+        if booster.y.len() * k != checkpoint.state.output().len() {
             return Err(Error::data(format!(
                 "the checkpoint was trained on {} rows, got {}",
-                checkpoint.state.output().len(),
+                checkpoint.state.output().len() / k,
                 booster.y.len()
             )));
         }
@@ -428,7 +435,7 @@ impl Booster {
             data: &self.data,
             y: &self.y,
             w: &self.w,
-            loss: self.loss.as_ref(),
+            objective: &self.objective,
             model: &mut self.model,
             rng: &mut self.rng,
             iteration,
@@ -465,12 +472,12 @@ impl Booster {
     }
 
     fn monitored_losses(&self) -> (f64, Option<f64>) {
-        let train = mean_loss(self.loss.as_ref(), &self.y, self.state.output(), &self.w);
+        let train = mean_loss(&self.objective, &self.y, self.state.output(), &self.w);
         let valid = self
             .valid
             .as_ref()
             .zip(self.valid_pred.as_ref())
-            .map(|(v, pred)| mean_loss(self.loss.as_ref(), &v.y, pred, &v.w));
+            .map(|(v, pred)| mean_loss(&self.objective, &v.y, pred, &v.w));
         (train, valid)
     }
 
@@ -513,12 +520,6 @@ impl Booster {
     }
 }
 
-fn mean_loss(loss: &dyn Loss, y: &[f64], f: &[f64], w: &[f64]) -> f64 {
-    let total = par_sum(y.len(), |i| w[i] * loss.value(y[i], f[i]));
-    let weight = par_sum(y.len(), |i| w[i]);
-    total / weight
-}
-
 fn thread_pool(n_threads: usize) -> Result<rayon::ThreadPool> {
     rayon::ThreadPoolBuilder::new()
         .num_threads(n_threads)
@@ -526,8 +527,18 @@ fn thread_pool(n_threads: usize) -> Result<rayon::ThreadPool> {
         .map_err(|e| Error::param("n_threads", n_threads, format!("a thread count the system allows ({e})")))
 }
 
-/// Checks the target and weights of a data set; binary losses get labels mapped to ±1.
-fn checked_target(data: &TrainData<'_>, loss: &dyn Loss, role: &str) -> Result<(Vec<f64>, Vec<f64>)> {
+/// K of a multiclass target: labels must be class indices 0..K−1, and K ≥ 2 (checked by the
+/// loss when it is built).
+fn count_classes(y: &[f64]) -> Result<usize> {
+    if let Some(bad) = y.iter().find(|&&v| !(v >= 0.0 && v.fract() == 0.0 && v < u32::MAX as f64)) {
+        return Err(Error::value("training target", format!("multiclass labels must be class indices 0, 1, …, found {bad}")));
+    }
+    Ok(y.iter().fold(0.0f64, |m, &v| m.max(v)) as usize + 1)
+}
+
+/// Checks the target and weights of a data set; binary losses get labels mapped to ±1,
+/// multiclass losses need class indices below K.
+fn checked_target(data: &TrainData<'_>, objective: &Objective, role: &str) -> Result<(Vec<f64>, Vec<f64>)> {
     let n = data.frame.n_rows();
     if data.y.len() != n {
         return Err(Error::data(format!("{role} target has {} rows, the features have {n}", data.y.len())));
@@ -539,7 +550,20 @@ fn checked_target(data: &TrainData<'_>, loss: &dyn Loss, role: &str) -> Result<(
         ));
     }
     let mut y = data.y.to_vec();
-    if loss.is_binary() {
+    if let Objective::Multiclass(loss) = objective {
+        let k = loss.n_classes();
+        if let Some(bad) = y.iter().find(|&&v| !(v >= 0.0 && v.fract() == 0.0 && (v as usize) < k)) {
+            return Err(Error::value(
+                format!("{role} target"),
+                format!("the {} loss with {k} classes needs class indices 0..{}, found {bad}", loss.name(), k - 1),
+            ));
+        }
+    }
+    let binary = match objective {
+        Objective::Scalar(loss) if loss.is_binary() => Some(loss),
+        _ => None,
+    };
+    if let Some(loss) = binary {
         let zero_one = y.iter().all(|&v| v == 0.0 || v == 1.0);
         let signs = y.iter().all(|&v| v == -1.0 || v == 1.0);
         if !(zero_one || signs) {

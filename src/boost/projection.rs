@@ -12,10 +12,12 @@
 //! loop stops early once a fit explains nothing (a zero tree). Step rules: `constant` (default,
 //! ρ = 1/σ or 1) and `line_search` along d; η_t = learning_rate, or learning_rate/√t with
 //! `schedule = "inv_sqrt"` (the paper's schedule for non-smooth losses). The direction's trees
-//! all enter the model with the same weight η_t · step.
+//! all enter the model with the same weight η_t · step. For a multiclass loss each class's
+//! gradient column is projected the same way (k_t trees per class).
 
+use super::outputs::column;
 use super::step_rule::{fit_target, Direction};
-use super::vectors::{axpy, par_fill};
+use super::vectors::{add_column, axpy};
 use super::{Context, Iteration};
 use crate::params::StepRule;
 use crate::tree::Candidates;
@@ -23,38 +25,37 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RepeatedState {
-    /// F on the training rows.
+    /// F on the training rows (n × K).
     pub f: Vec<f64>,
 }
 
 pub fn step(state: &mut RepeatedState, ctx: &mut Context<'_>, candidates: &Candidates) -> Iteration {
-    let n = state.f.len();
+    let k = ctx.n_outputs();
     let inner = ctx.iteration.min(ctx.params.max_inner);
-    let mut remaining = vec![0.0; n];
-    par_fill(&mut remaining, |i| -ctx.loss.derivative(ctx.y[i], state.f[i]));
-    let mut direction = vec![0.0; n];
-    let mut trees: Vec<Direction> = Vec::with_capacity(inner);
-    for _ in 0..inner {
-        let fit = fit_target(ctx, &remaining, candidates);
-        if fit.values.iter().all(|&v| v == 0.0) {
-            break;
+    let mut remaining = ctx.negative_gradient(&state.f);
+    let mut direction = vec![0.0; state.f.len()];
+    // (class, fitted tree) in fitting order.
+    let mut trees: Vec<(usize, Direction)> = Vec::with_capacity(inner * k);
+    for class in 0..k {
+        for _ in 0..inner {
+            let fit = fit_target(ctx, &column(&remaining, class, k), candidates);
+            if fit.values.iter().all(|&v| v == 0.0) {
+                break;
+            }
+            add_column(&mut direction, 1.0, &fit.values, class);
+            add_column(&mut remaining, -1.0, &fit.values, class);
+            trees.push((class, fit));
         }
-        axpy(&mut direction, 1.0, &fit.values);
-        axpy(&mut remaining, -1.0, &fit.values);
-        trees.push(fit);
     }
     let factor = match ctx.step_rule() {
-        StepRule::LineSearch => {
-            let gamma = ctx.loss.line_search(ctx.y, &state.f, &direction, ctx.w);
-            if gamma.is_finite() { gamma } else { 0.0 }
-        }
+        StepRule::LineSearch => ctx.line_search(&state.f, &direction),
         _ => ctx.rho(),
     };
     let step = ctx.nu() * factor;
     axpy(&mut state.f, step, &direction);
-    let cos = trees.iter().map(|t| t.cos).collect();
-    for tree in trees {
-        ctx.add_tree(tree.grown.tree, step, 0);
+    let cos = trees.iter().map(|(_, t)| t.cos).collect();
+    for (class, tree) in trees {
+        ctx.add_tree(tree.grown.tree, step, class);
     }
     Iteration { cos, step }
 }

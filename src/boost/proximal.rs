@@ -25,9 +25,10 @@
 //! gradient at v. x and v are `Tracked` sequences, so tree weights follow Property 8:
 //! `w ← (w − w_prev)(1 + α) + w_prev` plus the new tree at ν·step.
 
-use super::step_rule::{apply_step_rule, fit_newton, fit_target};
+use super::outputs::column;
+use super::step_rule::{apply_step_rule, fit_newton_all, fit_target};
 use super::tracked::Tracked;
-use super::vectors::par_fill;
+use super::vectors::{add_column, axpy};
 use super::{Context, Iteration};
 use crate::loss::Loss;
 use crate::params::{Method, StepRule};
@@ -72,7 +73,7 @@ pub struct MetaState {
     pub x: Tracked,
     /// The interpolated point v (accelerated only; otherwise v = x).
     pub v: Option<Tracked>,
-    /// The carried projection error Δ (residual only; empty before the first iteration).
+    /// The carried projection error Δ, n × K (residual only; empty before the first iteration).
     pub delta: Vec<f64>,
     /// FISTA's β_t.
     pub beta: f64,
@@ -95,38 +96,37 @@ pub fn step(state: &mut MetaState, ctx: &mut Context<'_>, candidates: &Candidate
     let switches = state.switches;
     let point = state.v.as_ref().unwrap_or(&state.x);
     let rule = ctx.step_rule();
-    let n = point.train.len();
-    let lambda = ctx.params.lambda;
+    let k = ctx.n_outputs();
 
-    let (dir, factor) = if rule == StepRule::Newton {
-        (fit_newton(ctx, &point.train, candidates), 1.0)
+    let (dirs, factor) = if rule == StepRule::Newton {
+        (fit_newton_all(ctx, &point.train, candidates), 1.0)
     } else {
-        let mut target = vec![0.0; n];
-        let z = &point.train;
-        match switches.direction {
-            DirectionKind::Gradient => par_fill(&mut target, |i| -ctx.loss.derivative(ctx.y[i], z[i])),
-            DirectionKind::Proximal => par_fill(&mut target, |i| prox_direction(ctx.loss, ctx.y[i], z[i], lambda)),
-        }
+        let mut target = match switches.direction {
+            DirectionKind::Gradient => ctx.negative_gradient(&point.train),
+            DirectionKind::Proximal => ctx.prox_directions(&point.train, ctx.params.lambda),
+        };
         if switches.residual && !state.delta.is_empty() {
-            target.iter_mut().zip(&state.delta).for_each(|(t, d)| *t += d);
+            axpy(&mut target, 1.0, &state.delta);
         }
-        let mut dir = fit_target(ctx, &target, candidates);
+        let mut dirs: Vec<_> = (0..k).map(|class| fit_target(ctx, &column(&target, class, k), candidates)).collect();
         if switches.residual {
             // Δ ← (r + Δ) − b(X), with b the least-squares fit, before any step rule rescales it.
-            let mut delta = std::mem::take(&mut state.delta);
-            delta.resize(n, 0.0);
-            par_fill(&mut delta, |i| target[i] - dir.values[i]);
-            state.delta = delta;
+            for (class, dir) in dirs.iter().enumerate() {
+                add_column(&mut target, -1.0, &dir.values, class);
+            }
+            state.delta = target;
         }
-        let factor = apply_step_rule(ctx, rule, &point.train, &mut dir);
-        (dir, factor)
+        let factor = apply_step_rule(ctx, rule, &point.train, &mut dirs);
+        (dirs, factor)
     };
-    let cos = vec![dir.cos];
+    let cos = dirs.iter().map(|d| d.cos).collect();
     let nu = ctx.nu();
-    // The step rule already scaled the tree, so its weight is ν.
-    let tree = ctx.store_tree(dir, 0);
     let mut x_new = point.clone();
-    x_new.add_tree(&tree, nu);
+    for (class, dir) in dirs.into_iter().enumerate() {
+        // The step rule already scaled the tree, so its weight is ν.
+        let tree = ctx.store_tree(dir, class);
+        x_new.add_tree(&tree, nu);
+    }
     if switches.accelerated {
         let beta_new = (1.0 + (1.0 + 4.0 * state.beta * state.beta).sqrt()) / 2.0;
         let alpha = (state.beta - 1.0) / beta_new;

@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::vectors::CHUNK;
+use super::vectors::{add_column, CHUNK};
 use rayon::prelude::*;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -86,16 +86,6 @@ impl Tracked {
 /// x ← a·x + b·y
 fn combine(x: &mut [f64], a: f64, b: f64, y: &[f64]) {
     x.par_iter_mut().with_min_len(CHUNK).zip(y.par_iter()).for_each(|(x, &y)| *x = a * *x + b * y);
-}
-
-/// Column `k` of the row-major matrix `x` (K = x.len() / values.len() columns) += coef · values.
-fn add_column(x: &mut [f64], coef: f64, values: &[f64], k: usize) {
-    let n_outputs = x.len() / values.len().max(1);
-    if n_outputs == 1 {
-        x.par_iter_mut().with_min_len(CHUNK).zip(values.par_iter()).for_each(|(x, &v)| *x += coef * v);
-    } else {
-        x.par_chunks_mut(n_outputs).with_min_len(CHUNK).zip(values.par_iter()).for_each(|(row, &v)| row[k] += coef * v);
-    }
 }
 
 #[cfg(test)]

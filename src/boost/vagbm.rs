@@ -31,7 +31,7 @@ pub fn step(state: &mut VagbmState, ctx: &mut Context<'_>, candidates: &Candidat
     let theta = 2.0 / (m + 2.0);
     let g = Tracked::affine(1.0 - theta, &state.f, theta, &state.h);
     let mut r = vec![0.0; g.train.len()];
-    par_fill(&mut r, |i| -ctx.loss.derivative(ctx.y[i], g.train[i]));
+    par_fill(&mut r, |i| -ctx.loss().derivative(ctx.y[i], g.train[i]));
     let b = fit_target(ctx, &r, candidates);
     let eta = ctx.params.learning_rate * ctx.rho();
     let cos = vec![b.cos];

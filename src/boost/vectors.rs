@@ -23,3 +23,13 @@ pub fn par_fill(out: &mut [f64], value: impl Fn(usize) -> f64 + Sync) {
 pub fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
     y.par_iter_mut().with_min_len(CHUNK).zip(x.par_iter()).for_each(|(y, &x)| *y += a * x);
 }
+
+/// Column `k` of the row-major matrix `x` (K = x.len() / values.len() columns) += coef · values.
+pub fn add_column(x: &mut [f64], coef: f64, values: &[f64], k: usize) {
+    let n_outputs = x.len() / values.len().max(1);
+    if n_outputs == 1 {
+        axpy(x, coef, values);
+    } else {
+        x.par_chunks_mut(n_outputs).with_min_len(CHUNK / n_outputs).zip(values.par_iter()).for_each(|(row, &v)| row[k] += coef * v);
+    }
+}
