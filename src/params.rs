@@ -261,8 +261,18 @@ impl Params {
 }
 
 impl Method {
-    /// Methods that fit one tree per class per iteration for a multiclass loss.
-    pub const MULTICLASS: &'static [Method] = &[Method::Gbm, Method::ResidualGbm, Method::RepeatedGbm];
+    /// Methods that fit one tree per class per iteration for a multiclass loss (all but the AGBM
+    /// family, whose corrected-residual recursion is stated for one score per row).
+    pub const MULTICLASS: &'static [Method] = &[
+        Method::Gbm,
+        Method::Rgbm,
+        Method::Proximal,
+        Method::ResidualProximal,
+        Method::AcceleratedProximal,
+        Method::ResidualGbm,
+        Method::AcceleratedGbm,
+        Method::RepeatedGbm,
+    ];
 
     pub fn supports_multiclass(&self) -> bool {
         Self::MULTICLASS.contains(self)

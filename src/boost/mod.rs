@@ -385,6 +385,10 @@ impl Booster {
     pub fn finished(&self) -> Option<&StopReason> {
         self.finished.as_ref()
     }
+    /// The method's state (its sequences, corrected residuals, momentum coefficients, …).
+    pub fn state(&self) -> &MethodState {
+        &self.state
+    }
     /// Predictions of the current model on the training rows.
     pub fn train_predictions(&self) -> &[f64] {
         self.state.output()
