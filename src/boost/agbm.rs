@@ -91,7 +91,11 @@ fn restart_period(params: &Params, loss: &dyn Loss) -> Result<usize> {
     })?;
     let eta = params.learning_rate * params.rho.unwrap_or(1.0);
     let period = (2.0 / (eta * params.gamma * mu)).sqrt().ceil();
-    Ok(if period.is_finite() { (period as usize).max(1) } else { usize::MAX })
+    Ok(if period.is_finite() {
+        (period as usize).max(1)
+    } else {
+        usize::MAX
+    })
 }
 
 pub fn step(state: &mut AgbmState, ctx: &mut Context<'_>, candidates: &Candidates) -> Iteration {
@@ -118,7 +122,9 @@ pub fn step(state: &mut AgbmState, ctx: &mut Context<'_>, candidates: &Candidate
     if !state.carry.is_empty() {
         let momentum = (m + 1.0) / (m + 2.0);
         let carry = &state.carry;
-        c.iter_mut().zip(carry).for_each(|(c, &e)| *c += momentum * e);
+        c.iter_mut()
+            .zip(carry)
+            .for_each(|(c, &e)| *c += momentum * e);
     }
     let b2 = fit_target(ctx, &c, candidates);
     let mut carry = std::mem::take(&mut state.carry);

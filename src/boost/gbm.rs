@@ -30,7 +30,9 @@ pub fn step(state: &mut GbmState, ctx: &mut Context<'_>, candidates: &Candidates
         (fit_newton_all(ctx, &state.f, candidates), 1.0)
     } else {
         let r = ctx.negative_gradient(&state.f);
-        let mut dirs: Vec<_> = (0..k).map(|class| fit_target(ctx, &column(&r, class, k), candidates)).collect();
+        let mut dirs: Vec<_> = (0..k)
+            .map(|class| fit_target(ctx, &column(&r, class, k), candidates))
+            .collect();
         let factor = apply_step_rule(ctx, rule, &state.f, &mut dirs);
         (dirs, factor)
     };
@@ -40,5 +42,8 @@ pub fn step(state: &mut GbmState, ctx: &mut Context<'_>, candidates: &Candidates
         add_column(&mut state.f, nu, &dir.values, class);
         ctx.add_tree(dir.grown.tree, nu, class);
     }
-    Iteration { cos, step: nu * factor }
+    Iteration {
+        cos,
+        step: nu * factor,
+    }
 }

@@ -29,12 +29,12 @@ use crate::loss::Objective;
 use crate::model::{FeatureSpec, Model};
 use crate::params::{Init, Method, Params, Schedule, StepRule};
 use crate::tree::{Candidates, Tree};
+use outputs::mean_loss;
 use rng::Rng;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Instant;
 use tracked::StoredTree;
-use outputs::mean_loss;
 use vectors::{add_column, par_fill};
 
 /// The training loss may grow by this factor over its best value before training is declared
@@ -56,10 +56,16 @@ impl std::fmt::Display for StopReason {
         match self {
             StopReason::Completed => write!(f, "completed all iterations"),
             StopReason::EarlyStopping { best_iteration } => {
-                write!(f, "early stopping: best validation loss at iteration {best_iteration}")
+                write!(
+                    f,
+                    "early stopping: best validation loss at iteration {best_iteration}"
+                )
             }
             StopReason::Diverged { iteration, detail } => {
-                write!(f, "diverged at iteration {iteration} ({detail}); kept the best iterate")
+                write!(
+                    f,
+                    "diverged at iteration {iteration} ({detail}); kept the best iterate"
+                )
             }
         }
     }
@@ -94,18 +100,33 @@ pub enum MethodState {
 }
 
 impl MethodState {
-    fn new(params: &Params, objective: &Objective, bias: &[f64], n: usize, n_valid: Option<usize>) -> Result<Self> {
+    fn new(
+        params: &Params,
+        objective: &Objective,
+        bias: &[f64],
+        n: usize,
+        n_valid: Option<usize>,
+    ) -> Result<Self> {
         let start = || Tracked::constant(bias, n, n_valid);
         Ok(match params.method {
             Method::Gbm | Method::Rgbm => MethodState::Gbm(GbmState { f: bias.repeat(n) }),
             Method::Agbm | Method::Agbmr => match objective {
-                Objective::Scalar(loss) => MethodState::Agbm(AgbmState::new(params, loss.as_ref(), start())?),
-                Objective::Multiclass(_) => unreachable!("Params::validate rejects multiclass losses for agbm"),
+                Objective::Scalar(loss) => {
+                    MethodState::Agbm(AgbmState::new(params, loss.as_ref(), start())?)
+                }
+                Objective::Multiclass(_) => {
+                    unreachable!("Params::validate rejects multiclass losses for agbm")
+                }
             },
-            Method::Vagbm => MethodState::Vagbm(VagbmState { f: start(), h: start(), m: 0 }),
+            Method::Vagbm => MethodState::Vagbm(VagbmState {
+                f: start(),
+                h: start(),
+                m: 0,
+            }),
             Method::RepeatedGbm => MethodState::Repeated(RepeatedState { f: bias.repeat(n) }),
             method => {
-                let switches = Switches::of(method).expect("every other method is one of the meta-algorithm's");
+                let switches = Switches::of(method)
+                    .expect("every other method is one of the meta-algorithm's");
                 MethodState::Meta(MetaState::new(switches, start()))
             }
         })
@@ -201,12 +222,16 @@ pub struct Context<'a> {
 impl Context<'_> {
     /// The step rule in force: the user's, or the method's default.
     pub fn step_rule(&self) -> StepRule {
-        self.params.step.unwrap_or_else(|| step_rule::default_step_rule(self.params.method, self.sigma()))
+        self.params
+            .step
+            .unwrap_or_else(|| step_rule::default_step_rule(self.params.method, self.sigma()))
     }
 
     /// ρ of the `constant` step rule: the user's, or the method's default.
     pub fn rho(&self) -> f64 {
-        self.params.rho.unwrap_or_else(|| step_rule::default_rho(self.params.method, self.sigma(), self.params.lambda))
+        self.params.rho.unwrap_or_else(|| {
+            step_rule::default_rho(self.params.method, self.sigma(), self.params.lambda)
+        })
     }
 
     /// The shrinkage of this iteration: ν, or ν/√t with `schedule = "inv_sqrt"`.
@@ -231,14 +256,20 @@ impl Context<'_> {
         let valid = self.valid_values(&direction.grown.tree);
         let index = self.model.n_trees();
         self.model.push_tree(direction.grown.tree, 0.0, output);
-        StoredTree { index, output, train: direction.values, valid }
+        StoredTree {
+            index,
+            output,
+            train: direction.values,
+            valid,
+        }
     }
 
     /// Makes `output` the model: its weights become the model's, its validation values the
     /// validation predictions.
     pub fn publish(&mut self, output: &Tracked) {
         self.model.weights = output.weights_for(self.model.n_trees());
-        if let (Some(pred), Some(values)) = (self.valid_pred.as_deref_mut(), output.valid.as_ref()) {
+        if let (Some(pred), Some(values)) = (self.valid_pred.as_deref_mut(), output.valid.as_ref())
+        {
             pred.copy_from_slice(values);
         }
     }
@@ -246,7 +277,10 @@ impl Context<'_> {
     /// Adds `weight · tree` to output `output` of the model and of the validation predictions.
     pub fn add_tree(&mut self, tree: Tree, weight: f64, output: usize) {
         if let Some(values) = self.valid_values(&tree) {
-            let pred = self.valid_pred.as_deref_mut().expect("validation predictions exist with validation data");
+            let pred = self
+                .valid_pred
+                .as_deref_mut()
+                .expect("validation predictions exist with validation data");
             add_column(pred, weight, &values, output);
         }
         self.model.push_tree(tree, weight, output);
@@ -255,20 +289,37 @@ impl Context<'_> {
 
 impl Booster {
     /// Validates parameters and data, bins the features and prepares iteration 0.
-    pub fn new(params: Params, train: &TrainData<'_>, valid: Option<&TrainData<'_>>) -> Result<Booster> {
+    pub fn new(
+        params: Params,
+        train: &TrainData<'_>,
+        valid: Option<&TrainData<'_>>,
+    ) -> Result<Booster> {
         params.validate()?;
         let data = BinnedData::learn(&train.frame, &params.binning)?;
         Self::start(params, data, train, valid)
     }
 
-    fn start(params: Params, data: BinnedData, train: &TrainData<'_>, valid: Option<&TrainData<'_>>) -> Result<Booster> {
-        let n_classes = if params.loss.is_multiclass() { count_classes(train.y)? } else { 2 };
+    fn start(
+        params: Params,
+        data: BinnedData,
+        train: &TrainData<'_>,
+        valid: Option<&TrainData<'_>>,
+    ) -> Result<Booster> {
+        let n_classes = if params.loss.is_multiclass() {
+            count_classes(train.y)?
+        } else {
+            2
+        };
         let objective = params.loss.build(n_classes)?;
         let (y, w) = checked_target(train, &objective, "training")?;
         let valid = valid
             .map(|v| -> Result<Validation> {
                 let (y, w) = checked_target(v, &objective, "validation")?;
-                Ok(Validation { matrix: data.bin(&v.frame)?, y, w })
+                Ok(Validation {
+                    matrix: data.bin(&v.frame)?,
+                    y,
+                    w,
+                })
             })
             .transpose()?;
         let k = objective.n_outputs();
@@ -278,13 +329,18 @@ impl Booster {
             (Init::Zero, _) => vec![0.0; k],
         };
         if let Some(b) = bias.iter().find(|b| !b.is_finite()) {
-            return Err(Error::Training(format!("the initial constant is not finite ({b})")));
+            return Err(Error::Training(format!(
+                "the initial constant is not finite ({b})"
+            )));
         }
         let features: Vec<FeatureSpec> = data
             .names
             .iter()
             .zip(&data.mappers)
-            .map(|(name, mapper)| FeatureSpec { name: name.clone(), mapper: mapper.clone() })
+            .map(|(name, mapper)| FeatureSpec {
+                name: name.clone(),
+                mapper: mapper.clone(),
+            })
             .collect();
         let model = Model {
             method: params.method,
@@ -297,7 +353,13 @@ impl Booster {
             features,
             best_iteration: None,
         };
-        let state = MethodState::new(&params, &objective, &bias, y.len(), valid.as_ref().map(|v| v.y.len()))?;
+        let state = MethodState::new(
+            &params,
+            &objective,
+            &bias,
+            y.len(),
+            valid.as_ref().map(|v| v.y.len()),
+        )?;
         let valid_pred = valid.as_ref().map(|v| bias.repeat(v.y.len()));
         let pool = Arc::new(thread_pool(params.n_threads)?);
         let rng = Rng::new(params.seed);
@@ -312,7 +374,12 @@ impl Booster {
             model,
             state,
             history: History::default(),
-            best: Best { iteration: 0, loss: f64::INFINITY, n_trees: 0, weights: Vec::new() },
+            best: Best {
+                iteration: 0,
+                loss: f64::INFINITY,
+                n_trees: 0,
+                weights: Vec::new(),
+            },
             finished: None,
             rng,
             pool,
@@ -339,9 +406,23 @@ impl Booster {
     }
 
     /// Resumes from a checkpoint with the same training (and validation) data.
-    pub fn resume(checkpoint: Checkpoint, train: &TrainData<'_>, valid: Option<&TrainData<'_>>) -> Result<Booster> {
-        let mappers: Vec<_> = checkpoint.model.features.iter().map(|f| f.mapper.clone()).collect();
-        let names = checkpoint.model.features.iter().map(|f| f.name.clone()).collect();
+    pub fn resume(
+        checkpoint: Checkpoint,
+        train: &TrainData<'_>,
+        valid: Option<&TrainData<'_>>,
+    ) -> Result<Booster> {
+        let mappers: Vec<_> = checkpoint
+            .model
+            .features
+            .iter()
+            .map(|f| f.mapper.clone())
+            .collect();
+        let names = checkpoint
+            .model
+            .features
+            .iter()
+            .map(|f| f.name.clone())
+            .collect();
         let matrix = BinnedMatrix::from_frame(&train.frame, &mappers)?;
         let data = BinnedData::new(matrix, mappers, names);
         let mut booster = Self::start(checkpoint.params, data, train, valid)?;
@@ -353,8 +434,11 @@ impl Booster {
                 booster.y.len()
             )));
         }
-        if booster.valid_pred.as_ref().map(Vec::len) != checkpoint.valid_pred.as_ref().map(Vec::len) {
-            return Err(Error::data("the validation data differs from the checkpoint's"));
+        if booster.valid_pred.as_ref().map(Vec::len) != checkpoint.valid_pred.as_ref().map(Vec::len)
+        {
+            return Err(Error::data(
+                "the validation data differs from the checkpoint's",
+            ));
         }
         booster.model = checkpoint.model;
         booster.state = checkpoint.state;
@@ -433,7 +517,10 @@ impl Booster {
             Method::Rgbm => rgbm::draw(&self.params, &self.data, &mut self.rng),
             _ => Candidates::All,
         };
-        let train_loss = self.history.last().map_or(self.initial_train_loss, |r| r.train_loss);
+        let train_loss = self
+            .history
+            .last()
+            .map_or(self.initial_train_loss, |r| r.train_loss);
         let mut ctx = Context {
             params: &self.params,
             data: &self.data,
@@ -493,23 +580,41 @@ impl Booster {
 
     fn check_stop(&mut self, iteration: usize, record: &Record) -> Option<StopReason> {
         let monitored = record.valid_loss.unwrap_or(record.train_loss);
-        let finite = record.train_loss.is_finite() && monitored.is_finite() && record.step.is_finite();
+        let finite =
+            record.train_loss.is_finite() && monitored.is_finite() && record.step.is_finite();
         if !finite {
-            return Some(StopReason::Diverged { iteration, detail: "non-finite loss or step".into() });
+            return Some(StopReason::Diverged {
+                iteration,
+                detail: "non-finite loss or step".into(),
+            });
         }
-        let best_train = self.history.records.iter().map(|r| r.train_loss).fold(f64::INFINITY, f64::min);
-        if record.train_loss > DIVERGENCE_FACTOR * best_train.max(f64::MIN_POSITIVE) && record.train_loss > 1.0 {
+        let best_train = self
+            .history
+            .records
+            .iter()
+            .map(|r| r.train_loss)
+            .fold(f64::INFINITY, f64::min);
+        if record.train_loss > DIVERGENCE_FACTOR * best_train.max(f64::MIN_POSITIVE)
+            && record.train_loss > 1.0
+        {
             return Some(StopReason::Diverged {
                 iteration,
                 detail: format!("training loss {:.3e} exceeds {DIVERGENCE_FACTOR:.0e} × its best {best_train:.3e}", record.train_loss),
             });
         }
         if monitored < self.best.loss {
-            self.best = Best { iteration, loss: monitored, n_trees: self.model.n_trees(), weights: self.model.weights.clone() };
+            self.best = Best {
+                iteration,
+                loss: monitored,
+                n_trees: self.model.n_trees(),
+                weights: self.model.weights.clone(),
+            };
         }
         if let (Some(patience), Some(_)) = (self.params.early_stopping_rounds, record.valid_loss) {
             if iteration - self.best.iteration >= patience {
-                return Some(StopReason::EarlyStopping { best_iteration: self.best.iteration });
+                return Some(StopReason::EarlyStopping {
+                    best_iteration: self.best.iteration,
+                });
             }
         }
         (iteration >= self.params.n_iter).then_some(StopReason::Completed)
@@ -528,24 +633,43 @@ fn thread_pool(n_threads: usize) -> Result<rayon::ThreadPool> {
     rayon::ThreadPoolBuilder::new()
         .num_threads(n_threads)
         .build()
-        .map_err(|e| Error::param("n_threads", n_threads, format!("a thread count the system allows ({e})")))
+        .map_err(|e| {
+            Error::param(
+                "n_threads",
+                n_threads,
+                format!("a thread count the system allows ({e})"),
+            )
+        })
 }
 
 /// K of a multiclass target: labels must be class indices 0..K−1, and K ≥ 2 (checked by the
 /// loss when it is built).
 fn count_classes(y: &[f64]) -> Result<usize> {
-    if let Some(bad) = y.iter().find(|&&v| !(v >= 0.0 && v.fract() == 0.0 && v < u32::MAX as f64)) {
-        return Err(Error::value("training target", format!("multiclass labels must be class indices 0, 1, …, found {bad}")));
+    if let Some(bad) = y
+        .iter()
+        .find(|&&v| !(v >= 0.0 && v.fract() == 0.0 && v < u32::MAX as f64))
+    {
+        return Err(Error::value(
+            "training target",
+            format!("multiclass labels must be class indices 0, 1, …, found {bad}"),
+        ));
     }
     Ok(y.iter().fold(0.0f64, |m, &v| m.max(v)) as usize + 1)
 }
 
 /// Checks the target and weights of a data set; binary losses get labels mapped to ±1,
 /// multiclass losses need class indices below K.
-fn checked_target(data: &TrainData<'_>, objective: &Objective, role: &str) -> Result<(Vec<f64>, Vec<f64>)> {
+fn checked_target(
+    data: &TrainData<'_>,
+    objective: &Objective,
+    role: &str,
+) -> Result<(Vec<f64>, Vec<f64>)> {
     let n = data.frame.n_rows();
     if data.y.len() != n {
-        return Err(Error::data(format!("{role} target has {} rows, the features have {n}", data.y.len())));
+        return Err(Error::data(format!(
+            "{role} target has {} rows, the features have {n}",
+            data.y.len()
+        )));
     }
     if let Some(row) = data.y.iter().position(|v| !v.is_finite()) {
         return Err(Error::value(
@@ -556,10 +680,17 @@ fn checked_target(data: &TrainData<'_>, objective: &Objective, role: &str) -> Re
     let mut y = data.y.to_vec();
     if let Objective::Multiclass(loss) = objective {
         let k = loss.n_classes();
-        if let Some(bad) = y.iter().find(|&&v| !(v >= 0.0 && v.fract() == 0.0 && (v as usize) < k)) {
+        if let Some(bad) = y
+            .iter()
+            .find(|&&v| !(v >= 0.0 && v.fract() == 0.0 && (v as usize) < k))
+        {
             return Err(Error::value(
                 format!("{role} target"),
-                format!("the {} loss with {k} classes needs class indices 0..{}, found {bad}", loss.name(), k - 1),
+                format!(
+                    "the {} loss with {k} classes needs class indices 0..{}, found {bad}",
+                    loss.name(),
+                    k - 1
+                ),
             ));
         }
     }
@@ -571,10 +702,17 @@ fn checked_target(data: &TrainData<'_>, objective: &Objective, role: &str) -> Re
         let zero_one = y.iter().all(|&v| v == 0.0 || v == 1.0);
         let signs = y.iter().all(|&v| v == -1.0 || v == 1.0);
         if !(zero_one || signs) {
-            let bad = y.iter().find(|&&v| v != 0.0 && v != 1.0 && v != -1.0).copied().unwrap_or(f64::NAN);
+            let bad = y
+                .iter()
+                .find(|&&v| v != 0.0 && v != 1.0 && v != -1.0)
+                .copied()
+                .unwrap_or(f64::NAN);
             return Err(Error::value(
                 format!("{role} target"),
-                format!("the {} loss needs binary labels 0/1 or -1/+1, found {bad}", loss.name()),
+                format!(
+                    "the {} loss needs binary labels 0/1 or -1/+1, found {bad}",
+                    loss.name()
+                ),
             ));
         }
         if zero_one {
@@ -585,7 +723,10 @@ fn checked_target(data: &TrainData<'_>, objective: &Objective, role: &str) -> Re
         None => vec![1.0; n],
         Some(w) => {
             if w.len() != n {
-                return Err(Error::data(format!("{role} weights have {} rows, the features have {n}", w.len())));
+                return Err(Error::data(format!(
+                    "{role} weights have {} rows, the features have {n}",
+                    w.len()
+                )));
             }
             if let Some(row) = w.iter().position(|v| !(v.is_finite() && *v >= 0.0)) {
                 return Err(Error::value(
@@ -594,7 +735,10 @@ fn checked_target(data: &TrainData<'_>, objective: &Objective, role: &str) -> Re
                 ));
             }
             if !w.iter().any(|&v| v > 0.0) {
-                return Err(Error::value(format!("{role} weights"), "all weights are zero"));
+                return Err(Error::value(
+                    format!("{role} weights"),
+                    "all weights are zero",
+                ));
             }
             w.to_vec()
         }

@@ -14,7 +14,10 @@ impl Context<'_> {
         match self.objective {
             Objective::Scalar(loss) => loss.as_ref(),
             Objective::Multiclass(loss) => {
-                unreachable!("Params::validate rejects the multiclass loss {} for this method", loss.name())
+                unreachable!(
+                    "Params::validate rejects the multiclass loss {} for this method",
+                    loss.name()
+                )
             }
         }
     }
@@ -48,8 +51,12 @@ impl Context<'_> {
     pub fn hessian(&self, f: &[f64]) -> Vec<f64> {
         let mut out = vec![0.0; f.len()];
         match self.objective {
-            Objective::Scalar(loss) => par_fill(&mut out, |i| loss.second_derivative(self.y[i], f[i])),
-            Objective::Multiclass(loss) => self.per_row(f, &mut out, |y, f, out| loss.hessian_diag(y, f, out)),
+            Objective::Scalar(loss) => {
+                par_fill(&mut out, |i| loss.second_derivative(self.y[i], f[i]))
+            }
+            Objective::Multiclass(loss) => {
+                self.per_row(f, &mut out, |y, f, out| loss.hessian_diag(y, f, out))
+            }
         }
         out
     }
@@ -58,10 +65,14 @@ impl Context<'_> {
     pub fn prox_directions(&self, z: &[f64], lambda: f64) -> Vec<f64> {
         let mut out = vec![0.0; z.len()];
         match self.objective {
-            Objective::Scalar(loss) => par_fill(&mut out, |i| super::prox_direction(loss.as_ref(), self.y[i], z[i], lambda)),
+            Objective::Scalar(loss) => par_fill(&mut out, |i| {
+                super::prox_direction(loss.as_ref(), self.y[i], z[i], lambda)
+            }),
             Objective::Multiclass(loss) => self.per_row(z, &mut out, |y, z, out| {
                 loss.prox(y, z, lambda, out);
-                out.iter_mut().zip(z).for_each(|(o, &z)| *o = (*o - z) / lambda);
+                out.iter_mut()
+                    .zip(z)
+                    .for_each(|(o, &z)| *o = (*o - z) / lambda);
             }),
         }
         out
@@ -81,7 +92,11 @@ impl Context<'_> {
             Objective::Scalar(loss) => loss.line_search(self.y, f, b, self.w),
             Objective::Multiclass(loss) => loss.line_search(self.y, f, b, self.w),
         };
-        if gamma.is_finite() { gamma } else { 0.0 }
+        if gamma.is_finite() {
+            gamma
+        } else {
+            0.0
+        }
     }
 
     /// Runs `row(y_i, F_i, out_i)` over all rows in parallel.

@@ -29,7 +29,11 @@ pub struct RepeatedState {
     pub f: Vec<f64>,
 }
 
-pub fn step(state: &mut RepeatedState, ctx: &mut Context<'_>, candidates: &Candidates) -> Iteration {
+pub fn step(
+    state: &mut RepeatedState,
+    ctx: &mut Context<'_>,
+    candidates: &Candidates,
+) -> Iteration {
     let k = ctx.n_outputs();
     let inner = ctx.iteration.min(ctx.params.max_inner);
     let mut remaining = ctx.negative_gradient(&state.f);

@@ -62,7 +62,11 @@ impl Switches {
             Method::AcceleratedGbm => (Gradient, false, true),
             _ => return None,
         };
-        Some(Switches { direction, residual, accelerated })
+        Some(Switches {
+            direction,
+            residual,
+            accelerated,
+        })
     }
 }
 
@@ -82,7 +86,13 @@ pub struct MetaState {
 impl MetaState {
     pub fn new(switches: Switches, start: Tracked) -> MetaState {
         let v = switches.accelerated.then(|| start.clone());
-        MetaState { switches, x: start, v, delta: Vec::new(), beta: 1.0 }
+        MetaState {
+            switches,
+            x: start,
+            v,
+            delta: Vec::new(),
+            beta: 1.0,
+        }
     }
 }
 
@@ -108,7 +118,9 @@ pub fn step(state: &mut MetaState, ctx: &mut Context<'_>, candidates: &Candidate
         if switches.residual && !state.delta.is_empty() {
             axpy(&mut target, 1.0, &state.delta);
         }
-        let mut dirs: Vec<_> = (0..k).map(|class| fit_target(ctx, &column(&target, class, k), candidates)).collect();
+        let mut dirs: Vec<_> = (0..k)
+            .map(|class| fit_target(ctx, &column(&target, class, k), candidates))
+            .collect();
         if switches.residual {
             // Δ ← (r + Δ) − b(X), with b the least-squares fit, before any step rule rescales it.
             for (class, dir) in dirs.iter().enumerate() {
@@ -135,5 +147,8 @@ pub fn step(state: &mut MetaState, ctx: &mut Context<'_>, candidates: &Candidate
     }
     state.x = x_new;
     ctx.publish(&state.x);
-    Iteration { cos, step: nu * factor }
+    Iteration {
+        cos,
+        step: nu * factor,
+    }
 }

@@ -24,9 +24,14 @@ pub fn draw(params: &Params, data: &BinnedData, rng: &mut Rng) -> Candidates {
         Selection::Group => features(p, &rng.sample(p, 1)),
         Selection::Groups => features(p, &rng.sample(p, params.t)),
         Selection::Random => {
-            let thresholds: Vec<usize> = data.mappers.iter().map(|m| m.n_bins().saturating_sub(1)).collect();
+            let thresholds: Vec<usize> = data
+                .mappers
+                .iter()
+                .map(|m| m.n_bins().saturating_sub(1))
+                .collect();
             let total: usize = thresholds.iter().sum();
-            let mut allowed: Vec<Vec<bool>> = thresholds.iter().map(|&k| vec![false; k + 1]).collect();
+            let mut allowed: Vec<Vec<bool>> =
+                thresholds.iter().map(|&k| vec![false; k + 1]).collect();
             let mut picks = rng.sample(total, params.t);
             picks.sort_unstable();
             let (mut feature, mut start) = (0, 0);

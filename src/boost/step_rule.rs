@@ -35,19 +35,34 @@ pub fn fit_target(ctx: &Context<'_>, target: &[f64], candidates: &Candidates) ->
     let n = target.len();
     let mut vt = vec![0.0; n];
     par_fill(&mut vt, |i| ctx.w[i] * target[i]);
-    let grown = grow(ctx.data, FitStats { vt: &vt, v: ctx.w }, &ctx.params.tree, candidates);
+    let grown = grow(
+        ctx.data,
+        FitStats { vt: &vt, v: ctx.w },
+        &ctx.params.tree,
+        candidates,
+    );
     Direction::new(ctx, grown, target)
 }
 
 /// The Newton tree of one output: grown on −g/h with weights w·h, where `gradient` and
 /// `hessian` are that output's columns at the current point; its leaves are the Newton steps
 /// −Σ w g / (Σ w h + λ_leaf).
-pub fn fit_newton(ctx: &Context<'_>, gradient: &[f64], hessian: &[f64], candidates: &Candidates) -> Direction {
+pub fn fit_newton(
+    ctx: &Context<'_>,
+    gradient: &[f64],
+    hessian: &[f64],
+    candidates: &Candidates,
+) -> Direction {
     let n = gradient.len();
     let (mut vt, mut v) = (vec![0.0; n], vec![0.0; n]);
     par_fill(&mut vt, |i| -ctx.w[i] * gradient[i]);
     par_fill(&mut v, |i| ctx.w[i] * hessian[i]);
-    let grown = grow(ctx.data, FitStats { vt: &vt, v: &v }, &ctx.params.tree, candidates);
+    let grown = grow(
+        ctx.data,
+        FitStats { vt: &vt, v: &v },
+        &ctx.params.tree,
+        candidates,
+    );
     let mut target = vec![0.0; n];
     par_fill(&mut target, |i| if v[i] > 0.0 { vt[i] / v[i] } else { 0.0 });
     Direction::new(ctx, grown, &target)
@@ -70,7 +85,12 @@ pub fn fit_newton_all(ctx: &Context<'_>, f: &[f64], candidates: &Candidates) -> 
 /// output k: rescales them (constant: ρ each; line search: one γ for the joint direction) or
 /// re-solves their leaves (leaf line search, output by output). Newton trees are left as they
 /// are. Returns the factor applied to the fitted trees (1 when leaves were re-solved).
-pub fn apply_step_rule(ctx: &Context<'_>, rule: StepRule, f: &[f64], dirs: &mut [Direction]) -> f64 {
+pub fn apply_step_rule(
+    ctx: &Context<'_>,
+    rule: StepRule,
+    f: &[f64],
+    dirs: &mut [Direction],
+) -> f64 {
     match rule {
         StepRule::Newton => 1.0,
         StepRule::Constant => {
@@ -85,7 +105,10 @@ pub fn apply_step_rule(ctx: &Context<'_>, rule: StepRule, f: &[f64], dirs: &mut 
             } else {
                 let mut joint = vec![0.0; f.len()];
                 for (class, dir) in dirs.iter().enumerate() {
-                    dir.values.iter().enumerate().for_each(|(i, &v)| joint[i * k + class] = v);
+                    dir.values
+                        .iter()
+                        .enumerate()
+                        .for_each(|(i, &v)| joint[i * k + class] = v);
                 }
                 ctx.line_search(f, &joint)
             };
@@ -96,7 +119,8 @@ pub fn apply_step_rule(ctx: &Context<'_>, rule: StepRule, f: &[f64], dirs: &mut 
             for (class, dir) in dirs.iter_mut().enumerate() {
                 for leaf in &dir.grown.leaves {
                     let value = ctx.leaf_value(f, dir.grown.leaf_rows(leaf), class);
-                    dir.grown.tree.nodes[leaf.node].value = if value.is_finite() { value } else { 0.0 };
+                    dir.grown.tree.nodes[leaf.node].value =
+                        if value.is_finite() { value } else { 0.0 };
                 }
                 dir.grown.fitted_values_into(&mut dir.values);
             }
@@ -116,7 +140,9 @@ pub fn default_step_rule(method: Method, sigma: Option<f64>) -> StepRule {
     match method {
         Method::Gbm if sigma.is_some() => StepRule::Newton,
         Method::Gbm => StepRule::LeafLineSearch,
-        Method::Rgbm | Method::Agbm | Method::Agbmr | Method::Vagbm | Method::RepeatedGbm => StepRule::Constant,
+        Method::Rgbm | Method::Agbm | Method::Agbmr | Method::Vagbm | Method::RepeatedGbm => {
+            StepRule::Constant
+        }
         Method::Proximal
         | Method::ResidualProximal
         | Method::AcceleratedProximal

@@ -35,7 +35,11 @@ pub struct StoredTree {
 impl Tracked {
     /// The constant sequence `bias` on `n` training and `n_valid` validation rows.
     pub fn constant(bias: &[f64], n: usize, n_valid: Option<usize>) -> Tracked {
-        Tracked { train: bias.repeat(n), valid: n_valid.map(|m| bias.repeat(m)), weights: Vec::new() }
+        Tracked {
+            train: bias.repeat(n),
+            valid: n_valid.map(|m| bias.repeat(m)),
+            weights: Vec::new(),
+        }
     }
 
     /// self ← self + coef · tree
@@ -85,7 +89,10 @@ impl Tracked {
 
 /// x ← a·x + b·y
 fn combine(x: &mut [f64], a: f64, b: f64, y: &[f64]) {
-    x.par_iter_mut().with_min_len(CHUNK).zip(y.par_iter()).for_each(|(x, &y)| *x = a * *x + b * y);
+    x.par_iter_mut()
+        .with_min_len(CHUNK)
+        .zip(y.par_iter())
+        .for_each(|(x, &y)| *x = a * *x + b * y);
 }
 
 #[cfg(test)]
@@ -94,7 +101,12 @@ mod tests {
 
     #[test]
     fn affine_combinations_keep_values_and_weights_consistent() {
-        let tree = |index, values: Vec<f64>| StoredTree { index, output: 0, train: values, valid: None };
+        let tree = |index, values: Vec<f64>| StoredTree {
+            index,
+            output: 0,
+            train: values,
+            valid: None,
+        };
         let mut x = Tracked::constant(&[1.0], 3, None);
         let mut y = x.clone();
         let t0 = tree(0, vec![1.0, 2.0, 3.0]);

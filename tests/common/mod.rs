@@ -46,7 +46,12 @@ pub struct Data {
 
 impl Data {
     pub fn frame(&self) -> Frame<'_> {
-        let features = self.columns.iter().enumerate().map(|(j, c)| Feature::numeric(format!("x{j}"), c)).collect();
+        let features = self
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(j, c)| Feature::numeric(format!("x{j}"), c))
+            .collect();
         Frame::new(features).unwrap()
     }
     pub fn n_rows(&self) -> usize {
@@ -55,7 +60,11 @@ impl Data {
     /// The rows in `order` (for shuffling and splitting).
     pub fn rows(&self, order: &[usize]) -> Data {
         Data {
-            columns: self.columns.iter().map(|c| order.iter().map(|&i| c[i]).collect()).collect(),
+            columns: self
+                .columns
+                .iter()
+                .map(|c| order.iter().map(|&i| c[i]).collect())
+                .collect(),
             y: order.iter().map(|&i| self.y[i]).collect(),
         }
     }
@@ -82,7 +91,10 @@ pub fn csv(name: &str) -> Data {
 }
 
 pub fn params(settings: &[(&str, &str)]) -> Params {
-    let mut params = Params { n_threads: 1, ..Params::default() };
+    let mut params = Params {
+        n_threads: 1,
+        ..Params::default()
+    };
     for (name, value) in settings {
         params.set(name, value).unwrap();
     }
@@ -91,7 +103,16 @@ pub fn params(settings: &[(&str, &str)]) -> Params {
 
 pub fn booster(params: Params, data: &Data) -> Booster {
     let frame = data.frame();
-    Booster::new(params, &TrainData { frame, y: &data.y, weights: None }, None).unwrap()
+    Booster::new(
+        params,
+        &TrainData {
+            frame,
+            y: &data.y,
+            weights: None,
+        },
+        None,
+    )
+    .unwrap()
 }
 
 /// Trains to the end; returns the booster and why it stopped.
@@ -102,7 +123,12 @@ pub fn train(params: Params, data: &Data) -> (Booster, StopReason) {
 }
 
 pub fn train_losses(booster: &Booster) -> Vec<f64> {
-    booster.history().records.iter().map(|r: &Record| r.train_loss).collect()
+    booster
+        .history()
+        .records
+        .iter()
+        .map(|r: &Record| r.train_loss)
+        .collect()
 }
 
 /// The training loss once the model holds exactly `n_trees` trees.
@@ -120,15 +146,24 @@ pub fn loss_at_trees(booster: &Booster, n_trees: usize) -> f64 {
 pub fn relative_difference(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len());
     let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-300);
-    a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / scale
+    a.iter()
+        .zip(b)
+        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()))
+        / scale
 }
 
 /// y = sin(2πx) + ε, x uniform on [0, 1] (the proximal paper's Fig. 1 example).
 pub fn sine(n: usize, noise: f64, seed: u64) -> Data {
     let mut rng = TestRng::new(seed);
     let x: Vec<f64> = (0..n).map(|_| rng.uniform()).collect();
-    let y = x.iter().map(|&x| (2.0 * std::f64::consts::PI * x).sin() + noise * rng.normal()).collect();
-    Data { columns: vec![x], y }
+    let y = x
+        .iter()
+        .map(|&x| (2.0 * std::f64::consts::PI * x).sin() + noise * rng.normal())
+        .collect();
+    Data {
+        columns: vec![x],
+        y,
+    }
 }
 
 /// The proximal paper's §5.1 classification model: n rows, d = 50 Gaussian covariates with
@@ -147,7 +182,8 @@ pub fn proximal_classification(n: usize, seed: u64) -> Data {
             columns[j][i] = previous;
         }
         let x = |j: usize| columns[j - 1][i];
-        let score = x(1) + x(4).powi(3) + x(9) + (x(12) * x(18)).sin() + 0.1f64.sqrt() * rng.normal();
+        let score =
+            x(1) + x(4).powi(3) + x(9) + (x(12) * x(18)).sin() + 0.1f64.sqrt() * rng.normal();
         y[i] = if score > 0.38 { 1.0 } else { -1.0 };
     }
     Data { columns, y }
@@ -156,11 +192,16 @@ pub fn proximal_classification(n: usize, seed: u64) -> Data {
 /// A smooth regression problem with a few informative features.
 pub fn friedman(n: usize, p: usize, seed: u64) -> Data {
     let mut rng = TestRng::new(seed);
-    let columns: Vec<Vec<f64>> = (0..p).map(|_| (0..n).map(|_| rng.uniform()).collect()).collect();
+    let columns: Vec<Vec<f64>> = (0..p)
+        .map(|_| (0..n).map(|_| rng.uniform()).collect())
+        .collect();
     let y = (0..n)
         .map(|i| {
             let x = |j: usize| columns[j % p][i];
-            10.0 * (std::f64::consts::PI * x(0) * x(1)).sin() + 20.0 * (x(2) - 0.5).powi(2) + 10.0 * x(3) + 5.0 * x(4)
+            10.0 * (std::f64::consts::PI * x(0) * x(1)).sin()
+                + 20.0 * (x(2) - 0.5).powi(2)
+                + 10.0 * x(3)
+                + 5.0 * x(4)
                 + rng.normal()
         })
         .collect();
@@ -170,7 +211,11 @@ pub fn friedman(n: usize, p: usize, seed: u64) -> Data {
 /// Three Gaussian blobs in 4 dimensions, labels 0, 1, 2.
 pub fn blobs(n: usize, seed: u64) -> Data {
     let mut rng = TestRng::new(seed);
-    let centres = [[0.0, 0.0, 1.0, 0.0], [1.5, 0.5, 0.0, 0.0], [0.0, 1.5, 0.0, 1.0]];
+    let centres = [
+        [0.0, 0.0, 1.0, 0.0],
+        [1.5, 0.5, 0.0, 0.0],
+        [0.0, 1.5, 0.0, 1.0],
+    ];
     let mut columns = vec![vec![0.0; n]; 4];
     let mut y = vec![0.0; n];
     for i in 0..n {
