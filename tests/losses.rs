@@ -363,7 +363,7 @@ fn init_is_the_constant_minimiser() {
                     .map(|i| d.w[i] * l.value(d.y[i], c))
                     .sum::<f64>()
             };
-            let (_, best) = brute_min(phi, -10.0, 10.0, 4000);
+            let (_, best) = brute_min(phi, -10.0, 10.0, 2000);
             assert_no_worse(l.name(), "init", phi(c), best);
         }
     }
@@ -413,7 +413,7 @@ fn leaf_value_matches_brute_force() {
                     .map(|i| d.w[i] * l.value(d.y[i], d.f[i] + c))
                     .sum::<f64>()
             };
-            let (_, best) = brute_min(phi, -15.0, 15.0, 6000);
+            let (_, best) = brute_min(phi, -15.0, 15.0, 2000);
             assert_no_worse(l.name(), "leaf_value", phi(c), best);
         }
         // Empty leaf and a leaf of zero weight: 0.
@@ -444,7 +444,7 @@ fn line_search_matches_brute_force() {
                     .map(|i| d.w[i] * l.value(d.y[i], d.f[i] + g * d.b[i]))
                     .sum::<f64>()
             };
-            let (_, best) = brute_min(phi, -15.0, 15.0, 6000);
+            let (_, best) = brute_min(phi, -15.0, 15.0, 2000);
             assert_no_worse(l.name(), "line_search", phi(g), best);
         }
         // Zero direction: step 0.
@@ -894,7 +894,7 @@ fn multiclass_leaf_value_and_line_search_match_brute_force() {
                     let fi = |i: usize, j: usize| d.f[i * k + j] + if j == class { c } else { 0.0 };
                     rows.iter().map(|&i| value(&fi, i as usize)).sum::<f64>()
                 };
-                let (_, best) = brute_min(phi_leaf, -15.0, 15.0, 3000);
+                let (_, best) = brute_min(phi_leaf, -15.0, 15.0, 1500);
                 assert_no_worse(l.name(), "leaf_value", phi_leaf(c), best);
 
                 let g = l.line_search(&d.y, &d.f, &d.b, &d.w);
@@ -903,7 +903,7 @@ fn multiclass_leaf_value_and_line_search_match_brute_force() {
                     let fi = |i: usize, j: usize| d.f[i * k + j] + g * d.b[i * k + j];
                     (0..n).map(|i| value(&fi, i)).sum::<f64>()
                 };
-                let (_, best) = brute_min(phi_line, -15.0, 15.0, 3000);
+                let (_, best) = brute_min(phi_line, -15.0, 15.0, 1500);
                 assert_no_worse(l.name(), "line_search", phi_line(g), best);
             }
             let d = mc_data(&mut rng, 4, k);
