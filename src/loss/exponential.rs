@@ -96,16 +96,18 @@ impl Loss for Exponential {
                 .iter()
                 .map(|&i| expo(i))
                 .fold(f64::NEG_INFINITY, f64::max);
-            let (mut d1, mut d2) = (0.0, 0.0);
+            let (mut d1, mut d2, mut noise) = (0.0, 0.0, 0.0);
             for &i in &live {
                 let (a, e) = (beta * y[i], (expo(i) - m).exp());
                 d1 -= w[i] * b[i] * a * e;
                 d2 += w[i] * b[i] * b[i] * a * a * e;
+                noise += (w[i] * b[i] * a * e).abs();
             }
             Slope {
                 d1,
                 d2,
                 ln_scale: m,
+                noise,
             }
         };
         solve::minimize_convex(deriv, solve::LINE_SEARCH_TOL, solve::LINE_SEARCH_MAX_ITER)

@@ -34,15 +34,20 @@ impl Logistic {
     }
     fn argmin(&self, rows: impl Iterator<Item = (f64, f64, f64, f64)> + Clone) -> f64 {
         let deriv = |g: f64| {
-            let (mut d1, mut d2) = (0.0, 0.0);
+            let (mut d1, mut d2, mut noise) = (0.0, 0.0, 0.0);
             for (y, f, b, w) in rows.clone() {
                 if w != 0.0 && b != 0.0 {
                     let u = f + g * b;
-                    d1 += w * b * self.derivative(y, u);
+                    let t = w * b * self.derivative(y, u);
+                    d1 += t;
                     d2 += w * b * b * self.curvature(y, u);
+                    noise += t.abs();
                 }
             }
-            Slope::new(d1, d2)
+            Slope {
+                noise,
+                ..Slope::new(d1, d2)
+            }
         };
         solve::minimize_convex(deriv, solve::LINE_SEARCH_TOL, solve::LINE_SEARCH_MAX_ITER)
     }

@@ -4,6 +4,17 @@
 //! Every one-dimensional minimisation the step rules need (`init`, per-leaf line search, line search
 //! along a tree) is `argmin_c Σ w_i ℓ(y_i, f_i + c·b_i)` over some rows; each loss answers it in
 //! closed form where one exists and with the shared safeguarded solvers of `solve.rs` otherwise.
+//!
+//! Conventions shared by every loss:
+//! * `derivative` is ∂ℓ/∂f (squared: f − y); at a kink it is a subgradient (the paper's choice).
+//! * Line searches return the exact argmin, which may be negative. A zero direction (every
+//!   b_i = 0, or zero total weight) returns 0. Where the argmin is an interval (piecewise-linear
+//!   losses), its midpoint is returned when bounded, else its point closest to 0.
+//! * Where the infimum is only reached at infinity (one class in a leaf or sample under the
+//!   logistic or exponential loss), the answer is finite: the score at which the loss has fallen
+//!   to ε_machine times its value at 0 (`solve::NEGLIGIBLE_LN` = 36 on the log-odds scale).
+//! * No method returns NaN for finite inputs; the exponential loss's value (and derivative)
+//!   overflows to ±inf for margins below −709/β, as e^{−βyf} itself does.
 
 mod absolute;
 mod exponential;

@@ -133,7 +133,7 @@ impl MulticlassLoss for Softmax {
         let mut u = vec![0.0; k];
         let mut p = vec![0.0; k];
         let deriv = |g: f64| {
-            let (mut d1, mut d2) = (0.0, 0.0);
+            let (mut d1, mut d2, mut noise) = (0.0, 0.0, 0.0);
             for i in 0..y.len() {
                 if w[i] <= 0.0 {
                     continue;
@@ -149,10 +149,18 @@ impl MulticlassLoss for Softmax {
                     .zip(bi)
                     .map(|(p, b)| p * (b - mean) * (b - mean))
                     .sum();
-                d1 += w[i] * (mean - bi[y[i] as usize]);
+                let by = bi[y[i] as usize];
+                d1 += w[i] * (mean - by);
                 d2 += w[i] * var;
+                let spread: f64 = p.iter().zip(bi).map(|(p, b)| p * b.abs()).sum();
+                noise += w[i] * (spread + by.abs());
             }
-            Slope::new(d1, d2)
+            // A direction adding the same amount to every score leaves ℓ unchanged: φ' is then
+            // pure rounding, which `noise` lets the solver recognise (step 0).
+            Slope {
+                noise,
+                ..Slope::new(d1, d2)
+            }
         };
         solve::minimize_convex(deriv, solve::LINE_SEARCH_TOL, solve::LINE_SEARCH_MAX_ITER)
     }

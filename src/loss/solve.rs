@@ -81,11 +81,14 @@ pub fn pick((lo, hi): (f64, f64)) -> f64 {
 /// The first and second derivatives of a convex function at a point, both multiplied by the same
 /// positive factor `exp(-ln_scale)`: true φ' = `d1 · exp(ln_scale)`. Losses whose derivatives can
 /// overflow (exponential) factor out their largest exponential; the others set `ln_scale = 0`.
+/// `noise` (same scaling) is the sum of the magnitudes of the terms of φ' where they may cancel;
+/// |φ'| below 1e-13 × `noise` is rounding, and counts as φ' = 0 (0 when unknown).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Slope {
     pub d1: f64,
     pub d2: f64,
     pub ln_scale: f64,
+    pub noise: f64,
 }
 
 impl Slope {
@@ -94,7 +97,11 @@ impl Slope {
             d1,
             d2,
             ln_scale: 0.0,
+            noise: 0.0,
         }
+    }
+    fn is_zero(&self) -> bool {
+        self.d1.abs() <= 1e-13 * self.noise
     }
     /// ln |φ'|, comparable between points.
     fn ln_abs_d1(&self) -> f64 {
@@ -106,11 +113,11 @@ impl Slope {
 /// direction). Otherwise brackets the root of φ' by expanding from 0 in the descent direction
 /// (the Newton step, doubled while φ' keeps its sign; at most 64 expansions), then runs
 /// [`bracketed_newton`] with `tol` relative and at most `max_iter` iterations. If φ' keeps its sign
-/// until it has shrunk to ε_machine · |φ'(0)|, the infimum is at infinity and that point is
-/// returned (finite; φ is within rounding of its infimum there).
+/// until it has shrunk to ε_machine · |φ'(0)| (or to rounding noise), the infimum is at infinity
+/// and that point is returned (finite; φ is within rounding of its infimum there).
 pub fn minimize_convex<F: FnMut(f64) -> Slope>(mut deriv: F, tol: f64, max_iter: usize) -> f64 {
     let s0 = deriv(0.0);
-    if s0.d1 == 0.0 || !s0.d1.is_finite() {
+    if s0.d1 == 0.0 || s0.is_zero() || !s0.d1.is_finite() {
         return 0.0;
     }
     let dir = if s0.d1 < 0.0 { 1.0 } else { -1.0 };
@@ -140,7 +147,7 @@ pub fn minimize_convex<F: FnMut(f64) -> Slope>(mut deriv: F, tol: f64, max_iter:
             bracket = Some((t, s));
             break;
         }
-        if s.ln_abs_d1() <= ln_negligible {
+        if s.ln_abs_d1() <= ln_negligible || s.is_zero() {
             return dir * t;
         }
         lo = t;
@@ -185,7 +192,7 @@ pub fn minimize_convex<F: FnMut(f64) -> Slope>(mut deriv: F, tol: f64, max_iter:
 
 /// Root of an increasing function g on `[lo, hi]` with g(lo) ≤ 0 ≤ g(hi), by Newton steps from
 /// `x0` (whose `(g, g')` is `gx0`) that are replaced by bisection whenever they leave the current
-/// bracket or are not finite. `eval` may return g and g' multiplied by a common positive factor.
+/// bracket, are not finite or do not shrink (rtsafe). `eval` may return g and g' multiplied by a common positive factor.
 /// Stops when a step is below `tol · |x|` (or the bracket is that narrow), when g = 0, or after
 /// `max_iter` iterations. `floor` bounds the scale |x| from below (1 gives an absolute
 /// tolerance near 0, `f64::MIN_POSITIVE` a purely relative one).
@@ -200,15 +207,22 @@ pub fn bracketed_newton<F: FnMut(f64) -> (f64, f64)>(
     max_iter: usize,
 ) -> f64 {
     let (mut x, (mut g, mut dg)) = (x0, gx0);
+    // rtsafe (Numerical Recipes §9.4): a Newton step is taken only if it stays inside the bracket
+    // and is at most half the step before last; otherwise bisect. This rules out the two-cycles
+    // Newton falls into on S-shaped functions (e.g. u − z + λσ(u)).
+    let (mut step_old, mut step_last) = (f64::INFINITY, f64::INFINITY);
     for _ in 0..max_iter {
         if g == 0.0 {
             return x;
         }
-        let mut next = x - g / dg;
-        if !(next.is_finite() && next > lo && next < hi) {
-            next = lo + 0.5 * (hi - lo);
-        }
+        let newton = x - g / dg;
+        // A few ulps of slack: a root on an analytic bracket end is often missed by rounding.
+        let slack = 4.0 * f64::EPSILON * lo.abs().max(hi.abs());
+        let inside = newton >= lo - slack && newton <= hi + slack;
+        let ok = inside && (newton - x).abs() <= 0.5 * step_old;
+        let next = if ok { newton } else { lo + 0.5 * (hi - lo) };
         let step = (next - x).abs();
+        (step_old, step_last) = (step_last, step);
         x = next;
         (g, dg) = eval(x);
         if g < 0.0 {

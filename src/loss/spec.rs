@@ -141,7 +141,7 @@ impl FromStr for LossSpec {
     /// `name` or `name(parameter)`, case-insensitive, `-` accepted for `_`. Defaults: pinball τ = 0.5,
     /// huber δ = 1, logistic ridge 0, exponential β = 1. The result is validated.
     fn from_str(s: &str) -> Result<Self> {
-        let text = s.trim().to_ascii_lowercase().replace('-', "_");
+        let text = s.trim().to_ascii_lowercase();
         let (name, arg) = match text.find('(') {
             Some(open) if text.ends_with(')') => (
                 text[..open].trim(),
@@ -150,6 +150,8 @@ impl FromStr for LossSpec {
             Some(_) => return Err(Error::param("loss", s, ALLOWED)),
             None => (text.as_str(), None),
         };
+        let name = name.replace('-', "_");
+        let name = name.as_str();
         let number = |param: &str, default: f64| -> Result<f64> {
             match arg {
                 None => Ok(default),
