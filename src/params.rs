@@ -18,6 +18,7 @@ macro_rules! public_enum {
 
         impl $name {
             pub const NAMES: &'static [&'static str] = &[$($text),+];
+            pub const ALL: &'static [Self] = &[$($name::$variant),+];
             pub fn name(&self) -> &'static str {
                 match self { $($name::$variant => $text),+ }
             }
@@ -42,7 +43,11 @@ macro_rules! public_enum {
 }
 
 fn allowed_list(names: &[&str]) -> String {
-    names.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ")
+    names
+        .iter()
+        .map(|n| format!("{n:?}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 public_enum!(
@@ -147,10 +152,32 @@ impl Default for Params {
 impl Params {
     /// The names `set` accepts.
     pub const NAMES: &'static [&'static str] = &[
-        "method", "loss", "n_iter", "learning_rate", "step", "rho", "init", "max_depth", "max_leaves",
-        "min_samples_leaf", "min_weight_leaf", "l2_leaf", "min_split_gain", "growth", "max_bins",
-        "min_category_count", "seed", "n_threads", "early_stopping_rounds", "selection", "t", "gamma",
-        "restart", "lambda", "max_inner", "schedule",
+        "method",
+        "loss",
+        "n_iter",
+        "learning_rate",
+        "step",
+        "rho",
+        "init",
+        "max_depth",
+        "max_leaves",
+        "min_samples_leaf",
+        "min_weight_leaf",
+        "l2_leaf",
+        "min_split_gain",
+        "growth",
+        "max_bins",
+        "min_category_count",
+        "seed",
+        "n_threads",
+        "early_stopping_rounds",
+        "selection",
+        "t",
+        "gamma",
+        "restart",
+        "lambda",
+        "max_inner",
+        "schedule",
     ];
 
     /// Sets one parameter from its public name and a textual value.
@@ -183,7 +210,13 @@ impl Params {
             "lambda" => self.lambda = parse(name, value)?,
             "max_inner" => self.max_inner = parse(name, value)?,
             "schedule" => self.schedule = value.parse()?,
-            _ => return Err(Error::param("parameter name", format!("{name:?}"), allowed_list(Self::NAMES))),
+            _ => {
+                return Err(Error::param(
+                    "parameter name",
+                    format!("{name:?}"),
+                    allowed_list(Self::NAMES),
+                ))
+            }
         }
         Ok(self)
     }
@@ -192,11 +225,16 @@ impl Params {
     pub fn validate(&self) -> Result<()> {
         self.tree.validate()?;
         self.binning.validate()?;
+        self.loss.validate()?;
         if self.n_iter == 0 {
             return Err(Error::param("n_iter", self.n_iter, "an integer ≥ 1"));
         }
         if !(self.learning_rate.is_finite() && self.learning_rate > 0.0) {
-            return Err(Error::param("learning_rate", self.learning_rate, "a finite number > 0"));
+            return Err(Error::param(
+                "learning_rate",
+                self.learning_rate,
+                "a finite number > 0",
+            ));
         }
         if let Some(rho) = self.rho {
             if !(rho.is_finite() && rho > 0.0) {
@@ -218,7 +256,97 @@ impl Params {
         if self.early_stopping_rounds == Some(0) {
             return Err(Error::param("early_stopping_rounds", 0, "an integer ≥ 1"));
         }
+        self.validate_method()
+    }
+
+    /// The combinations of method, step rule, schedule and loss that mean something.
+    fn validate_method(&self) -> Result<()> {
+        let method = self.method;
+        if let Some(step) = self.step {
+            let allowed = method.step_rules();
+            if !allowed.contains(&step) {
+                let names: Vec<&str> = allowed.iter().map(StepRule::name).collect();
+                return Err(Error::param(
+                    "step",
+                    format!("{:?}", step.name()),
+                    format!("{} for method {:?}", allowed_list(&names), method.name()),
+                ));
+            }
+        }
+        if self.schedule == Schedule::InvSqrt && method.has_momentum() {
+            return Err(Error::param(
+                "schedule",
+                "\"inv_sqrt\"",
+                format!(
+                    "\"constant\" for method {:?} (its momentum recursion needs a fixed step; \"inv_sqrt\" is for {})",
+                    method.name(),
+                    allowed_list(&Method::ALL.iter().filter(|m| !m.has_momentum()).map(Method::name).collect::<Vec<_>>())
+                ),
+            ));
+        }
+        if self.loss.is_multiclass() && !method.supports_multiclass() {
+            let names: Vec<&str> = Method::MULTICLASS.iter().map(Method::name).collect();
+            return Err(Error::param(
+                "method",
+                format!("{:?}", method.name()),
+                format!(
+                    "{} with the multiclass loss {}",
+                    allowed_list(&names),
+                    self.loss
+                ),
+            ));
+        }
         Ok(())
+    }
+}
+
+impl Method {
+    /// Methods that fit one tree per class per iteration for a multiclass loss (all but the AGBM
+    /// family, whose corrected-residual recursion is stated for one score per row).
+    pub const MULTICLASS: &'static [Method] = &[
+        Method::Gbm,
+        Method::Rgbm,
+        Method::Proximal,
+        Method::ResidualProximal,
+        Method::AcceleratedProximal,
+        Method::ResidualGbm,
+        Method::AcceleratedGbm,
+        Method::RepeatedGbm,
+    ];
+
+    pub fn supports_multiclass(&self) -> bool {
+        Self::MULTICLASS.contains(self)
+    }
+
+    /// Methods whose output mixes old iterates (Nesterov momentum): old tree weights change.
+    pub fn has_momentum(&self) -> bool {
+        matches!(
+            self,
+            Method::Agbm
+                | Method::Agbmr
+                | Method::Vagbm
+                | Method::AcceleratedProximal
+                | Method::AcceleratedGbm
+        )
+    }
+
+    /// The step rules that make sense for the method (SPEC §2). `newton` needs the target to be
+    /// the gradient at the point the step starts from; the AGBM family's recursions are stated
+    /// for a constant step; `repeated_gbm` sums several trees into one direction, so it has no
+    /// single partition to re-solve leaf by leaf.
+    pub fn step_rules(&self) -> &'static [StepRule] {
+        use StepRule::*;
+        match self {
+            Method::Gbm | Method::Rgbm | Method::AcceleratedGbm => {
+                &[Constant, LineSearch, LeafLineSearch, Newton]
+            }
+            Method::Agbm | Method::Agbmr | Method::Vagbm => &[Constant],
+            Method::Proximal
+            | Method::ResidualProximal
+            | Method::AcceleratedProximal
+            | Method::ResidualGbm => &[Constant, LineSearch, LeafLineSearch],
+            Method::RepeatedGbm => &[Constant, LineSearch],
+        }
     }
 }
 

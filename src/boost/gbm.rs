@@ -1,11 +1,17 @@
-//! `gbm`: gradient boosting (Friedman; Alg. 1 of every paper).
+//! `gbm`: gradient boosting (Friedman; Alg. 1 of every paper), and `rgbm`, which is `gbm` on a
+//! random candidate set (see `rgbm.rs`).
 //! ```text
 //! F ← c0;  repeat:  r ← −∂ℓ(y, F)/∂F;  b ← fit(r);  F ← F + ν s(b)
 //! ```
-//! With the `newton` step the tree is grown on −g/h with weights w·h (XGBoost, LightGBM).
+//! With the `newton` step the tree is grown on −g/h with weights w·h (XGBoost, LightGBM); it is
+//! the default for twice-differentiable losses, `leaf_line_search` otherwise (`rgbm`: `constant`
+//! with ρ = 1/σ). For a multiclass loss one tree per class is fitted at the same F, the line
+//! search is one γ along the K trees together, and the leaf line search re-solves each class's
+//! leaves.
 
-use super::step_rule::{apply_step_rule, fit_newton, fit_target};
-use super::vectors::{axpy, par_fill};
+use super::outputs::column;
+use super::step_rule::{apply_step_rule, fit_newton_all, fit_target};
+use super::vectors::add_column;
 use super::{Context, Iteration};
 use crate::params::StepRule;
 use crate::tree::Candidates;
@@ -13,23 +19,31 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GbmState {
-    /// F on the training rows.
+    /// F on the training rows (n × K).
     pub f: Vec<f64>,
 }
 
 pub fn step(state: &mut GbmState, ctx: &mut Context<'_>, candidates: &Candidates) -> Iteration {
     let rule = ctx.step_rule();
-    let (direction, factor) = if rule == StepRule::Newton {
-        (fit_newton(ctx, &state.f, candidates), 1.0)
+    let k = ctx.n_outputs();
+    let (dirs, factor) = if rule == StepRule::Newton {
+        (fit_newton_all(ctx, &state.f, candidates), 1.0)
     } else {
-        let mut r = vec![0.0; state.f.len()];
-        par_fill(&mut r, |i| -ctx.loss.derivative(ctx.y[i], state.f[i]));
-        let mut direction = fit_target(ctx, &r, candidates);
-        let factor = apply_step_rule(ctx, rule, &state.f, &mut direction);
-        (direction, factor)
+        let r = ctx.negative_gradient(&state.f);
+        let mut dirs: Vec<_> = (0..k)
+            .map(|class| fit_target(ctx, &column(&r, class, k), candidates))
+            .collect();
+        let factor = apply_step_rule(ctx, rule, &state.f, &mut dirs);
+        (dirs, factor)
     };
-    let nu = ctx.params.learning_rate;
-    axpy(&mut state.f, nu, &direction.values);
-    ctx.add_tree(direction.grown.tree, nu, 0);
-    Iteration { cos: vec![direction.cos], step: nu * factor }
+    let nu = ctx.nu();
+    let cos = dirs.iter().map(|d| d.cos).collect();
+    for (class, dir) in dirs.into_iter().enumerate() {
+        add_column(&mut state.f, nu, &dir.values, class);
+        ctx.add_tree(dir.grown.tree, nu, class);
+    }
+    Iteration {
+        cos,
+        step: nu * factor,
+    }
 }

@@ -2,25 +2,40 @@
 //! `step()` performs exactly one iteration, and a finished booster keeps answering `Finished`.
 //! A booster can be checkpointed (serialized) mid-training and resumed to the identical model.
 
+mod agbm;
 mod gbm;
 mod history;
+mod outputs;
+mod projection;
+mod proximal;
+mod rgbm;
 mod rng;
 mod step_rule;
+mod tracked;
+mod vagbm;
 mod vectors;
 
+pub use agbm::AgbmState;
+pub use gbm::GbmState;
 pub use history::{cosine, History, Record};
+pub use projection::RepeatedState;
+pub use proximal::{prox_direction, DirectionKind, MetaState, Switches};
+pub use tracked::Tracked;
+pub use vagbm::VagbmState;
 
 use crate::data::{BinnedData, BinnedMatrix, Frame};
 use crate::error::{Error, Result};
-use crate::loss::{Loss, Objective};
+use crate::loss::Objective;
 use crate::model::{FeatureSpec, Model};
-use crate::params::{Init, Method, Params, StepRule};
+use crate::params::{Init, Method, Params, Schedule, StepRule};
 use crate::tree::{Candidates, Tree};
+use outputs::mean_loss;
 use rng::Rng;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Instant;
-use vectors::{axpy, par_sum};
+use tracked::StoredTree;
+use vectors::{add_column, par_fill};
 
 /// The training loss may grow by this factor over its best value before training is declared
 /// divergent (accelerated methods in the overfitting regime, SPEC §4).
@@ -41,10 +56,16 @@ impl std::fmt::Display for StopReason {
         match self {
             StopReason::Completed => write!(f, "completed all iterations"),
             StopReason::EarlyStopping { best_iteration } => {
-                write!(f, "early stopping: best validation loss at iteration {best_iteration}")
+                write!(
+                    f,
+                    "early stopping: best validation loss at iteration {best_iteration}"
+                )
             }
             StopReason::Diverged { iteration, detail } => {
-                write!(f, "diverged at iteration {iteration} ({detail}); kept the best iterate")
+                write!(
+                    f,
+                    "diverged at iteration {iteration} ({detail}); kept the best iterate"
+                )
             }
         }
     }
@@ -66,21 +87,59 @@ pub struct Iteration {
 /// recursion carries.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum MethodState {
-    Gbm(gbm::GbmState),
+    /// `gbm` and `rgbm` (which only restricts the candidates).
+    Gbm(GbmState),
+    /// `agbm`, `agbmr`.
+    Agbm(AgbmState),
+    Vagbm(VagbmState),
+    /// The proximal meta-algorithm: `proximal`, `residual_proximal`, `accelerated_proximal`,
+    /// `residual_gbm`, `accelerated_gbm`.
+    Meta(MetaState),
+    /// `repeated_gbm`.
+    Repeated(RepeatedState),
 }
 
 impl MethodState {
-    fn new(params: &Params, bias: f64, n: usize) -> Result<Self> {
-        match params.method {
-            Method::Gbm => Ok(MethodState::Gbm(gbm::GbmState { f: vec![bias; n] })),
-            other => Err(Error::param("method", other, "\"gbm\" (this build)")),
-        }
+    fn new(
+        params: &Params,
+        objective: &Objective,
+        bias: &[f64],
+        n: usize,
+        n_valid: Option<usize>,
+    ) -> Result<Self> {
+        let start = || Tracked::constant(bias, n, n_valid);
+        Ok(match params.method {
+            Method::Gbm | Method::Rgbm => MethodState::Gbm(GbmState { f: bias.repeat(n) }),
+            Method::Agbm | Method::Agbmr => match objective {
+                Objective::Scalar(loss) => {
+                    MethodState::Agbm(AgbmState::new(params, loss.as_ref(), start())?)
+                }
+                Objective::Multiclass(_) => {
+                    unreachable!("Params::validate rejects multiclass losses for agbm")
+                }
+            },
+            Method::Vagbm => MethodState::Vagbm(VagbmState {
+                f: start(),
+                h: start(),
+                m: 0,
+            }),
+            Method::RepeatedGbm => MethodState::Repeated(RepeatedState { f: bias.repeat(n) }),
+            method => {
+                let switches = Switches::of(method)
+                    .expect("every other method is one of the meta-algorithm's");
+                MethodState::Meta(MetaState::new(switches, start()))
+            }
+        })
     }
 
     /// The output sequence on the training rows (the model's predictions).
     fn output(&self) -> &[f64] {
         match self {
             MethodState::Gbm(s) => &s.f,
+            MethodState::Agbm(s) => &s.f.train,
+            MethodState::Vagbm(s) => &s.f.train,
+            MethodState::Meta(s) => &s.x.train,
+            MethodState::Repeated(s) => &s.f,
         }
     }
 }
@@ -128,7 +187,7 @@ pub struct Booster {
     data: BinnedData,
     y: Vec<f64>,
     w: Vec<f64>,
-    loss: Box<dyn Loss>,
+    objective: Objective,
     valid: Option<Validation>,
     valid_pred: Option<Vec<f64>>,
     model: Model,
@@ -139,6 +198,8 @@ pub struct Booster {
     rng: Rng,
     pool: Arc<rayon::ThreadPool>,
     seconds: f64,
+    /// Training loss of the initial constant (what iteration 1 starts from).
+    initial_train_loss: f64,
 }
 
 /// Borrowed view of a booster that a method's `step` works with.
@@ -147,9 +208,13 @@ pub struct Context<'a> {
     pub data: &'a BinnedData,
     pub y: &'a [f64],
     pub w: &'a [f64],
-    pub loss: &'a dyn Loss,
+    pub objective: &'a Objective,
     pub model: &'a mut Model,
     pub rng: &'a mut Rng,
+    /// 1-based number of the iteration being performed.
+    pub iteration: usize,
+    /// Training loss of the current output, before this iteration.
+    pub train_loss: f64,
     valid: Option<&'a Validation>,
     valid_pred: Option<&'a mut Vec<f64>>,
 }
@@ -157,71 +222,145 @@ pub struct Context<'a> {
 impl Context<'_> {
     /// The step rule in force: the user's, or the method's default.
     pub fn step_rule(&self) -> StepRule {
-        self.params.step.unwrap_or_else(|| default_step_rule(self.params, self.loss))
+        self.params
+            .step
+            .unwrap_or_else(|| step_rule::default_step_rule(self.params.method, self.sigma()))
+    }
+
+    /// ρ of the `constant` step rule: the user's, or the method's default.
+    pub fn rho(&self) -> f64 {
+        self.params.rho.unwrap_or_else(|| {
+            step_rule::default_rho(self.params.method, self.sigma(), self.params.lambda)
+        })
+    }
+
+    /// The shrinkage of this iteration: ν, or ν/√t with `schedule = "inv_sqrt"`.
+    pub fn nu(&self) -> f64 {
+        match self.params.schedule {
+            Schedule::Constant => self.params.learning_rate,
+            Schedule::InvSqrt => self.params.learning_rate / (self.iteration as f64).sqrt(),
+        }
+    }
+
+    /// A tree's values on the validation rows, if there are any.
+    fn valid_values(&self, tree: &Tree) -> Option<Vec<f64>> {
+        let valid = self.valid?;
+        let mut values = vec![0.0; valid.matrix.n_rows()];
+        par_fill(&mut values, |r| tree.predict_bins(valid.matrix.row(r)));
+        Some(values)
+    }
+
+    /// Puts a fitted tree into the model's store with weight 0, for a method that sets the
+    /// weights itself through `publish`.
+    pub fn store_tree(&mut self, direction: step_rule::Direction, output: usize) -> StoredTree {
+        let valid = self.valid_values(&direction.grown.tree);
+        let index = self.model.n_trees();
+        self.model.push_tree(direction.grown.tree, 0.0, output);
+        StoredTree {
+            index,
+            output,
+            train: direction.values,
+            valid,
+        }
+    }
+
+    /// Makes `output` the model: its weights become the model's, its validation values the
+    /// validation predictions.
+    pub fn publish(&mut self, output: &Tracked) {
+        self.model.weights = output.weights_for(self.model.n_trees());
+        if let (Some(pred), Some(values)) = (self.valid_pred.as_deref_mut(), output.valid.as_ref())
+        {
+            pred.copy_from_slice(values);
+        }
     }
 
     /// Adds `weight · tree` to output `output` of the model and of the validation predictions.
     pub fn add_tree(&mut self, tree: Tree, weight: f64, output: usize) {
-        if let (Some(valid), Some(pred)) = (self.valid, self.valid_pred.as_deref_mut()) {
-            let values: Vec<f64> = (0..valid.matrix.n_rows()).map(|r| tree.predict_bins(valid.matrix.row(r))).collect();
-            axpy(pred, weight, &values);
+        if let Some(values) = self.valid_values(&tree) {
+            let pred = self
+                .valid_pred
+                .as_deref_mut()
+                .expect("validation predictions exist with validation data");
+            add_column(pred, weight, &values, output);
         }
         self.model.push_tree(tree, weight, output);
     }
 }
 
-fn default_step_rule(params: &Params, loss: &dyn Loss) -> StepRule {
-    match params.method {
-        Method::Gbm if loss.sigma().is_some() => StepRule::Newton,
-        _ => StepRule::LeafLineSearch,
-    }
-}
-
 impl Booster {
     /// Validates parameters and data, bins the features and prepares iteration 0.
-    pub fn new(params: Params, train: &TrainData<'_>, valid: Option<&TrainData<'_>>) -> Result<Booster> {
+    pub fn new(
+        params: Params,
+        train: &TrainData<'_>,
+        valid: Option<&TrainData<'_>>,
+    ) -> Result<Booster> {
         params.validate()?;
         let data = BinnedData::learn(&train.frame, &params.binning)?;
         Self::start(params, data, train, valid)
     }
 
-    fn start(params: Params, data: BinnedData, train: &TrainData<'_>, valid: Option<&TrainData<'_>>) -> Result<Booster> {
-        let loss = match params.loss.build(2)? {
-            Objective::Scalar(loss) => loss,
+    fn start(
+        params: Params,
+        data: BinnedData,
+        train: &TrainData<'_>,
+        valid: Option<&TrainData<'_>>,
+    ) -> Result<Booster> {
+        let n_classes = if params.loss.is_multiclass() {
+            count_classes(train.y)?
+        } else {
+            2
         };
-        let (y, w) = checked_target(train, loss.as_ref(), "training")?;
+        let objective = params.loss.build(n_classes)?;
+        let (y, w) = checked_target(train, &objective, "training")?;
         let valid = valid
             .map(|v| -> Result<Validation> {
-                let (y, w) = checked_target(v, loss.as_ref(), "validation")?;
-                Ok(Validation { matrix: data.bin(&v.frame)?, y, w })
+                let (y, w) = checked_target(v, &objective, "validation")?;
+                Ok(Validation {
+                    matrix: data.bin(&v.frame)?,
+                    y,
+                    w,
+                })
             })
             .transpose()?;
-        let bias = match params.init {
-            Init::Optimal => loss.init(&y, &w),
-            Init::Zero => 0.0,
+        let k = objective.n_outputs();
+        let bias = match (params.init, &objective) {
+            (Init::Optimal, Objective::Scalar(loss)) => vec![loss.init(&y, &w)],
+            (Init::Optimal, Objective::Multiclass(loss)) => loss.init(&y, &w),
+            (Init::Zero, _) => vec![0.0; k],
         };
-        if !bias.is_finite() {
-            return Err(Error::Training(format!("the initial constant is not finite ({bias})")));
+        if let Some(b) = bias.iter().find(|b| !b.is_finite()) {
+            return Err(Error::Training(format!(
+                "the initial constant is not finite ({b})"
+            )));
         }
         let features: Vec<FeatureSpec> = data
             .names
             .iter()
             .zip(&data.mappers)
-            .map(|(name, mapper)| FeatureSpec { name: name.clone(), mapper: mapper.clone() })
+            .map(|(name, mapper)| FeatureSpec {
+                name: name.clone(),
+                mapper: mapper.clone(),
+            })
             .collect();
         let model = Model {
             method: params.method,
             loss: params.loss.clone(),
-            n_outputs: 1,
-            bias: vec![bias],
+            n_outputs: k,
+            bias: bias.clone(),
             trees: Vec::new(),
             weights: Vec::new(),
             tree_outputs: Vec::new(),
             features,
             best_iteration: None,
         };
-        let state = MethodState::new(&params, bias, y.len())?;
-        let valid_pred = valid.as_ref().map(|v| vec![bias; v.y.len()]);
+        let state = MethodState::new(
+            &params,
+            &objective,
+            &bias,
+            y.len(),
+            valid.as_ref().map(|v| v.y.len()),
+        )?;
+        let valid_pred = valid.as_ref().map(|v| bias.repeat(v.y.len()));
         let pool = Arc::new(thread_pool(params.n_threads)?);
         let rng = Rng::new(params.seed);
         let mut booster = Booster {
@@ -229,19 +368,25 @@ impl Booster {
             data,
             y,
             w,
-            loss,
+            objective,
             valid,
             valid_pred,
             model,
             state,
             history: History::default(),
-            best: Best { iteration: 0, loss: f64::INFINITY, n_trees: 0, weights: Vec::new() },
+            best: Best {
+                iteration: 0,
+                loss: f64::INFINITY,
+                n_trees: 0,
+                weights: Vec::new(),
+            },
             finished: None,
             rng,
             pool,
             seconds: 0.0,
+            initial_train_loss: f64::NAN,
         };
-        booster.best.loss = booster.monitored_loss().0;
+        (booster.best.loss, booster.initial_train_loss) = booster.monitored_loss();
         Ok(booster)
     }
 
@@ -261,21 +406,39 @@ impl Booster {
     }
 
     /// Resumes from a checkpoint with the same training (and validation) data.
-    pub fn resume(checkpoint: Checkpoint, train: &TrainData<'_>, valid: Option<&TrainData<'_>>) -> Result<Booster> {
-        let mappers: Vec<_> = checkpoint.model.features.iter().map(|f| f.mapper.clone()).collect();
-        let names = checkpoint.model.features.iter().map(|f| f.name.clone()).collect();
+    pub fn resume(
+        checkpoint: Checkpoint,
+        train: &TrainData<'_>,
+        valid: Option<&TrainData<'_>>,
+    ) -> Result<Booster> {
+        let mappers: Vec<_> = checkpoint
+            .model
+            .features
+            .iter()
+            .map(|f| f.mapper.clone())
+            .collect();
+        let names = checkpoint
+            .model
+            .features
+            .iter()
+            .map(|f| f.name.clone())
+            .collect();
         let matrix = BinnedMatrix::from_frame(&train.frame, &mappers)?;
         let data = BinnedData::new(matrix, mappers, names);
         let mut booster = Self::start(checkpoint.params, data, train, valid)?;
-        if booster.y.len() != checkpoint.state.output().len() {
+        let k = booster.model.n_outputs;
+        if booster.y.len() * k != checkpoint.state.output().len() {
             return Err(Error::data(format!(
                 "the checkpoint was trained on {} rows, got {}",
-                checkpoint.state.output().len(),
+                checkpoint.state.output().len() / k,
                 booster.y.len()
             )));
         }
-        if booster.valid_pred.as_ref().map(Vec::len) != checkpoint.valid_pred.as_ref().map(Vec::len) {
-            return Err(Error::data("the validation data differs from the checkpoint's"));
+        if booster.valid_pred.as_ref().map(Vec::len) != checkpoint.valid_pred.as_ref().map(Vec::len)
+        {
+            return Err(Error::data(
+                "the validation data differs from the checkpoint's",
+            ));
         }
         booster.model = checkpoint.model;
         booster.state = checkpoint.state;
@@ -305,6 +468,10 @@ impl Booster {
     }
     pub fn finished(&self) -> Option<&StopReason> {
         self.finished.as_ref()
+    }
+    /// The method's state (its sequences, corrected residuals, momentum coefficients, …).
+    pub fn state(&self) -> &MethodState {
+        &self.state
     }
     /// Predictions of the current model on the training rows.
     pub fn train_predictions(&self) -> &[f64] {
@@ -346,20 +513,33 @@ impl Booster {
     fn step_in_pool(&mut self) -> Result<Step> {
         let started = Instant::now();
         let iteration = self.history.len() + 1;
-        let candidates = Candidates::All;
+        let candidates = match self.params.method {
+            Method::Rgbm => rgbm::draw(&self.params, &self.data, &mut self.rng),
+            _ => Candidates::All,
+        };
+        let train_loss = self
+            .history
+            .last()
+            .map_or(self.initial_train_loss, |r| r.train_loss);
         let mut ctx = Context {
             params: &self.params,
             data: &self.data,
             y: &self.y,
             w: &self.w,
-            loss: self.loss.as_ref(),
+            objective: &self.objective,
             model: &mut self.model,
             rng: &mut self.rng,
+            iteration,
+            train_loss,
             valid: self.valid.as_ref(),
             valid_pred: self.valid_pred.as_mut(),
         };
         let report = match &mut self.state {
             MethodState::Gbm(state) => gbm::step(state, &mut ctx, &candidates),
+            MethodState::Agbm(state) => agbm::step(state, &mut ctx, &candidates),
+            MethodState::Vagbm(state) => vagbm::step(state, &mut ctx, &candidates),
+            MethodState::Meta(state) => proximal::step(state, &mut ctx, &candidates),
+            MethodState::Repeated(state) => projection::step(state, &mut ctx, &candidates),
         };
         let (train_loss, valid_loss) = self.monitored_losses();
         self.seconds += started.elapsed().as_secs_f64();
@@ -383,12 +563,12 @@ impl Booster {
     }
 
     fn monitored_losses(&self) -> (f64, Option<f64>) {
-        let train = mean_loss(self.loss.as_ref(), &self.y, self.state.output(), &self.w);
+        let train = mean_loss(&self.objective, &self.y, self.state.output(), &self.w);
         let valid = self
             .valid
             .as_ref()
             .zip(self.valid_pred.as_ref())
-            .map(|(v, pred)| mean_loss(self.loss.as_ref(), &v.y, pred, &v.w));
+            .map(|(v, pred)| mean_loss(&self.objective, &v.y, pred, &v.w));
         (train, valid)
     }
 
@@ -400,23 +580,41 @@ impl Booster {
 
     fn check_stop(&mut self, iteration: usize, record: &Record) -> Option<StopReason> {
         let monitored = record.valid_loss.unwrap_or(record.train_loss);
-        let finite = record.train_loss.is_finite() && monitored.is_finite() && record.step.is_finite();
+        let finite =
+            record.train_loss.is_finite() && monitored.is_finite() && record.step.is_finite();
         if !finite {
-            return Some(StopReason::Diverged { iteration, detail: "non-finite loss or step".into() });
+            return Some(StopReason::Diverged {
+                iteration,
+                detail: "non-finite loss or step".into(),
+            });
         }
-        let best_train = self.history.records.iter().map(|r| r.train_loss).fold(f64::INFINITY, f64::min);
-        if record.train_loss > DIVERGENCE_FACTOR * best_train.max(f64::MIN_POSITIVE) && record.train_loss > 1.0 {
+        let best_train = self
+            .history
+            .records
+            .iter()
+            .map(|r| r.train_loss)
+            .fold(f64::INFINITY, f64::min);
+        if record.train_loss > DIVERGENCE_FACTOR * best_train.max(f64::MIN_POSITIVE)
+            && record.train_loss > 1.0
+        {
             return Some(StopReason::Diverged {
                 iteration,
                 detail: format!("training loss {:.3e} exceeds {DIVERGENCE_FACTOR:.0e} × its best {best_train:.3e}", record.train_loss),
             });
         }
         if monitored < self.best.loss {
-            self.best = Best { iteration, loss: monitored, n_trees: self.model.n_trees(), weights: self.model.weights.clone() };
+            self.best = Best {
+                iteration,
+                loss: monitored,
+                n_trees: self.model.n_trees(),
+                weights: self.model.weights.clone(),
+            };
         }
         if let (Some(patience), Some(_)) = (self.params.early_stopping_rounds, record.valid_loss) {
             if iteration - self.best.iteration >= patience {
-                return Some(StopReason::EarlyStopping { best_iteration: self.best.iteration });
+                return Some(StopReason::EarlyStopping {
+                    best_iteration: self.best.iteration,
+                });
             }
         }
         (iteration >= self.params.n_iter).then_some(StopReason::Completed)
@@ -431,24 +629,47 @@ impl Booster {
     }
 }
 
-fn mean_loss(loss: &dyn Loss, y: &[f64], f: &[f64], w: &[f64]) -> f64 {
-    let total = par_sum(y.len(), |i| w[i] * loss.value(y[i], f[i]));
-    let weight = par_sum(y.len(), |i| w[i]);
-    total / weight
-}
-
 fn thread_pool(n_threads: usize) -> Result<rayon::ThreadPool> {
     rayon::ThreadPoolBuilder::new()
         .num_threads(n_threads)
         .build()
-        .map_err(|e| Error::param("n_threads", n_threads, format!("a thread count the system allows ({e})")))
+        .map_err(|e| {
+            Error::param(
+                "n_threads",
+                n_threads,
+                format!("a thread count the system allows ({e})"),
+            )
+        })
 }
 
-/// Checks the target and weights of a data set; binary losses get labels mapped to ±1.
-fn checked_target(data: &TrainData<'_>, loss: &dyn Loss, role: &str) -> Result<(Vec<f64>, Vec<f64>)> {
+/// K of a multiclass target: labels must be class indices 0..K−1, and K ≥ 2 (checked by the
+/// loss when it is built).
+fn count_classes(y: &[f64]) -> Result<usize> {
+    if let Some(bad) = y
+        .iter()
+        .find(|&&v| !(v >= 0.0 && v.fract() == 0.0 && v < u32::MAX as f64))
+    {
+        return Err(Error::value(
+            "training target",
+            format!("multiclass labels must be class indices 0, 1, …, found {bad}"),
+        ));
+    }
+    Ok(y.iter().fold(0.0f64, |m, &v| m.max(v)) as usize + 1)
+}
+
+/// Checks the target and weights of a data set; binary losses get labels mapped to ±1,
+/// multiclass losses need class indices below K.
+fn checked_target(
+    data: &TrainData<'_>,
+    objective: &Objective,
+    role: &str,
+) -> Result<(Vec<f64>, Vec<f64>)> {
     let n = data.frame.n_rows();
     if data.y.len() != n {
-        return Err(Error::data(format!("{role} target has {} rows, the features have {n}", data.y.len())));
+        return Err(Error::data(format!(
+            "{role} target has {} rows, the features have {n}",
+            data.y.len()
+        )));
     }
     if let Some(row) = data.y.iter().position(|v| !v.is_finite()) {
         return Err(Error::value(
@@ -457,14 +678,41 @@ fn checked_target(data: &TrainData<'_>, loss: &dyn Loss, role: &str) -> Result<(
         ));
     }
     let mut y = data.y.to_vec();
-    if loss.is_binary() {
+    if let Objective::Multiclass(loss) = objective {
+        let k = loss.n_classes();
+        if let Some(bad) = y
+            .iter()
+            .find(|&&v| !(v >= 0.0 && v.fract() == 0.0 && (v as usize) < k))
+        {
+            return Err(Error::value(
+                format!("{role} target"),
+                format!(
+                    "the {} loss with {k} classes needs class indices 0..{}, found {bad}",
+                    loss.name(),
+                    k - 1
+                ),
+            ));
+        }
+    }
+    let binary = match objective {
+        Objective::Scalar(loss) if loss.is_binary() => Some(loss),
+        _ => None,
+    };
+    if let Some(loss) = binary {
         let zero_one = y.iter().all(|&v| v == 0.0 || v == 1.0);
         let signs = y.iter().all(|&v| v == -1.0 || v == 1.0);
         if !(zero_one || signs) {
-            let bad = y.iter().find(|&&v| v != 0.0 && v != 1.0 && v != -1.0).copied().unwrap_or(f64::NAN);
+            let bad = y
+                .iter()
+                .find(|&&v| v != 0.0 && v != 1.0 && v != -1.0)
+                .copied()
+                .unwrap_or(f64::NAN);
             return Err(Error::value(
                 format!("{role} target"),
-                format!("the {} loss needs binary labels 0/1 or -1/+1, found {bad}", loss.name()),
+                format!(
+                    "the {} loss needs binary labels 0/1 or -1/+1, found {bad}",
+                    loss.name()
+                ),
             ));
         }
         if zero_one {
@@ -475,7 +723,10 @@ fn checked_target(data: &TrainData<'_>, loss: &dyn Loss, role: &str) -> Result<(
         None => vec![1.0; n],
         Some(w) => {
             if w.len() != n {
-                return Err(Error::data(format!("{role} weights have {} rows, the features have {n}", w.len())));
+                return Err(Error::data(format!(
+                    "{role} weights have {} rows, the features have {n}",
+                    w.len()
+                )));
             }
             if let Some(row) = w.iter().position(|v| !(v.is_finite() && *v >= 0.0)) {
                 return Err(Error::value(
@@ -484,7 +735,10 @@ fn checked_target(data: &TrainData<'_>, loss: &dyn Loss, role: &str) -> Result<(
                 ));
             }
             if !w.iter().any(|&v| v > 0.0) {
-                return Err(Error::value(format!("{role} weights"), "all weights are zero"));
+                return Err(Error::value(
+                    format!("{role} weights"),
+                    "all weights are zero",
+                ));
             }
             w.to_vec()
         }

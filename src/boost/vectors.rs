@@ -3,23 +3,46 @@
 
 use rayon::prelude::*;
 
-const CHUNK: usize = 16_384;
+pub const CHUNK: usize = 16_384;
 
 /// Σ_i term(i) over 0..n, summed in fixed chunks.
 pub fn par_sum(n: usize, term: impl Fn(usize) -> f64 + Sync) -> f64 {
     let partials: Vec<f64> = (0..n.div_ceil(CHUNK))
         .into_par_iter()
-        .map(|c| (c * CHUNK..((c + 1) * CHUNK).min(n)).map(&term).sum::<f64>())
+        .map(|c| {
+            (c * CHUNK..((c + 1) * CHUNK).min(n))
+                .map(&term)
+                .sum::<f64>()
+        })
         .collect();
     partials.iter().sum()
 }
 
 /// out[i] = value(i) for every row, in parallel.
 pub fn par_fill(out: &mut [f64], value: impl Fn(usize) -> f64 + Sync) {
-    out.par_iter_mut().with_min_len(CHUNK).enumerate().for_each(|(i, o)| *o = value(i));
+    out.par_iter_mut()
+        .with_min_len(CHUNK)
+        .enumerate()
+        .for_each(|(i, o)| *o = value(i));
 }
 
 /// y ← y + a·x
 pub fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
-    y.par_iter_mut().with_min_len(CHUNK).zip(x.par_iter()).for_each(|(y, &x)| *y += a * x);
+    y.par_iter_mut()
+        .with_min_len(CHUNK)
+        .zip(x.par_iter())
+        .for_each(|(y, &x)| *y += a * x);
+}
+
+/// Column `k` of the row-major matrix `x` (K = x.len() / values.len() columns) += coef · values.
+pub fn add_column(x: &mut [f64], coef: f64, values: &[f64], k: usize) {
+    let n_outputs = x.len() / values.len().max(1);
+    if n_outputs == 1 {
+        axpy(x, coef, values);
+    } else {
+        x.par_chunks_mut(n_outputs)
+            .with_min_len(CHUNK / n_outputs)
+            .zip(values.par_iter())
+            .for_each(|(row, &v)| row[k] += coef * v);
+    }
 }

@@ -109,7 +109,10 @@ impl Tree {
                 FeatureValues::Categorical { codes, .. } => {
                     let split = &self.categories[n.category.expect("categorical rule") as usize];
                     match usize::try_from(codes[row]) {
-                        Ok(c) => split.left_codes.get(c / 64).map_or(n.default_left, |w| w >> (c % 64) & 1 == 1),
+                        Ok(c) => split
+                            .left_codes
+                            .get(c / 64)
+                            .map_or(n.default_left, |w| w >> (c % 64) & 1 == 1),
                         Err(_) => n.default_left,
                     }
                 }

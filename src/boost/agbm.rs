@@ -1,0 +1,146 @@
+//! `agbm` and `agbmr`: accelerated gradient boosting (Lu, Karimireddy, Ponomareva, Mirrokni,
+//! Alg. 2 and 3).
+//! ```text
+//! f ← h ← c0
+//! for m = 0, 1, …:
+//!     θ ← 2/(m+2) ;  g ← (1−θ) f + θ h ;  r ← −∂ℓ(y, g)/∂g
+//!     b1 ← fit(r) ;  f ← g + η b1
+//!     c ← r                                      if m = 0
+//!         r + (m+1)/(m+2) · (c_prev − b2_prev(X))   otherwise      (the paper's "+")
+//!     b2 ← fit(c) ;  h ← h + (γη/θ) b2
+//! output f
+//! ```
+//! Two trees per iteration. Step rule: `constant` only, η = learning_rate · ρ with ρ = 1 unless
+//! given (the paper's fixed step; theory: η ≤ 1/σ, γ ≤ Θ⁴/(4+Θ²)).
+//!
+//! `agbmr` restarts (h ← f, m ← 0, c_prev forgotten): `restart = "fixed"` every
+//! ⌈√(2/(ηγμ))⌉ iterations (Option 1, needs a strongly convex loss); `"adaptive"` when the
+//! training loss of f rose over the last iteration (Option 2, O'Donoghue & Candès). The iterate
+//! whose loss rose is kept; only the momentum is reset.
+//!
+//! f and h are `Tracked` sequences over one tree store, so the model's weights are f's weights.
+
+use super::step_rule::fit_target;
+use super::tracked::Tracked;
+use super::vectors::par_fill;
+use super::{Context, Iteration};
+use crate::error::{Error, Result};
+use crate::loss::Loss;
+use crate::params::{Method, Params, Restart};
+use crate::tree::Candidates;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgbmState {
+    /// The output sequence.
+    pub f: Tracked,
+    /// The momentum sequence.
+    pub h: Tracked,
+    /// Iterations since the start or the last restart (m of Alg. 2).
+    pub m: usize,
+    /// The corrected residual c of the last iteration (empty before the first).
+    pub c: Vec<f64>,
+    /// c − b2(X) of the last iteration, carried into the next corrected residual.
+    pub carry: Vec<f64>,
+    /// Restart period of `restart = "fixed"` (agbmr only).
+    pub period: Option<usize>,
+    /// Number of restarts so far (agbmr).
+    pub restarts: usize,
+    /// Training loss of f at the start of the previous iteration (adaptive restart).
+    pub previous_loss: f64,
+}
+
+impl AgbmState {
+    pub fn new(params: &Params, loss: &dyn Loss, start: Tracked) -> Result<AgbmState> {
+        let period = match (params.method, params.restart) {
+            (Method::Agbmr, Restart::Fixed) => Some(restart_period(params, loss)?),
+            _ => None,
+        };
+        Ok(AgbmState {
+            f: start.clone(),
+            h: start,
+            m: 0,
+            c: Vec::new(),
+            carry: Vec::new(),
+            period,
+            restarts: 0,
+            previous_loss: f64::INFINITY,
+        })
+    }
+
+    fn restart(&mut self) {
+        self.h = self.f.clone();
+        self.m = 0;
+        self.c.clear();
+        self.carry.clear();
+        self.restarts += 1;
+    }
+}
+
+/// ⌈√(2/(ηγμ))⌉ (Alg. 3, Option 1).
+fn restart_period(params: &Params, loss: &dyn Loss) -> Result<usize> {
+    let mu = loss.mu().filter(|&mu| mu > 0.0).ok_or_else(|| {
+        Error::param(
+            "restart",
+            "\"fixed\"",
+            format!(
+                "\"adaptive\" for the {} loss: the fixed period √(2/(ηγμ)) needs a strongly convex loss (μ > 0)",
+                loss.name()
+            ),
+        )
+    })?;
+    let eta = params.learning_rate * params.rho.unwrap_or(1.0);
+    let period = (2.0 / (eta * params.gamma * mu)).sqrt().ceil();
+    Ok(if period.is_finite() {
+        (period as usize).max(1)
+    } else {
+        usize::MAX
+    })
+}
+
+pub fn step(state: &mut AgbmState, ctx: &mut Context<'_>, candidates: &Candidates) -> Iteration {
+    if ctx.params.method == Method::Agbmr && state.m > 0 {
+        let due = match state.period {
+            Some(period) => state.m >= period,
+            None => ctx.train_loss > state.previous_loss,
+        };
+        if due {
+            state.restart();
+        }
+    }
+    state.previous_loss = ctx.train_loss;
+
+    let m = state.m as f64;
+    let theta = 2.0 / (m + 2.0);
+    let g = Tracked::affine(1.0 - theta, &state.f, theta, &state.h);
+    let n = g.train.len();
+    let mut r = vec![0.0; n];
+    par_fill(&mut r, |i| -ctx.loss().derivative(ctx.y[i], g.train[i]));
+    let b1 = fit_target(ctx, &r, candidates);
+
+    let mut c = r;
+    if !state.carry.is_empty() {
+        let momentum = (m + 1.0) / (m + 2.0);
+        let carry = &state.carry;
+        c.iter_mut()
+            .zip(carry)
+            .for_each(|(c, &e)| *c += momentum * e);
+    }
+    let b2 = fit_target(ctx, &c, candidates);
+    let mut carry = std::mem::take(&mut state.carry);
+    carry.resize(n, 0.0);
+    par_fill(&mut carry, |i| c[i] - b2.values[i]);
+
+    let eta = ctx.params.learning_rate * ctx.rho();
+    let cos = vec![b1.cos, b2.cos];
+    let b1 = ctx.store_tree(b1, 0);
+    let b2 = ctx.store_tree(b2, 0);
+    state.f = g;
+    state.f.add_tree(&b1, eta);
+    state.h.add_tree(&b2, ctx.params.gamma * eta / theta);
+    state.c = c;
+    state.carry = carry;
+    state.m += 1;
+    ctx.publish(&state.f);
+    Iteration { cos, step: eta }
+}

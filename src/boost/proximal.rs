@@ -1,0 +1,154 @@
+//! The proximal-boosting meta-algorithm (Fouillen, Boyer, Sangnier, Alg. 5 and 8) with its three
+//! switches, which gives `proximal` (Alg. 2), `residual_proximal` (Alg. 3),
+//! `accelerated_proximal` (Alg. 4/8) and, with the gradient direction, `residual_gbm`
+//! (Grubb & Bagnell Alg. 3) and `accelerated_gbm` (Biau et al.):
+//! ```text
+//! x ← v ← c0 ; Δ ← 0 ; β ← 1
+//! repeat:
+//!     r ← direction at v      proximal: (prox_{λℓ(y,·)}(v) − v)/λ ;  gradient: −∂ℓ(y, v)
+//!     b ← fit(r + Δ)
+//!     Δ ← r + Δ − b(X)        if residual, else 0
+//!     x_new ← v + ν s(b)      (step rule of SPEC §2 at v)
+//!     accelerated: β_new ← (1 + √(1+4β²))/2 ; α ← (β − 1)/β_new ; v ← x_new + α (x_new − x) ; β ← β_new
+//!     otherwise:   v ← x_new
+//!     x ← x_new
+//! output x
+//! ```
+//! FISTA's sequence starts at β₁ = 1 (β₀ = 0 of the paper's eq. (1) already applied), so the first
+//! momentum coefficient is 0, as Property 7 states and the authors' code does; starting the
+//! pseudo-code above at β = 0 would give α = −1 and undo the first step.
+//!
+//! Defaults: step rule `leaf_line_search` (the "multiple line search" of §5); with `constant`,
+//! ρ = λ for the proximal direction (Alg. 2's `f + λ g`) and 1/σ (or 1) for the gradient one.
+//! The line searches run at v, the point the step starts from (the authors' code; Alg. 8 line 8
+//! writes f_t). Newton steps are allowed for `accelerated_gbm` only: there the target is the
+//! gradient at v. x and v are `Tracked` sequences, so tree weights follow Property 8:
+//! `w ← (w − w_prev)(1 + α) + w_prev` plus the new tree at ν·step.
+
+use super::outputs::column;
+use super::step_rule::{apply_step_rule, fit_newton_all, fit_target};
+use super::tracked::Tracked;
+use super::vectors::{add_column, axpy};
+use super::{Context, Iteration};
+use crate::loss::Loss;
+use crate::params::{Method, StepRule};
+use crate::tree::Candidates;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DirectionKind {
+    /// −∂ℓ(y, z)
+    Gradient,
+    /// (prox_{λℓ(y,·)}(z) − z) / λ
+    Proximal,
+}
+
+/// The three switches of Alg. 5.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Switches {
+    pub direction: DirectionKind,
+    pub residual: bool,
+    pub accelerated: bool,
+}
+
+impl Switches {
+    pub fn of(method: Method) -> Option<Switches> {
+        use DirectionKind::*;
+        let (direction, residual, accelerated) = match method {
+            Method::Proximal => (Proximal, false, false),
+            Method::ResidualProximal => (Proximal, true, false),
+            Method::AcceleratedProximal => (Proximal, false, true),
+            Method::ResidualGbm => (Gradient, true, false),
+            Method::AcceleratedGbm => (Gradient, false, true),
+            _ => return None,
+        };
+        Some(Switches {
+            direction,
+            residual,
+            accelerated,
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetaState {
+    pub switches: Switches,
+    /// The output sequence x.
+    pub x: Tracked,
+    /// The interpolated point v (accelerated only; otherwise v = x).
+    pub v: Option<Tracked>,
+    /// The carried projection error Δ, n × K (residual only; empty before the first iteration).
+    pub delta: Vec<f64>,
+    /// FISTA's β_t.
+    pub beta: f64,
+}
+
+impl MetaState {
+    pub fn new(switches: Switches, start: Tracked) -> MetaState {
+        let v = switches.accelerated.then(|| start.clone());
+        MetaState {
+            switches,
+            x: start,
+            v,
+            delta: Vec::new(),
+            beta: 1.0,
+        }
+    }
+}
+
+/// The proximal direction (prox_{λℓ(y,·)}(z) − z) / λ of one sample (App. B). For the squared loss
+/// it is (y − z)/(1 + λ): the gradient direction over 1 + λ.
+pub fn prox_direction(loss: &dyn Loss, y: f64, z: f64, lambda: f64) -> f64 {
+    (loss.prox(y, z, lambda) - z) / lambda
+}
+
+pub fn step(state: &mut MetaState, ctx: &mut Context<'_>, candidates: &Candidates) -> Iteration {
+    let switches = state.switches;
+    let point = state.v.as_ref().unwrap_or(&state.x);
+    let rule = ctx.step_rule();
+    let k = ctx.n_outputs();
+
+    let (dirs, factor) = if rule == StepRule::Newton {
+        (fit_newton_all(ctx, &point.train, candidates), 1.0)
+    } else {
+        let mut target = match switches.direction {
+            DirectionKind::Gradient => ctx.negative_gradient(&point.train),
+            DirectionKind::Proximal => ctx.prox_directions(&point.train, ctx.params.lambda),
+        };
+        if switches.residual && !state.delta.is_empty() {
+            axpy(&mut target, 1.0, &state.delta);
+        }
+        let mut dirs: Vec<_> = (0..k)
+            .map(|class| fit_target(ctx, &column(&target, class, k), candidates))
+            .collect();
+        if switches.residual {
+            // Δ ← (r + Δ) − b(X), with b the least-squares fit, before any step rule rescales it.
+            for (class, dir) in dirs.iter().enumerate() {
+                add_column(&mut target, -1.0, &dir.values, class);
+            }
+            state.delta = target;
+        }
+        let factor = apply_step_rule(ctx, rule, &point.train, &mut dirs);
+        (dirs, factor)
+    };
+    let cos = dirs.iter().map(|d| d.cos).collect();
+    let nu = ctx.nu();
+    let mut x_new = point.clone();
+    for (class, dir) in dirs.into_iter().enumerate() {
+        // The step rule already scaled the tree, so its weight is ν.
+        let tree = ctx.store_tree(dir, class);
+        x_new.add_tree(&tree, nu);
+    }
+    if switches.accelerated {
+        let beta_new = (1.0 + (1.0 + 4.0 * state.beta * state.beta).sqrt()) / 2.0;
+        let alpha = (state.beta - 1.0) / beta_new;
+        state.v = Some(Tracked::affine(1.0 + alpha, &x_new, -alpha, &state.x));
+        state.beta = beta_new;
+    }
+    state.x = x_new;
+    ctx.publish(&state.x);
+    Iteration {
+        cos,
+        step: nu * factor,
+    }
+}

@@ -1,0 +1,123 @@
+//! A prediction sequence kept three ways at once: its values on the training rows, its values on
+//! the validation rows, and its weights over the model's tree store.
+//!
+//! Momentum methods (AGBM, VAGBM, the accelerated §3.4 methods) combine whole sequences,
+//! `x ← a·x + b·y`, which changes the weights of old trees (SPEC §3.3, Property 8 of the proximal
+//! paper). Applying every update to all three forms keeps them equal by construction:
+//! `bias + Σ_j weights[j]·tree_j(X) = train` — the model predicts with the output sequence's
+//! weights, and the validation loss follows the output sequence. Every combination the methods
+//! use is affine (a + b = 1), so the bias keeps weight 1 in every sequence.
+//!
+//! Vectors are row-major `n × K` (K = 1, or the number of classes).
+
+use serde::{Deserialize, Serialize};
+
+use super::vectors::{add_column, CHUNK};
+use rayon::prelude::*;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tracked {
+    pub train: Vec<f64>,
+    pub valid: Option<Vec<f64>>,
+    /// One weight per tree of the store; trees past the end have weight 0.
+    pub weights: Vec<f64>,
+}
+
+/// A tree pushed to the model's store, with its (unscaled) values on the training and validation
+/// rows and the output (class) it predicts.
+pub struct StoredTree {
+    pub index: usize,
+    pub output: usize,
+    pub train: Vec<f64>,
+    pub valid: Option<Vec<f64>>,
+}
+
+impl Tracked {
+    /// The constant sequence `bias` on `n` training and `n_valid` validation rows.
+    pub fn constant(bias: &[f64], n: usize, n_valid: Option<usize>) -> Tracked {
+        Tracked {
+            train: bias.repeat(n),
+            valid: n_valid.map(|m| bias.repeat(m)),
+            weights: Vec::new(),
+        }
+    }
+
+    /// self ← self + coef · tree
+    pub fn add_tree(&mut self, tree: &StoredTree, coef: f64) {
+        if coef == 0.0 {
+            return;
+        }
+        let k = tree.output;
+        add_column(&mut self.train, coef, &tree.train, k);
+        if let (Some(valid), Some(values)) = (self.valid.as_mut(), tree.valid.as_ref()) {
+            add_column(valid, coef, values, k);
+        }
+        if self.weights.len() <= tree.index {
+            self.weights.resize(tree.index + 1, 0.0);
+        }
+        self.weights[tree.index] += coef;
+    }
+
+    /// a·x + b·y
+    pub fn affine(a: f64, x: &Tracked, b: f64, y: &Tracked) -> Tracked {
+        let mut out = x.clone();
+        out.affine_assign(a, b, y);
+        out
+    }
+
+    /// self ← a·self + b·y
+    pub fn affine_assign(&mut self, a: f64, b: f64, y: &Tracked) {
+        combine(&mut self.train, a, b, &y.train);
+        if let (Some(valid), Some(other)) = (self.valid.as_mut(), y.valid.as_ref()) {
+            combine(valid, a, b, other);
+        }
+        if self.weights.len() < y.weights.len() {
+            self.weights.resize(y.weights.len(), 0.0);
+        }
+        for (j, w) in self.weights.iter_mut().enumerate() {
+            *w = a * *w + b * y.weights.get(j).copied().unwrap_or(0.0);
+        }
+    }
+
+    /// The weights over a store of `n_trees` trees.
+    pub fn weights_for(&self, n_trees: usize) -> Vec<f64> {
+        let mut weights = self.weights.clone();
+        weights.resize(n_trees, 0.0);
+        weights
+    }
+}
+
+/// x ← a·x + b·y
+fn combine(x: &mut [f64], a: f64, b: f64, y: &[f64]) {
+    x.par_iter_mut()
+        .with_min_len(CHUNK)
+        .zip(y.par_iter())
+        .for_each(|(x, &y)| *x = a * *x + b * y);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn affine_combinations_keep_values_and_weights_consistent() {
+        let tree = |index, values: Vec<f64>| StoredTree {
+            index,
+            output: 0,
+            train: values,
+            valid: None,
+        };
+        let mut x = Tracked::constant(&[1.0], 3, None);
+        let mut y = x.clone();
+        let t0 = tree(0, vec![1.0, 2.0, 3.0]);
+        let t1 = tree(1, vec![-1.0, 0.0, 4.0]);
+        x.add_tree(&t0, 0.5);
+        y.add_tree(&t1, 2.0);
+        let z = Tracked::affine(0.25, &x, 0.75, &y);
+        assert_eq!(z.weights, vec![0.125, 1.5]);
+        for i in 0..3 {
+            let expected = 1.0 + 0.125 * t0.train[i] + 1.5 * t1.train[i];
+            assert!((z.train[i] - expected).abs() < 1e-12);
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! `vagbm`: vanilla accelerated gradient boosting (Lu et al., Alg. 4; = Biau et al.'s accelerated
+//! GBM). One tree per iteration, fitted to the gradient at g, drives both sequences:
+//! ```text
+//! f ← h ← c0
+//! for m = 0, 1, …:
+//!     θ ← 2/(m+2) ;  g ← (1−θ) f + θ h ;  r ← −∂ℓ(y, g)/∂g ;  b ← fit(r)
+//!     f ← g + η b ;  h ← h + (η/θ) b
+//! output f
+//! ```
+//! Kept faithful on purpose: the momentum amplifies the weak learner's error and the method may
+//! diverge (the AGBM paper's §5.1); divergence is detected by the booster, which keeps the best
+//! iterate. γ is not used (Alg. 4 has none). Step rule: `constant`, η = learning_rate · ρ (ρ = 1
+//! unless given).
+
+use super::step_rule::fit_target;
+use super::tracked::Tracked;
+use super::vectors::par_fill;
+use super::{Context, Iteration};
+use crate::tree::Candidates;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VagbmState {
+    pub f: Tracked,
+    pub h: Tracked,
+    pub m: usize,
+}
+
+pub fn step(state: &mut VagbmState, ctx: &mut Context<'_>, candidates: &Candidates) -> Iteration {
+    let m = state.m as f64;
+    let theta = 2.0 / (m + 2.0);
+    let g = Tracked::affine(1.0 - theta, &state.f, theta, &state.h);
+    let mut r = vec![0.0; g.train.len()];
+    par_fill(&mut r, |i| -ctx.loss().derivative(ctx.y[i], g.train[i]));
+    let b = fit_target(ctx, &r, candidates);
+    let eta = ctx.params.learning_rate * ctx.rho();
+    let cos = vec![b.cos];
+    let b = ctx.store_tree(b, 0);
+    state.f = g;
+    state.f.add_tree(&b, eta);
+    state.h.add_tree(&b, eta / theta);
+    state.m += 1;
+    ctx.publish(&state.f);
+    Iteration { cos, step: eta }
+}
