@@ -12,7 +12,10 @@ use std::time::Instant;
 
 fn read_f64(path: &str) -> Vec<f64> {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("cannot read {path}: {e}"));
-    bytes.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect()
+    bytes
+        .chunks_exact(8)
+        .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+        .collect()
 }
 
 /// A `kB` field of /proc/self/status, in bytes.
@@ -21,20 +24,34 @@ fn status_bytes(key: &str) -> usize {
     status
         .lines()
         .find_map(|l| l.strip_prefix(key))
-        .and_then(|rest| rest.trim_start_matches(':').split_whitespace().next()?.parse::<usize>().ok())
+        .and_then(|rest| {
+            rest.trim_start_matches(':')
+                .split_whitespace()
+                .next()?
+                .parse::<usize>()
+                .ok()
+        })
         .map_or(0, |kb| kb * 1024)
 }
 
 fn columns(data: &[f64], n_features: usize) -> Vec<Feature<'_>> {
     let n_rows = data.len() / n_features;
-    data.chunks_exact(n_rows).enumerate().map(|(j, col)| Feature::numeric(format!("x{j}"), col)).collect()
+    data.chunks_exact(n_rows)
+        .enumerate()
+        .map(|(j, col)| Feature::numeric(format!("x{j}"), col))
+        .collect()
 }
 
 fn main() -> optboost::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let opts: HashMap<&str, &str> = args
         .chunks(2)
-        .map(|kv| (kv[0].trim_start_matches("--"), kv.get(1).map_or("", String::as_str)))
+        .map(|kv| {
+            (
+                kv[0].trim_start_matches("--"),
+                kv.get(1).map_or("", String::as_str),
+            )
+        })
         .collect();
     let get = |k: &str, default: &str| opts.get(k).copied().unwrap_or(default).to_string();
     let dir = get("dir", "/tmp/optboost-bench");
@@ -65,7 +82,15 @@ fn main() -> optboost::Result<()> {
 
     let frame = Frame::new(columns(&x_train, n_features))?;
     let started = Instant::now();
-    let mut booster = Booster::new(params, &TrainData { frame, y: &y_train, weights: None }, None)?;
+    let mut booster = Booster::new(
+        params,
+        &TrainData {
+            frame,
+            y: &y_train,
+            weights: None,
+        },
+        None,
+    )?;
     let binning_s = started.elapsed().as_secs_f64();
     let started = Instant::now();
     booster.run(|_| true)?;
@@ -74,7 +99,10 @@ fn main() -> optboost::Result<()> {
 
     let test = Frame::new(columns(&x_test, n_features))?;
     // Prediction uses the same number of threads as training.
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(get("n_threads", "2").parse().unwrap()).build().unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(get("n_threads", "2").parse().unwrap())
+        .build()
+        .unwrap();
     let started = Instant::now();
     let pred = pool.install(|| model.predict_response(&test))?;
     let predict_s = started.elapsed().as_secs_f64();

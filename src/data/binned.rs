@@ -31,26 +31,35 @@ impl BinnedMatrix {
         }
         let (n_rows, n_features) = (frame.n_rows(), frame.n_features());
         let mut bins = vec![0u8; n_rows * n_features];
-        bins.par_chunks_mut(ROW_BLOCK * n_features).enumerate().for_each(|(block, out)| {
-            let start = block * ROW_BLOCK;
-            let rows = out.len() / n_features;
-            for (j, (feature, mapper)) in frame.features().iter().zip(mappers).enumerate() {
-                match (feature.values, mapper) {
-                    (FeatureValues::Numeric(x), BinMapper::Numeric { cuts }) => {
-                        for (r, &v) in x[start..start + rows].iter().enumerate() {
-                            out[r * n_features + j] = BinMapper::bin_numeric(cuts, v);
+        bins.par_chunks_mut(ROW_BLOCK * n_features)
+            .enumerate()
+            .for_each(|(block, out)| {
+                let start = block * ROW_BLOCK;
+                let rows = out.len() / n_features;
+                for (j, (feature, mapper)) in frame.features().iter().zip(mappers).enumerate() {
+                    match (feature.values, mapper) {
+                        (FeatureValues::Numeric(x), BinMapper::Numeric { cuts }) => {
+                            for (r, &v) in x[start..start + rows].iter().enumerate() {
+                                out[r * n_features + j] = BinMapper::bin_numeric(cuts, v);
+                            }
                         }
-                    }
-                    (FeatureValues::Categorical { codes, .. }, BinMapper::Categorical { level_bins, .. }) => {
-                        for (r, &c) in codes[start..start + rows].iter().enumerate() {
-                            out[r * n_features + j] = BinMapper::bin_code(level_bins, c);
+                        (
+                            FeatureValues::Categorical { codes, .. },
+                            BinMapper::Categorical { level_bins, .. },
+                        ) => {
+                            for (r, &c) in codes[start..start + rows].iter().enumerate() {
+                                out[r * n_features + j] = BinMapper::bin_code(level_bins, c);
+                            }
                         }
+                        _ => unreachable!("kinds checked above"),
                     }
-                    _ => unreachable!("kinds checked above"),
                 }
-            }
-        });
-        Ok(BinnedMatrix { bins, n_rows, n_features })
+            });
+        Ok(BinnedMatrix {
+            bins,
+            n_rows,
+            n_features,
+        })
     }
 
     pub fn n_rows(&self) -> usize {

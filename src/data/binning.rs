@@ -20,14 +20,21 @@ pub struct BinningParams {
 
 impl Default for BinningParams {
     fn default() -> Self {
-        BinningParams { max_bins: 255, min_category_count: 10 }
+        BinningParams {
+            max_bins: 255,
+            min_category_count: 10,
+        }
     }
 }
 
 impl BinningParams {
     pub fn validate(&self) -> Result<()> {
         if !(2..=255).contains(&self.max_bins) {
-            return Err(Error::param("max_bins", self.max_bins, "an integer in 2..=255"));
+            return Err(Error::param(
+                "max_bins",
+                self.max_bins,
+                "an integer in 2..=255",
+            ));
         }
         Ok(())
     }
@@ -36,7 +43,10 @@ impl BinningParams {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum BinMapper {
     /// `cuts` ascending; value x (not NaN) falls in bin 1 + #{cuts < x}.
-    Numeric { cuts: Vec<f64> },
+    Numeric {
+        #[serde(with = "super::nonfinite::vec")]
+        cuts: Vec<f64>,
+    },
     /// `level_bins[code]` is the bin of a level (0 for levels absent from the training data).
     Categorical { level_bins: Vec<u8>, n_bins: usize },
 }
@@ -44,7 +54,9 @@ pub enum BinMapper {
 impl BinMapper {
     pub fn learn(values: FeatureValues<'_>, params: &BinningParams) -> BinMapper {
         match values {
-            FeatureValues::Numeric(x) => BinMapper::Numeric { cuts: numeric_cuts(x, params.max_bins) },
+            FeatureValues::Numeric(x) => BinMapper::Numeric {
+                cuts: numeric_cuts(x, params.max_bins),
+            },
             FeatureValues::Categorical { codes, n_levels } => {
                 categorical_bins(codes, n_levels as usize, params.min_category_count)
             }
@@ -62,9 +74,9 @@ impl BinMapper {
     pub fn kind(&self) -> FeatureKind {
         match self {
             BinMapper::Numeric { .. } => FeatureKind::Numeric,
-            BinMapper::Categorical { level_bins, .. } => {
-                FeatureKind::Categorical { n_levels: level_bins.len() as u32 }
-            }
+            BinMapper::Categorical { level_bins, .. } => FeatureKind::Categorical {
+                n_levels: level_bins.len() as u32,
+            },
         }
     }
 
@@ -90,7 +102,10 @@ impl BinMapper {
     pub fn check_compatible(&self, name: &str, values: &FeatureValues<'_>) -> Result<()> {
         match (self, values) {
             (BinMapper::Numeric { .. }, FeatureValues::Numeric(_)) => Ok(()),
-            (BinMapper::Categorical { level_bins, .. }, FeatureValues::Categorical { n_levels, .. }) => {
+            (
+                BinMapper::Categorical { level_bins, .. },
+                FeatureValues::Categorical { n_levels, .. },
+            ) => {
                 if *n_levels as usize > level_bins.len() {
                     Err(Error::value(
                         name,
@@ -104,19 +119,26 @@ impl BinMapper {
                     Ok(())
                 }
             }
-            (BinMapper::Numeric { .. }, _) => {
-                Err(Error::value(name, "the model was trained on a numeric column, got a categorical one"))
-            }
-            (BinMapper::Categorical { .. }, _) => {
-                Err(Error::value(name, "the model was trained on a categorical column, got a numeric one"))
-            }
+            (BinMapper::Numeric { .. }, _) => Err(Error::value(
+                name,
+                "the model was trained on a numeric column, got a categorical one",
+            )),
+            (BinMapper::Categorical { .. }, _) => Err(Error::value(
+                name,
+                "the model was trained on a categorical column, got a numeric one",
+            )),
         }
     }
 }
 
 fn numeric_cuts(x: &[f64], max_bins: usize) -> Vec<f64> {
     let stride = x.len().div_ceil(BINNING_SAMPLE).max(1);
-    let mut sample: Vec<f64> = x.iter().step_by(stride).copied().filter(|v| !v.is_nan()).collect();
+    let mut sample: Vec<f64> = x
+        .iter()
+        .step_by(stride)
+        .copied()
+        .filter(|v| !v.is_nan())
+        .collect();
     if sample.is_empty() {
         return Vec::new();
     }
@@ -129,7 +151,10 @@ fn numeric_cuts(x: &[f64], max_bins: usize) -> Vec<f64> {
         }
     }
     if distinct.len() <= max_bins {
-        return distinct.windows(2).map(|w| cut_between(w[0].0, w[1].0)).collect();
+        return distinct
+            .windows(2)
+            .map(|w| cut_between(w[0].0, w[1].0))
+            .collect();
     }
     // Greedy equal-frequency bins over distinct values: a heavy value closes its own bin, and the
     // target size is recomputed for what remains so that late bins are not starved.
@@ -170,7 +195,9 @@ fn categorical_bins(codes: &[i32], n_levels: usize, min_count: usize) -> BinMapp
             counts[c as usize] += 1;
         }
     }
-    let mut frequent: Vec<usize> = (0..n_levels).filter(|&l| counts[l] >= min_count.max(1)).collect();
+    let mut frequent: Vec<usize> = (0..n_levels)
+        .filter(|&l| counts[l] >= min_count.max(1))
+        .collect();
     // 255 bins besides missing: keep the 254 most frequent levels, pool the rest with the rare ones.
     if frequent.len() > 254 {
         frequent.sort_by(|&a, &b| counts[b].cmp(&counts[a]).then(a.cmp(&b)));
@@ -189,7 +216,11 @@ fn categorical_bins(codes: &[i32], n_levels: usize, min_count: usize) -> BinMapp
             has_pooled = true;
         }
     }
-    let n_bins = if has_pooled { pooled_bin + 1 } else { pooled_bin };
+    let n_bins = if has_pooled {
+        pooled_bin + 1
+    } else {
+        pooled_bin
+    };
     BinMapper::Categorical { level_bins, n_bins }
 }
 
@@ -200,21 +231,33 @@ mod tests {
     #[test]
     fn few_distinct_values_get_one_bin_each() {
         let x = [3.0, 1.0, 2.0, 2.0, f64::NAN, 1.0];
-        let BinMapper::Numeric { cuts } = BinMapper::learn(FeatureValues::Numeric(&x), &BinningParams::default())
+        let BinMapper::Numeric { cuts } =
+            BinMapper::learn(FeatureValues::Numeric(&x), &BinningParams::default())
         else {
             panic!("numeric mapper expected")
         };
         assert_eq!(cuts, vec![1.5, 2.5]);
-        let bins: Vec<u8> = x.iter().map(|&v| BinMapper::bin_numeric(&cuts, v)).collect();
+        let bins: Vec<u8> = x
+            .iter()
+            .map(|&v| BinMapper::bin_numeric(&cuts, v))
+            .collect();
         assert_eq!(bins, vec![3, 1, 2, 2, 0, 1]);
     }
 
     #[test]
     fn quantile_bins_respect_max_bins_and_balance_counts() {
         let x: Vec<f64> = (0..10_000).map(|i| ((i * 7919) % 10_000) as f64).collect();
-        let mapper = BinMapper::learn(FeatureValues::Numeric(&x), &BinningParams { max_bins: 16, min_category_count: 1 });
+        let mapper = BinMapper::learn(
+            FeatureValues::Numeric(&x),
+            &BinningParams {
+                max_bins: 16,
+                min_category_count: 1,
+            },
+        );
         assert_eq!(mapper.n_bins(), 17);
-        let BinMapper::Numeric { cuts } = mapper else { unreachable!() };
+        let BinMapper::Numeric { cuts } = mapper else {
+            unreachable!()
+        };
         let mut counts = [0usize; 17];
         for &v in &x {
             counts[BinMapper::bin_numeric(&cuts, v) as usize] += 1;
@@ -227,6 +270,12 @@ mod tests {
     fn rare_levels_are_pooled_and_unseen_levels_are_missing() {
         let codes = [0, 0, 0, 1, 1, 1, 2, -1];
         let mapper = categorical_bins(&codes, 4, 2);
-        assert_eq!(mapper, BinMapper::Categorical { level_bins: vec![1, 2, 3, 0], n_bins: 4 });
+        assert_eq!(
+            mapper,
+            BinMapper::Categorical {
+                level_bins: vec![1, 2, 3, 0],
+                n_bins: 4
+            }
+        );
     }
 }

@@ -24,10 +24,16 @@ pub struct Feature<'a> {
 
 impl<'a> Feature<'a> {
     pub fn numeric(name: impl Into<String>, values: &'a [f64]) -> Self {
-        Feature { name: name.into(), values: FeatureValues::Numeric(values) }
+        Feature {
+            name: name.into(),
+            values: FeatureValues::Numeric(values),
+        }
     }
     pub fn categorical(name: impl Into<String>, codes: &'a [i32], n_levels: u32) -> Self {
-        Feature { name: name.into(), values: FeatureValues::Categorical { codes, n_levels } }
+        Feature {
+            name: name.into(),
+            values: FeatureValues::Categorical { codes, n_levels },
+        }
     }
     pub fn len(&self) -> usize {
         match self.values {
@@ -57,7 +63,9 @@ impl<'a> Frame<'a> {
     /// Checks that there is at least one column and one row, that all columns have the same
     /// length, and that categorical codes lie below their level count.
     pub fn new(features: Vec<Feature<'a>>) -> Result<Self> {
-        let first = features.first().ok_or_else(|| Error::data("no feature columns"))?;
+        let first = features
+            .first()
+            .ok_or_else(|| Error::data("no feature columns"))?;
         let n_rows = first.len();
         if n_rows == 0 {
             return Err(Error::data("no rows: the feature columns are empty"));
@@ -74,12 +82,18 @@ impl<'a> Frame<'a> {
             }
             if let FeatureValues::Categorical { codes, n_levels } = feature.values {
                 if n_levels == 0 {
-                    return Err(Error::value(&feature.name, "a categorical column needs at least one level"));
+                    return Err(Error::value(
+                        &feature.name,
+                        "a categorical column needs at least one level",
+                    ));
                 }
                 if let Some(row) = codes.iter().position(|&c| c >= 0 && c as u32 >= n_levels) {
                     return Err(Error::value(
                         &feature.name,
-                        format!("code {} at row {} is not below the level count {}", codes[row], row, n_levels),
+                        format!(
+                            "code {} at row {} is not below the level count {}",
+                            codes[row], row, n_levels
+                        ),
                     ));
                 }
             }

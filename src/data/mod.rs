@@ -4,6 +4,7 @@
 mod binned;
 mod binning;
 mod frame;
+pub(crate) mod nonfinite;
 
 pub use binned::BinnedMatrix;
 pub use binning::{BinMapper, BinningParams};
@@ -27,7 +28,11 @@ impl BinnedData {
         params.validate()?;
         let mappers: Vec<BinMapper> = {
             use rayon::prelude::*;
-            frame.features().par_iter().map(|f| BinMapper::learn(f.values, params)).collect()
+            frame
+                .features()
+                .par_iter()
+                .map(|f| BinMapper::learn(f.values, params))
+                .collect()
         };
         let matrix = BinnedMatrix::from_frame(frame, &mappers)?;
         Ok(Self::new(matrix, mappers, frame.names()))
@@ -41,7 +46,12 @@ impl BinnedData {
             total += m.n_bins();
         }
         offsets.push(total);
-        BinnedData { matrix, mappers, names, offsets }
+        BinnedData {
+            matrix,
+            mappers,
+            names,
+            offsets,
+        }
     }
 
     /// Bins other data (validation, prediction) with the training mappers.

@@ -28,11 +28,18 @@ struct FileOwned {
 
 impl Model {
     pub fn to_json(&self) -> String {
-        serde_json::to_string(&FileRef { format: FORMAT_TAG, version: FORMAT_VERSION, model: self })
-            .expect("a model always serializes")
+        serde_json::to_string(&FileRef {
+            format: FORMAT_TAG,
+            version: FORMAT_VERSION,
+            model: self,
+        })
+        .expect("a model always serializes")
     }
 
     pub fn from_json(text: &str) -> Result<Model> {
+        if text.trim().is_empty() {
+            return Err(Error::Model("the file is empty".into()));
+        }
         let header: Header = serde_json::from_str(text).map_err(|e| {
             if e.is_eof() {
                 Error::Model("the file is truncated (JSON ends early)".into())
@@ -41,7 +48,9 @@ impl Model {
             }
         })?;
         if header.format.as_deref() != Some(FORMAT_TAG) {
-            return Err(Error::Model(format!("not an optboost model file (no \"format\": \"{FORMAT_TAG}\" tag)")));
+            return Err(Error::Model(format!(
+                "not an optboost model file (no \"format\": \"{FORMAT_TAG}\" tag)"
+            )));
         }
         match header.version {
             Some(FORMAT_VERSION) => {}
@@ -52,8 +61,8 @@ impl Model {
             }
             None => return Err(Error::Model("the model file has no format version".into())),
         }
-        let file: FileOwned =
-            serde_json::from_str(text).map_err(|e| Error::Model(format!("malformed model: {e}")))?;
+        let file: FileOwned = serde_json::from_str(text)
+            .map_err(|e| Error::Model(format!("malformed model: {e}")))?;
         file.model.check_consistency()?;
         Ok(file.model)
     }
@@ -75,7 +84,11 @@ impl Model {
     fn check_consistency(&self) -> Result<()> {
         let bad = |msg: String| Err(Error::Model(format!("inconsistent model: {msg}")));
         if self.n_outputs == 0 || self.bias.len() != self.n_outputs {
-            return bad(format!("{} outputs but {} bias values", self.n_outputs, self.bias.len()));
+            return bad(format!(
+                "{} outputs but {} bias values",
+                self.n_outputs,
+                self.bias.len()
+            ));
         }
         if self.weights.len() != self.trees.len() || self.tree_outputs.len() != self.trees.len() {
             return bad("tree, weight and output counts differ".into());
@@ -92,7 +105,9 @@ impl Model {
                 let inside = |c: u32| (c as usize) > i && (c as usize) < tree.nodes.len();
                 let children_ok = node.is_leaf() || (inside(node.left) && inside(node.right));
                 let feature_ok = node.is_leaf() || (node.feature as usize) < self.features.len();
-                let category_ok = node.category.is_none_or(|c| (c as usize) < tree.categories.len());
+                let category_ok = node
+                    .category
+                    .is_none_or(|c| (c as usize) < tree.categories.len());
                 if !(children_ok && feature_ok && category_ok) {
                     return bad(format!("tree {t} has a node pointing outside the model"));
                 }

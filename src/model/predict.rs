@@ -25,7 +25,9 @@ impl Model {
 
     /// Scores of data binned with this model's mappers (validation data during training).
     pub fn predict_binned(&self, matrix: &BinnedMatrix) -> Vec<f64> {
-        self.accumulate(matrix.n_rows(), |tree, row| tree.predict_bins(matrix.row(row)))
+        self.accumulate(matrix.n_rows(), |tree, row| {
+            tree.predict_bins(matrix.row(row))
+        })
     }
 
     pub fn response(&self, mut scores: Vec<f64>) -> Vec<f64> {
@@ -37,23 +39,31 @@ impl Model {
         scores
     }
 
-    fn accumulate(&self, n_rows: usize, tree_value: impl Fn(&crate::tree::Tree, usize) -> f64 + Sync) -> Vec<f64> {
+    fn accumulate(
+        &self,
+        n_rows: usize,
+        tree_value: impl Fn(&crate::tree::Tree, usize) -> f64 + Sync,
+    ) -> Vec<f64> {
         let k = self.n_outputs;
         let mut out = vec![0.0; n_rows * k];
-        out.par_chunks_mut(ROW_BLOCK * k).enumerate().for_each(|(block, out)| {
-            let start = block * ROW_BLOCK;
-            for row in out.chunks_mut(k) {
-                row.copy_from_slice(&self.bias);
-            }
-            for ((tree, &weight), &output) in self.trees.iter().zip(&self.weights).zip(&self.tree_outputs) {
-                if weight == 0.0 {
-                    continue;
+        out.par_chunks_mut(ROW_BLOCK * k)
+            .enumerate()
+            .for_each(|(block, out)| {
+                let start = block * ROW_BLOCK;
+                for row in out.chunks_mut(k) {
+                    row.copy_from_slice(&self.bias);
                 }
-                for (i, row) in out.chunks_mut(k).enumerate() {
-                    row[output as usize] += weight * tree_value(tree, start + i);
+                for ((tree, &weight), &output) in
+                    self.trees.iter().zip(&self.weights).zip(&self.tree_outputs)
+                {
+                    if weight == 0.0 {
+                        continue;
+                    }
+                    for (i, row) in out.chunks_mut(k).enumerate() {
+                        row[output as usize] += weight * tree_value(tree, start + i);
+                    }
                 }
-            }
-        });
+            });
         out
     }
 
@@ -62,7 +72,11 @@ impl Model {
             return Err(Error::data(format!(
                 "the model expects {} feature columns ({}), got {}",
                 self.features.len(),
-                self.features.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", "),
+                self.features
+                    .iter()
+                    .map(|f| f.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 frame.n_features()
             )));
         }

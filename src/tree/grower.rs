@@ -4,8 +4,8 @@
 
 use super::histogram::{node_totals, BinStats, Histogram};
 use super::partition::split_rows;
-use super::split::{best_split, SplitCandidate, SplitParams};
 use super::regression_tree::{CategorySplit, Node, Tree};
+use super::split::{best_split, SplitCandidate, SplitParams};
 use crate::data::{BinMapper, BinnedData};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -58,14 +58,24 @@ impl Default for TreeParams {
 impl TreeParams {
     pub fn validate(&self) -> Result<()> {
         if !(1..=64).contains(&self.max_depth) {
-            return Err(Error::param("max_depth", self.max_depth, "an integer in 1..=64"));
+            return Err(Error::param(
+                "max_depth",
+                self.max_depth,
+                "an integer in 1..=64",
+            ));
         }
         if self.max_leaves < 2 {
-            return Err(Error::param("max_leaves", self.max_leaves, "an integer ≥ 2"));
+            return Err(Error::param(
+                "max_leaves",
+                self.max_leaves,
+                "an integer ≥ 2",
+            ));
         }
-        for (name, value) in
-            [("min_weight_leaf", self.min_weight_leaf), ("l2_leaf", self.l2_leaf), ("min_split_gain", self.min_split_gain)]
-        {
+        for (name, value) in [
+            ("min_weight_leaf", self.min_weight_leaf),
+            ("l2_leaf", self.l2_leaf),
+            ("min_split_gain", self.min_split_gain),
+        ] {
             if !(value.is_finite() && value >= 0.0) {
                 return Err(Error::param(name, value, "a finite number ≥ 0"));
             }
@@ -108,7 +118,9 @@ impl Candidates {
         match self {
             Candidates::All => true,
             Candidates::Features(allowed) => allowed[feature],
-            Candidates::Splits(allowed) => allowed[feature].get(threshold).copied().unwrap_or(false),
+            Candidates::Splits(allowed) => {
+                allowed[feature].get(threshold).copied().unwrap_or(false)
+            }
         }
     }
 }
@@ -167,7 +179,12 @@ struct Pending {
 }
 
 /// Fits a tree to `stats` on all rows of `data`.
-pub fn grow(data: &BinnedData, stats: FitStats<'_>, params: &TreeParams, candidates: &Candidates) -> GrownTree {
+pub fn grow(
+    data: &BinnedData,
+    stats: FitStats<'_>,
+    params: &TreeParams,
+    candidates: &Candidates,
+) -> GrownTree {
     let n = data.n_rows();
     let mut rows: Vec<u32> = (0..n as u32).collect();
     let split_params = params.split_params();
@@ -177,46 +194,95 @@ pub fn grow(data: &BinnedData, stats: FitStats<'_>, params: &TreeParams, candida
 
     let hist = Histogram::build(data, &rows, stats.vt, stats.v);
     let split = best_split(&hist, data, total, &split_params, candidates);
-    let mut pending = VecDeque::from([Pending { node: 0, start: 0, end: n, depth: 0, hist: Some(hist), split }]);
+    let mut pending = VecDeque::from([Pending {
+        node: 0,
+        start: 0,
+        end: n,
+        depth: 0,
+        hist: Some(hist),
+        split,
+    }]);
     let mut leaves = Vec::new();
     let mut n_leaves = 1;
 
     while let Some(mut work) = next_node(&mut pending, params.growth) {
         let Some(split) = work.split.take().filter(|_| n_leaves < params.max_leaves) else {
-            leaves.push(LeafRows { node: work.node, start: work.start, end: work.end });
+            leaves.push(LeafRows {
+                node: work.node,
+                start: work.start,
+                end: work.end,
+            });
             continue;
         };
-        let n_left =
-            split_rows(&mut rows[work.start..work.end], &data.matrix, split.feature, &split.left_bins);
+        let n_left = split_rows(
+            &mut rows[work.start..work.end],
+            &data.matrix,
+            split.feature,
+            &split.left_bins,
+        );
         debug_assert_eq!(n_left, split.left.count as usize);
         let mid = work.start + n_left;
         let (left_id, right_id) = (nodes.len(), nodes.len() + 1);
         nodes.push(leaf_node(split.left, params.l2_leaf));
         nodes.push(leaf_node(split.right, params.l2_leaf));
-        set_rule(&mut nodes[work.node], &mut categories, &split, data, left_id, right_id);
+        set_rule(
+            &mut nodes[work.node],
+            &mut categories,
+            &split,
+            data,
+            left_id,
+            right_id,
+        );
         n_leaves += 1;
 
         let depth = work.depth + 1;
-        let splittable = |s: &BinStats| depth < params.max_depth && s.count as usize >= 2 * split_params.min_samples_leaf.max(1);
+        let splittable = |s: &BinStats| {
+            depth < params.max_depth && s.count as usize >= 2 * split_params.min_samples_leaf.max(1)
+        };
         let (left_hist, right_hist) = if splittable(&split.left) || splittable(&split.right) {
-            let mut parent = work.hist.take().expect("a node with a split has a histogram");
+            let mut parent = work
+                .hist
+                .take()
+                .expect("a node with a split has a histogram");
             let left_is_smaller = n_left <= work.end - mid;
-            let small_rows = if left_is_smaller { &rows[work.start..mid] } else { &rows[mid..work.end] };
+            let small_rows = if left_is_smaller {
+                &rows[work.start..mid]
+            } else {
+                &rows[mid..work.end]
+            };
             let small = Histogram::build(data, small_rows, stats.vt, stats.v);
             parent.subtract(&small);
-            if left_is_smaller { (Some(small), Some(parent)) } else { (Some(parent), Some(small)) }
+            if left_is_smaller {
+                (Some(small), Some(parent))
+            } else {
+                (Some(parent), Some(small))
+            }
         } else {
             (None, None)
         };
-        for (id, start, end, child_stats, hist) in
-            [(left_id, work.start, mid, split.left, left_hist), (right_id, mid, work.end, split.right, right_hist)]
-        {
+        for (id, start, end, child_stats, hist) in [
+            (left_id, work.start, mid, split.left, left_hist),
+            (right_id, mid, work.end, split.right, right_hist),
+        ] {
             let hist = hist.filter(|_| splittable(&child_stats));
-            let split = hist.as_ref().and_then(|h| best_split(h, data, child_stats, &split_params, candidates));
-            pending.push_back(Pending { node: id, start, end, depth, hist: split.as_ref().and(hist), split });
+            let split = hist
+                .as_ref()
+                .and_then(|h| best_split(h, data, child_stats, &split_params, candidates));
+            pending.push_back(Pending {
+                node: id,
+                start,
+                end,
+                depth,
+                hist: split.as_ref().and(hist),
+                split,
+            });
         }
     }
-    GrownTree { tree: Tree { nodes, categories }, leaves, rows }
+    GrownTree {
+        tree: Tree { nodes, categories },
+        leaves,
+        rows,
+    }
 }
 
 /// Depth-wise takes nodes in creation order (level by level); leaf-wise the largest gain first.
@@ -225,7 +291,13 @@ fn next_node(pending: &mut VecDeque<Pending>, growth: Growth) -> Option<Pending>
         Growth::Depthwise => pending.pop_front(),
         Growth::Leafwise => {
             let gain = |p: &Pending| p.split.as_ref().map_or(f64::NEG_INFINITY, |s| s.gain);
-            let best = (0..pending.len()).reduce(|a, b| if gain(&pending[b]) > gain(&pending[a]) { b } else { a })?;
+            let best = (0..pending.len()).reduce(|a, b| {
+                if gain(&pending[b]) > gain(&pending[a]) {
+                    b
+                } else {
+                    a
+                }
+            })?;
             pending.remove(best)
         }
     }
@@ -241,7 +313,11 @@ fn leaf_node(stats: BinStats, l2_leaf: f64) -> Node {
         bin: 0,
         default_left: false,
         category: None,
-        value: if denominator > 0.0 { stats.sum_vt / denominator } else { 0.0 },
+        value: if denominator > 0.0 {
+            stats.sum_vt / denominator
+        } else {
+            0.0
+        },
         gain: 0.0,
         count: stats.count,
     }
@@ -274,7 +350,10 @@ fn set_rule(
                 }
             }
             node.category = Some(categories.len() as u32);
-            categories.push(CategorySplit { left_bins: split.left_bins, left_codes });
+            categories.push(CategorySplit {
+                left_bins: split.left_bins,
+                left_codes,
+            });
         }
         _ => unreachable!("split kind follows the feature kind"),
     }

@@ -102,7 +102,11 @@ fn accumulate(bins: &mut [BinStats], data: &BinnedData, rows: &[u32], vt: &[f64]
     let offsets = &data.offsets()[..data.n_features()];
     for &r in rows {
         let r = r as usize;
-        let stats = BinStats { sum_vt: vt[r], sum_v: v[r], count: 1 };
+        let stats = BinStats {
+            sum_vt: vt[r],
+            sum_v: v[r],
+            count: 1,
+        };
         for (&offset, &bin) in offsets.iter().zip(data.matrix.row(r)) {
             bins[offset + bin as usize] += stats;
         }
@@ -114,7 +118,11 @@ pub fn node_totals(rows: &[u32], vt: &[f64], v: &[f64]) -> BinStats {
     let mut total = BinStats::default();
     for &r in rows {
         let r = r as usize;
-        total += BinStats { sum_vt: vt[r], sum_v: v[r], count: 1 };
+        total += BinStats {
+            sum_vt: vt[r],
+            sum_v: v[r],
+            count: 1,
+        };
     }
     total
 }

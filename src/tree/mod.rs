@@ -5,10 +5,10 @@
 mod grower;
 mod histogram;
 mod partition;
-mod split;
 mod regression_tree;
+mod split;
 
 pub use grower::{grow, Candidates, FitStats, GrownTree, Growth, LeafRows, TreeParams};
 pub use histogram::{BinStats, Histogram};
-pub use split::{best_split, BinSet, SplitCandidate, SplitParams};
 pub use regression_tree::{CategorySplit, Node, Tree};
+pub use split::{best_split, BinSet, SplitCandidate, SplitParams};

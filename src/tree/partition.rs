@@ -8,7 +8,12 @@ use rayon::prelude::*;
 const PARALLEL_ROWS: usize = 65_536;
 
 /// Stably moves the rows of `range` that go left to its front; returns how many went left.
-pub fn split_rows(rows: &mut [u32], matrix: &BinnedMatrix, feature: usize, left_bins: &BinSet) -> usize {
+pub fn split_rows(
+    rows: &mut [u32],
+    matrix: &BinnedMatrix,
+    feature: usize,
+    left_bins: &BinSet,
+) -> usize {
     let goes_left = |r: u32| left_bins.contains(matrix.get(r as usize, feature));
     if rows.len() < PARALLEL_ROWS {
         let mut right = Vec::with_capacity(rows.len() / 2);

@@ -12,7 +12,8 @@ pub struct Node {
     pub feature: u32,
     pub left: u32,
     pub right: u32,
-    /// Numeric rule: go left when `x ≤ threshold`.
+    /// Numeric rule: go left when `x ≤ threshold` (+∞ when only missing values go right).
+    #[serde(with = "crate::data::nonfinite")]
     pub threshold: f64,
     /// The same rule on bins: bins 1..=bin go left.
     pub bin: u8,
@@ -109,7 +110,10 @@ impl Tree {
                 FeatureValues::Categorical { codes, .. } => {
                     let split = &self.categories[n.category.expect("categorical rule") as usize];
                     match usize::try_from(codes[row]) {
-                        Ok(c) => split.left_codes.get(c / 64).map_or(n.default_left, |w| w >> (c % 64) & 1 == 1),
+                        Ok(c) => split
+                            .left_codes
+                            .get(c / 64)
+                            .map_or(n.default_left, |w| w >> (c % 64) & 1 == 1),
                         Err(_) => n.default_left,
                     }
                 }

@@ -88,7 +88,11 @@ pub fn best_split(
     params: &SplitParams,
     candidates: &Candidates,
 ) -> Option<SplitCandidate> {
-    let scan = Scan { params, total, parent_score: score(&total, params.l2_leaf) };
+    let scan = Scan {
+        params,
+        total,
+        parent_score: score(&total, params.l2_leaf),
+    };
     let mut best: Option<SplitCandidate> = None;
     for feature in 0..data.n_features() {
         if !candidates.allows_feature(feature) {
@@ -109,7 +113,12 @@ pub fn best_split(
     best
 }
 
-fn best_numeric(scan: &Scan, bins: &[BinStats], feature: usize, candidates: &Candidates) -> Option<SplitCandidate> {
+fn best_numeric(
+    scan: &Scan,
+    bins: &[BinStats],
+    feature: usize,
+    candidates: &Candidates,
+) -> Option<SplitCandidate> {
     let missing = bins[0];
     let last = bins.len() - 1;
     let mut best: Option<(f64, usize, bool)> = None;
@@ -150,7 +159,14 @@ fn best_numeric(scan: &Scan, bins: &[BinStats], feature: usize, candidates: &Can
         left_bins.insert(0);
         left += missing;
     }
-    Some(SplitCandidate { feature, gain, threshold: Some(t as u8), left_bins, left, right: scan.total - left })
+    Some(SplitCandidate {
+        feature,
+        gain,
+        threshold: Some(t as u8),
+        left_bins,
+        left,
+        right: scan.total - left,
+    })
 }
 
 fn best_categorical(
@@ -160,7 +176,13 @@ fn best_categorical(
     candidates: &Candidates,
 ) -> Option<SplitCandidate> {
     let missing = bins[0];
-    let mean = |s: &BinStats| if s.sum_v > 0.0 { s.sum_vt / s.sum_v } else { 0.0 };
+    let mean = |s: &BinStats| {
+        if s.sum_v > 0.0 {
+            s.sum_vt / s.sum_v
+        } else {
+            0.0
+        }
+    };
     let mut order: Vec<usize> = (1..bins.len()).filter(|&b| bins[b].count > 0).collect();
     order.sort_by(|&a, &b| mean(&bins[a]).total_cmp(&mean(&bins[b])).then(a.cmp(&b)));
     let mut best: Option<(f64, usize, bool)> = None;
@@ -200,5 +222,12 @@ fn best_categorical(
         left_bins.insert(0);
         left += missing;
     }
-    Some(SplitCandidate { feature, gain, threshold: None, left_bins, left, right: scan.total - left })
+    Some(SplitCandidate {
+        feature,
+        gain,
+        threshold: None,
+        left_bins,
+        left,
+        right: scan.total - left,
+    })
 }
