@@ -34,6 +34,20 @@ fn status_bytes(key: &str) -> usize {
         .map_or(0, |kb| kb * 1024)
 }
 
+/// User + system CPU seconds of this process so far (from /proc/self/stat, 100 ticks a second).
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after_name = stat.rsplit(')').next().unwrap_or("");
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 fn columns(data: &[f64], n_features: usize) -> Vec<Feature<'_>> {
     let n_rows = data.len() / n_features;
     data.chunks_exact(n_rows)
@@ -93,8 +107,10 @@ fn main() -> optboost::Result<()> {
     )?;
     let binning_s = started.elapsed().as_secs_f64();
     let started = Instant::now();
+    let cpu_before = cpu_seconds();
     booster.run(|_| true)?;
     let train_s = started.elapsed().as_secs_f64();
+    let train_cpu_s = cpu_seconds() - cpu_before;
     let model = booster.into_model();
 
     let test = Frame::new(columns(&x_test, n_features))?;
@@ -118,6 +134,7 @@ fn main() -> optboost::Result<()> {
         serde_json::json!({
             "binning_s": binning_s,
             "train_s": train_s,
+            "train_cpu_s": train_cpu_s,
             "predict_s": predict_s,
             "peak_above_raw_mb": peak as f64 / 1e6,
             "n_trees": model.n_trees(),
