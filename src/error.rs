@@ -13,11 +13,7 @@ pub enum Error {
     Value { what: String, detail: String },
     /// A parameter outside its domain, or an unknown name. `allowed` lists what would be accepted.
     #[error("invalid parameter `{name}` = {value}: allowed {allowed}")]
-    Param {
-        name: String,
-        value: String,
-        allowed: String,
-    },
+    Param { name: String, value: String, allowed: String },
     /// A model file that cannot be read back.
     #[error("cannot load model: {0}")]
     Model(String),
@@ -31,20 +27,9 @@ impl Error {
         Error::Data(msg.into())
     }
     pub fn value(what: impl Into<String>, detail: impl Into<String>) -> Self {
-        Error::Value {
-            what: what.into(),
-            detail: detail.into(),
-        }
+        Error::Value { what: what.into(), detail: detail.into() }
     }
-    pub fn param(
-        name: impl Into<String>,
-        value: impl ToString,
-        allowed: impl Into<String>,
-    ) -> Self {
-        Error::Param {
-            name: name.into(),
-            value: value.to_string(),
-            allowed: allowed.into(),
-        }
+    pub fn param(name: impl Into<String>, value: impl ToString, allowed: impl Into<String>) -> Self {
+        Error::Param { name: name.into(), value: value.to_string(), allowed: allowed.into() }
     }
 }

@@ -4,11 +4,11 @@ pub mod error;
 pub mod loss;
 
 pub use error::{Error, Result};
-pub mod boost;
 pub mod data;
+pub mod tree;
 pub mod model;
 pub mod params;
-pub mod tree;
+pub mod boost;
 
 pub use boost::{Booster, Checkpoint, History, Record, Step, StopReason, TrainData};
 pub use data::{Feature, Frame};

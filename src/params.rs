@@ -42,11 +42,7 @@ macro_rules! public_enum {
 }
 
 fn allowed_list(names: &[&str]) -> String {
-    names
-        .iter()
-        .map(|n| format!("{n:?}"))
-        .collect::<Vec<_>>()
-        .join(", ")
+    names.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ")
 }
 
 public_enum!(
@@ -151,32 +147,10 @@ impl Default for Params {
 impl Params {
     /// The names `set` accepts.
     pub const NAMES: &'static [&'static str] = &[
-        "method",
-        "loss",
-        "n_iter",
-        "learning_rate",
-        "step",
-        "rho",
-        "init",
-        "max_depth",
-        "max_leaves",
-        "min_samples_leaf",
-        "min_weight_leaf",
-        "l2_leaf",
-        "min_split_gain",
-        "growth",
-        "max_bins",
-        "min_category_count",
-        "seed",
-        "n_threads",
-        "early_stopping_rounds",
-        "selection",
-        "t",
-        "gamma",
-        "restart",
-        "lambda",
-        "max_inner",
-        "schedule",
+        "method", "loss", "n_iter", "learning_rate", "step", "rho", "init", "max_depth", "max_leaves",
+        "min_samples_leaf", "min_weight_leaf", "l2_leaf", "min_split_gain", "growth", "max_bins",
+        "min_category_count", "seed", "n_threads", "early_stopping_rounds", "selection", "t", "gamma",
+        "restart", "lambda", "max_inner", "schedule",
     ];
 
     /// Sets one parameter from its public name and a textual value.
@@ -209,13 +183,7 @@ impl Params {
             "lambda" => self.lambda = parse(name, value)?,
             "max_inner" => self.max_inner = parse(name, value)?,
             "schedule" => self.schedule = value.parse()?,
-            _ => {
-                return Err(Error::param(
-                    "parameter name",
-                    format!("{name:?}"),
-                    allowed_list(Self::NAMES),
-                ))
-            }
+            _ => return Err(Error::param("parameter name", format!("{name:?}"), allowed_list(Self::NAMES))),
         }
         Ok(self)
     }
@@ -228,11 +196,7 @@ impl Params {
             return Err(Error::param("n_iter", self.n_iter, "an integer ≥ 1"));
         }
         if !(self.learning_rate.is_finite() && self.learning_rate > 0.0) {
-            return Err(Error::param(
-                "learning_rate",
-                self.learning_rate,
-                "a finite number > 0",
-            ));
+            return Err(Error::param("learning_rate", self.learning_rate, "a finite number > 0"));
         }
         if let Some(rho) = self.rho {
             if !(rho.is_finite() && rho > 0.0) {

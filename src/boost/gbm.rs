@@ -31,8 +31,5 @@ pub fn step(state: &mut GbmState, ctx: &mut Context<'_>, candidates: &Candidates
     let nu = ctx.params.learning_rate;
     axpy(&mut state.f, nu, &direction.values);
     ctx.add_tree(direction.grown.tree, nu, 0);
-    Iteration {
-        cos: vec![direction.cos],
-        step: nu * factor,
-    }
+    Iteration { cos: vec![direction.cos], step: nu * factor }
 }

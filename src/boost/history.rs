@@ -44,9 +44,5 @@ pub fn cosine(t: &[f64], b: &[f64]) -> f64 {
         bb += y * y;
     }
     let denominator = (tt * bb).sqrt();
-    if denominator > 0.0 {
-        tb / denominator
-    } else {
-        0.0
-    }
+    if denominator > 0.0 { tb / denominator } else { 0.0 }
 }

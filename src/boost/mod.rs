@@ -41,16 +41,10 @@ impl std::fmt::Display for StopReason {
         match self {
             StopReason::Completed => write!(f, "completed all iterations"),
             StopReason::EarlyStopping { best_iteration } => {
-                write!(
-                    f,
-                    "early stopping: best validation loss at iteration {best_iteration}"
-                )
+                write!(f, "early stopping: best validation loss at iteration {best_iteration}")
             }
             StopReason::Diverged { iteration, detail } => {
-                write!(
-                    f,
-                    "diverged at iteration {iteration} ({detail}); kept the best iterate"
-                )
+                write!(f, "diverged at iteration {iteration} ({detail}); kept the best iterate")
             }
         }
     }
@@ -163,17 +157,13 @@ pub struct Context<'a> {
 impl Context<'_> {
     /// The step rule in force: the user's, or the method's default.
     pub fn step_rule(&self) -> StepRule {
-        self.params
-            .step
-            .unwrap_or_else(|| default_step_rule(self.params, self.loss))
+        self.params.step.unwrap_or_else(|| default_step_rule(self.params, self.loss))
     }
 
     /// Adds `weight · tree` to output `output` of the model and of the validation predictions.
     pub fn add_tree(&mut self, tree: Tree, weight: f64, output: usize) {
         if let (Some(valid), Some(pred)) = (self.valid, self.valid_pred.as_deref_mut()) {
-            let values: Vec<f64> = (0..valid.matrix.n_rows())
-                .map(|r| tree.predict_bins(valid.matrix.row(r)))
-                .collect();
+            let values: Vec<f64> = (0..valid.matrix.n_rows()).map(|r| tree.predict_bins(valid.matrix.row(r))).collect();
             axpy(pred, weight, &values);
         }
         self.model.push_tree(tree, weight, output);
@@ -189,22 +179,13 @@ fn default_step_rule(params: &Params, loss: &dyn Loss) -> StepRule {
 
 impl Booster {
     /// Validates parameters and data, bins the features and prepares iteration 0.
-    pub fn new(
-        params: Params,
-        train: &TrainData<'_>,
-        valid: Option<&TrainData<'_>>,
-    ) -> Result<Booster> {
+    pub fn new(params: Params, train: &TrainData<'_>, valid: Option<&TrainData<'_>>) -> Result<Booster> {
         params.validate()?;
         let data = BinnedData::learn(&train.frame, &params.binning)?;
         Self::start(params, data, train, valid)
     }
 
-    fn start(
-        params: Params,
-        data: BinnedData,
-        train: &TrainData<'_>,
-        valid: Option<&TrainData<'_>>,
-    ) -> Result<Booster> {
+    fn start(params: Params, data: BinnedData, train: &TrainData<'_>, valid: Option<&TrainData<'_>>) -> Result<Booster> {
         let loss = match params.loss.build(2)? {
             Objective::Scalar(loss) => loss,
         };
@@ -212,11 +193,7 @@ impl Booster {
         let valid = valid
             .map(|v| -> Result<Validation> {
                 let (y, w) = checked_target(v, loss.as_ref(), "validation")?;
-                Ok(Validation {
-                    matrix: data.bin(&v.frame)?,
-                    y,
-                    w,
-                })
+                Ok(Validation { matrix: data.bin(&v.frame)?, y, w })
             })
             .transpose()?;
         let bias = match params.init {
@@ -224,18 +201,13 @@ impl Booster {
             Init::Zero => 0.0,
         };
         if !bias.is_finite() {
-            return Err(Error::Training(format!(
-                "the initial constant is not finite ({bias})"
-            )));
+            return Err(Error::Training(format!("the initial constant is not finite ({bias})")));
         }
         let features: Vec<FeatureSpec> = data
             .names
             .iter()
             .zip(&data.mappers)
-            .map(|(name, mapper)| FeatureSpec {
-                name: name.clone(),
-                mapper: mapper.clone(),
-            })
+            .map(|(name, mapper)| FeatureSpec { name: name.clone(), mapper: mapper.clone() })
             .collect();
         let model = Model {
             method: params.method,
@@ -263,12 +235,7 @@ impl Booster {
             model,
             state,
             history: History::default(),
-            best: Best {
-                iteration: 0,
-                loss: f64::INFINITY,
-                n_trees: 0,
-                weights: Vec::new(),
-            },
+            best: Best { iteration: 0, loss: f64::INFINITY, n_trees: 0, weights: Vec::new() },
             finished: None,
             rng,
             pool,
@@ -294,23 +261,9 @@ impl Booster {
     }
 
     /// Resumes from a checkpoint with the same training (and validation) data.
-    pub fn resume(
-        checkpoint: Checkpoint,
-        train: &TrainData<'_>,
-        valid: Option<&TrainData<'_>>,
-    ) -> Result<Booster> {
-        let mappers: Vec<_> = checkpoint
-            .model
-            .features
-            .iter()
-            .map(|f| f.mapper.clone())
-            .collect();
-        let names = checkpoint
-            .model
-            .features
-            .iter()
-            .map(|f| f.name.clone())
-            .collect();
+    pub fn resume(checkpoint: Checkpoint, train: &TrainData<'_>, valid: Option<&TrainData<'_>>) -> Result<Booster> {
+        let mappers: Vec<_> = checkpoint.model.features.iter().map(|f| f.mapper.clone()).collect();
+        let names = checkpoint.model.features.iter().map(|f| f.name.clone()).collect();
         let matrix = BinnedMatrix::from_frame(&train.frame, &mappers)?;
         let data = BinnedData::new(matrix, mappers, names);
         let mut booster = Self::start(checkpoint.params, data, train, valid)?;
@@ -321,11 +274,8 @@ impl Booster {
                 booster.y.len()
             )));
         }
-        if booster.valid_pred.as_ref().map(Vec::len) != checkpoint.valid_pred.as_ref().map(Vec::len)
-        {
-            return Err(Error::data(
-                "the validation data differs from the checkpoint's",
-            ));
+        if booster.valid_pred.as_ref().map(Vec::len) != checkpoint.valid_pred.as_ref().map(Vec::len) {
+            return Err(Error::data("the validation data differs from the checkpoint's"));
         }
         booster.model = checkpoint.model;
         booster.state = checkpoint.state;
@@ -450,41 +400,23 @@ impl Booster {
 
     fn check_stop(&mut self, iteration: usize, record: &Record) -> Option<StopReason> {
         let monitored = record.valid_loss.unwrap_or(record.train_loss);
-        let finite =
-            record.train_loss.is_finite() && monitored.is_finite() && record.step.is_finite();
+        let finite = record.train_loss.is_finite() && monitored.is_finite() && record.step.is_finite();
         if !finite {
-            return Some(StopReason::Diverged {
-                iteration,
-                detail: "non-finite loss or step".into(),
-            });
+            return Some(StopReason::Diverged { iteration, detail: "non-finite loss or step".into() });
         }
-        let best_train = self
-            .history
-            .records
-            .iter()
-            .map(|r| r.train_loss)
-            .fold(f64::INFINITY, f64::min);
-        if record.train_loss > DIVERGENCE_FACTOR * best_train.max(f64::MIN_POSITIVE)
-            && record.train_loss > 1.0
-        {
+        let best_train = self.history.records.iter().map(|r| r.train_loss).fold(f64::INFINITY, f64::min);
+        if record.train_loss > DIVERGENCE_FACTOR * best_train.max(f64::MIN_POSITIVE) && record.train_loss > 1.0 {
             return Some(StopReason::Diverged {
                 iteration,
                 detail: format!("training loss {:.3e} exceeds {DIVERGENCE_FACTOR:.0e} × its best {best_train:.3e}", record.train_loss),
             });
         }
         if monitored < self.best.loss {
-            self.best = Best {
-                iteration,
-                loss: monitored,
-                n_trees: self.model.n_trees(),
-                weights: self.model.weights.clone(),
-            };
+            self.best = Best { iteration, loss: monitored, n_trees: self.model.n_trees(), weights: self.model.weights.clone() };
         }
         if let (Some(patience), Some(_)) = (self.params.early_stopping_rounds, record.valid_loss) {
             if iteration - self.best.iteration >= patience {
-                return Some(StopReason::EarlyStopping {
-                    best_iteration: self.best.iteration,
-                });
+                return Some(StopReason::EarlyStopping { best_iteration: self.best.iteration });
             }
         }
         (iteration >= self.params.n_iter).then_some(StopReason::Completed)
@@ -509,27 +441,14 @@ fn thread_pool(n_threads: usize) -> Result<rayon::ThreadPool> {
     rayon::ThreadPoolBuilder::new()
         .num_threads(n_threads)
         .build()
-        .map_err(|e| {
-            Error::param(
-                "n_threads",
-                n_threads,
-                format!("a thread count the system allows ({e})"),
-            )
-        })
+        .map_err(|e| Error::param("n_threads", n_threads, format!("a thread count the system allows ({e})")))
 }
 
 /// Checks the target and weights of a data set; binary losses get labels mapped to ±1.
-fn checked_target(
-    data: &TrainData<'_>,
-    loss: &dyn Loss,
-    role: &str,
-) -> Result<(Vec<f64>, Vec<f64>)> {
+fn checked_target(data: &TrainData<'_>, loss: &dyn Loss, role: &str) -> Result<(Vec<f64>, Vec<f64>)> {
     let n = data.frame.n_rows();
     if data.y.len() != n {
-        return Err(Error::data(format!(
-            "{role} target has {} rows, the features have {n}",
-            data.y.len()
-        )));
+        return Err(Error::data(format!("{role} target has {} rows, the features have {n}", data.y.len())));
     }
     if let Some(row) = data.y.iter().position(|v| !v.is_finite()) {
         return Err(Error::value(
@@ -542,17 +461,10 @@ fn checked_target(
         let zero_one = y.iter().all(|&v| v == 0.0 || v == 1.0);
         let signs = y.iter().all(|&v| v == -1.0 || v == 1.0);
         if !(zero_one || signs) {
-            let bad = y
-                .iter()
-                .find(|&&v| v != 0.0 && v != 1.0 && v != -1.0)
-                .copied()
-                .unwrap_or(f64::NAN);
+            let bad = y.iter().find(|&&v| v != 0.0 && v != 1.0 && v != -1.0).copied().unwrap_or(f64::NAN);
             return Err(Error::value(
                 format!("{role} target"),
-                format!(
-                    "the {} loss needs binary labels 0/1 or -1/+1, found {bad}",
-                    loss.name()
-                ),
+                format!("the {} loss needs binary labels 0/1 or -1/+1, found {bad}", loss.name()),
             ));
         }
         if zero_one {
@@ -563,10 +475,7 @@ fn checked_target(
         None => vec![1.0; n],
         Some(w) => {
             if w.len() != n {
-                return Err(Error::data(format!(
-                    "{role} weights have {} rows, the features have {n}",
-                    w.len()
-                )));
+                return Err(Error::data(format!("{role} weights have {} rows, the features have {n}", w.len())));
             }
             if let Some(row) = w.iter().position(|v| !(v.is_finite() && *v >= 0.0)) {
                 return Err(Error::value(
@@ -575,10 +484,7 @@ fn checked_target(
                 ));
             }
             if !w.iter().any(|&v| v > 0.0) {
-                return Err(Error::value(
-                    format!("{role} weights"),
-                    "all weights are zero",
-                ));
+                return Err(Error::value(format!("{role} weights"), "all weights are zero"));
             }
             w.to_vec()
         }

@@ -10,9 +10,7 @@ pub struct Rng {
 
 impl Rng {
     pub fn new(seed: u64) -> Self {
-        Rng {
-            state: seed ^ 0x6a09_e667_f3bc_c909,
-        }
+        Rng { state: seed ^ 0x6a09_e667_f3bc_c909 }
     }
 
     pub fn next_u64(&mut self) -> u64 {

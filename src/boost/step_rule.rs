@@ -34,12 +34,7 @@ pub fn fit_target(ctx: &Context<'_>, target: &[f64], candidates: &Candidates) ->
     let n = target.len();
     let mut vt = vec![0.0; n];
     par_fill(&mut vt, |i| ctx.w[i] * target[i]);
-    let grown = grow(
-        ctx.data,
-        FitStats { vt: &vt, v: ctx.w },
-        &ctx.params.tree,
-        candidates,
-    );
+    let grown = grow(ctx.data, FitStats { vt: &vt, v: ctx.w }, &ctx.params.tree, candidates);
     Direction::new(ctx, grown, target)
 }
 
@@ -49,15 +44,8 @@ pub fn fit_newton(ctx: &Context<'_>, f: &[f64], candidates: &Candidates) -> Dire
     let n = f.len();
     let (mut vt, mut v) = (vec![0.0; n], vec![0.0; n]);
     par_fill(&mut vt, |i| -ctx.w[i] * ctx.loss.derivative(ctx.y[i], f[i]));
-    par_fill(&mut v, |i| {
-        ctx.w[i] * ctx.loss.second_derivative(ctx.y[i], f[i])
-    });
-    let grown = grow(
-        ctx.data,
-        FitStats { vt: &vt, v: &v },
-        &ctx.params.tree,
-        candidates,
-    );
+    par_fill(&mut v, |i| ctx.w[i] * ctx.loss.second_derivative(ctx.y[i], f[i]));
+    let grown = grow(ctx.data, FitStats { vt: &vt, v: &v }, &ctx.params.tree, candidates);
     let mut target = vec![0.0; n];
     par_fill(&mut target, |i| if v[i] > 0.0 { vt[i] / v[i] } else { 0.0 });
     Direction::new(ctx, grown, &target)
@@ -69,10 +57,7 @@ pub fn apply_step_rule(ctx: &Context<'_>, rule: StepRule, f: &[f64], dir: &mut D
     match rule {
         StepRule::Newton => 1.0,
         StepRule::Constant => {
-            let rho = ctx
-                .params
-                .rho
-                .unwrap_or_else(|| ctx.loss.sigma().map_or(1.0, |s| 1.0 / s));
+            let rho = ctx.params.rho.unwrap_or_else(|| ctx.loss.sigma().map_or(1.0, |s| 1.0 / s));
             dir.scale(rho);
             rho
         }
