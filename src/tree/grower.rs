@@ -228,8 +228,7 @@ pub fn grow(
         let n_left = split_rows(
             &mut rows[work.start..work.end],
             &mut scratch,
-            &data.matrix,
-            split.feature,
+            data.column(split.feature),
             &split.left_bins,
         );
         debug_assert_eq!(n_left, split.left.count as usize);

@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use std::ops::{AddAssign, SubAssign};
 
 /// Rows per block below which a histogram is built by one task.
-const MIN_BLOCK_ROWS: usize = 32_768;
+const MIN_BLOCK_ROWS: usize = 16_384;
 /// At most this many blocks (and parallel tasks) per histogram.
 const MAX_BLOCKS: usize = 8;
 /// Rows between a prefetch and the use of the prefetched row.
@@ -138,32 +138,39 @@ impl Histogram {
     pub(crate) fn build_into(&mut self, data: &BinnedData, rows: &[u32], stats: &RowStats<'_>) {
         match *stats {
             RowStats::Uniform { vt, v } => {
-                let packed = build_packed::<2>(data, rows, |r| [vt[r], 1.0], |r| prefetch(&vt[r]));
-                for (out, p) in self.bins.iter_mut().zip(&packed) {
-                    *out = BinStats {
-                        sum_vt: p[0],
-                        sum_v: v * p[1],
-                        count: p[1] as u32,
-                    };
-                }
-            }
-            RowStats::Weighted { vt, v } => {
-                let packed = build_packed::<4>(
+                let unpack = |p: &[f64; 2]| BinStats {
+                    sum_vt: p[0],
+                    sum_v: v * p[1],
+                    count: p[1] as u32,
+                };
+                build_packed::<2>(
                     data,
                     rows,
-                    |r| [vt[r], v[r], 1.0, 0.0],
-                    |r| {
-                        prefetch(&vt[r]);
-                        prefetch(&v[r]);
+                    |r| [vt[r], 1.0],
+                    |r| prefetch(&vt[r]),
+                    |packed| {
+                        for (out, p) in self.bins.iter_mut().zip(packed) {
+                            *out = unpack(p);
+                        }
                     },
                 );
-                for (out, p) in self.bins.iter_mut().zip(&packed) {
-                    *out = BinStats {
-                        sum_vt: p[0],
-                        sum_v: p[1],
-                        count: p[2] as u32,
-                    };
-                }
+            }
+            RowStats::Weighted { vt, v } => {
+                let unpack = |p: &[f64; 4]| BinStats {
+                    sum_vt: p[0],
+                    sum_v: p[1],
+                    count: p[2] as u32,
+                };
+                let stat = |r: usize| [vt[r], v[r], 1.0, 0.0];
+                let prefetch_stat = |r: usize| {
+                    prefetch(&vt[r]);
+                    prefetch(&v[r]);
+                };
+                build_packed::<4>(data, rows, stat, prefetch_stat, |packed| {
+                    for (out, p) in self.bins.iter_mut().zip(packed) {
+                        *out = unpack(p);
+                    }
+                });
             }
         }
     }
@@ -187,43 +194,52 @@ fn build_packed<const K: usize>(
     rows: &[u32],
     stat: impl Fn(usize) -> [f64; K] + Sync,
     prefetch_stat: impl Fn(usize) + Sync,
-) -> Vec<[f64; K]> {
+    consume: impl FnOnce(&[[f64; K]]),
+) {
     let total_bins = data.total_bins();
     let n_blocks = (rows.len() / MIN_BLOCK_ROWS).clamp(1, MAX_BLOCKS);
     let offsets: Vec<u32> = data.offsets()[..data.n_features()]
         .iter()
         .map(|&o| o as u32)
         .collect();
-    if n_blocks == 1 {
-        let mut hist = vec![[0.0; K]; total_bins];
-        accumulate(
-            &mut hist,
-            &offsets,
-            &data.matrix,
-            rows,
-            &stat,
-            &prefetch_stat,
-        );
-        return hist;
-    }
-    let block_rows = rows.len().div_ceil(n_blocks);
-    let mut partials = vec![[0.0; K]; total_bins * n_blocks];
-    partials
-        .par_chunks_mut(total_bins)
-        .zip(rows.par_chunks(block_rows))
-        .for_each(|(hist, block)| {
-            accumulate(hist, &offsets, &data.matrix, block, &stat, &prefetch_stat);
-        });
-    let (first, rest) = partials.split_at_mut(total_bins);
-    for partial in rest.chunks_exact(total_bins) {
-        for (a, b) in first.iter_mut().zip(partial) {
-            for k in 0..K {
-                a[k] += b[k];
+    // The block buffers are reused from call to call: fresh ones of this size come from mmap, and
+    // their page faults and unmapping cost more than filling them.
+    PACKED.with_borrow_mut(|buffer| {
+        buffer.clear();
+        buffer.resize(total_bins * n_blocks * K, 0.0);
+        let (partials, _) = buffer.as_chunks_mut::<K>();
+        let block_rows = rows.len().div_ceil(n_blocks);
+        if n_blocks == 1 {
+            accumulate(
+                partials,
+                &offsets,
+                &data.matrix,
+                rows,
+                &stat,
+                &prefetch_stat,
+            );
+        } else {
+            partials
+                .par_chunks_mut(total_bins)
+                .zip(rows.par_chunks(block_rows))
+                .for_each(|(hist, block)| {
+                    accumulate(hist, &offsets, &data.matrix, block, &stat, &prefetch_stat);
+                });
+        }
+        let (first, rest) = partials.split_at_mut(total_bins);
+        for partial in rest.chunks_exact(total_bins) {
+            for (a, b) in first.iter_mut().zip(partial) {
+                for k in 0..K {
+                    a[k] += b[k];
+                }
             }
         }
-    }
-    partials.truncate(total_bins);
-    partials
+        consume(first);
+    });
+}
+
+thread_local! {
+    static PACKED: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 #[inline(always)]
@@ -237,7 +253,10 @@ fn accumulate<const K: usize>(
 ) {
     for (i, &r) in rows.iter().enumerate() {
         if let Some(&ahead) = rows.get(i + PREFETCH_AHEAD) {
-            prefetch(matrix.row(ahead as usize).as_ptr());
+            // A row may straddle two cache lines: fetch both ends.
+            let row = matrix.row(ahead as usize);
+            prefetch(row.as_ptr());
+            prefetch(row.as_ptr_range().end.wrapping_sub(1));
             prefetch_stat(ahead as usize);
         }
         let r = r as usize;

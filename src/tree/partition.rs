@@ -2,31 +2,29 @@
 //! reorders that range stably into left rows then right rows (so rows stay ascending inside a
 //! node, which keeps the histogram kernel's reads of the matrix moving forward).
 //!
-//! The loop is branch-free (a row's direction is random, a branch would mispredict half the time)
-//! and prefetches the matrix bytes it will read a few rows ahead. Large ranges are cut into
+//! The loop reads the split feature's column (column-major bins: one byte per row, contiguous)
+//! and is branch-free (a row's direction is random, a branch would mispredict half the time).
+//! Large ranges are cut into
 //! fixed-size chunks partitioned in parallel and then concatenated in chunk order: the result
 //! does not depend on the thread count.
 
 use super::split::BinSet;
-use crate::data::BinnedMatrix;
 use rayon::prelude::*;
 
 /// Rows per parallel chunk; ranges of at most this many rows are partitioned by one task.
 const CHUNK_ROWS: usize = 32_768;
-const PREFETCH_AHEAD: usize = 16;
 
 /// Stably moves the rows of `rows` that go left to its front; returns how many went left.
 /// `scratch` is working space of at least `rows.len()` entries.
 pub fn split_rows(
     rows: &mut [u32],
     scratch: &mut [u32],
-    matrix: &BinnedMatrix,
-    feature: usize,
+    column: &[u8],
     left_bins: &BinSet,
 ) -> usize {
     let scratch = &mut scratch[..rows.len()];
     if rows.len() <= CHUNK_ROWS {
-        let n_left = partition_chunk(rows, scratch, matrix, feature, left_bins);
+        let n_left = partition_chunk(rows, scratch, column, left_bins);
         let n_right = rows.len() - n_left;
         rows[n_left..].copy_from_slice(&scratch[..n_right]);
         return n_left;
@@ -34,7 +32,7 @@ pub fn split_rows(
     let counts: Vec<usize> = rows
         .par_chunks_mut(CHUNK_ROWS)
         .zip(scratch.par_chunks_mut(CHUNK_ROWS))
-        .map(|(chunk, spill)| partition_chunk(chunk, spill, matrix, feature, left_bins))
+        .map(|(chunk, spill)| partition_chunk(chunk, spill, column, left_bins))
         .collect();
     // Chunk k's left rows sit at the front of chunk k; move them down behind the earlier chunks'
     // (never past their own start), then append every chunk's right rows from the scratch.
@@ -59,17 +57,13 @@ pub fn split_rows(
 fn partition_chunk(
     rows: &mut [u32],
     spill: &mut [u32],
-    matrix: &BinnedMatrix,
-    feature: usize,
+    column: &[u8],
     left_bins: &BinSet,
 ) -> usize {
     let (mut n_left, mut n_right) = (0, 0);
     for i in 0..rows.len() {
-        if let Some(&ahead) = rows.get(i + PREFETCH_AHEAD) {
-            super::histogram::prefetch(&matrix.row(ahead as usize)[feature]);
-        }
         let r = rows[i];
-        let left = left_bins.contains(matrix.get(r as usize, feature)) as usize;
+        let left = left_bins.contains(column[r as usize]) as usize;
         rows[n_left] = r;
         spill[n_right] = r;
         n_left += left;
