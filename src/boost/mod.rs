@@ -188,6 +188,9 @@ impl Booster {
     fn start(params: Params, data: BinnedData, train: &TrainData<'_>, valid: Option<&TrainData<'_>>) -> Result<Booster> {
         let loss = match params.loss.build(2)? {
             Objective::Scalar(loss) => loss,
+            Objective::Multiclass(_) => {
+                return Err(Error::Training("multiclass losses need the methods branch's booster".into()))
+            }
         };
         let (y, w) = checked_target(train, loss.as_ref(), "training")?;
         let valid = valid

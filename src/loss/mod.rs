@@ -4,10 +4,38 @@
 //! Every one-dimensional minimisation the step rules need (`init`, per-leaf line search, line search
 //! along a tree) is `argmin_c Σ w_i ℓ(y_i, f_i + c·b_i)` over some rows; each loss answers it in
 //! closed form where one exists and with the shared safeguarded solvers of `solve.rs` otherwise.
+//!
+//! Conventions shared by every loss:
+//! * `derivative` is ∂ℓ/∂f (squared: f − y); at a kink it is a subgradient (the paper's choice).
+//! * Line searches return the exact argmin, which may be negative. A zero direction (every
+//!   b_i = 0, or zero total weight) returns 0. Where the argmin is an interval (piecewise-linear
+//!   losses), its midpoint is returned when bounded, else its point closest to 0.
+//! * Where the infimum is only reached at infinity (one class in a leaf or sample under the
+//!   logistic or exponential loss), the answer is finite: the score at which the loss has fallen
+//!   to ε_machine times its value at 0 (`solve::NEGLIGIBLE_LN` = 36 on the log-odds scale).
+//! * No method returns NaN for finite inputs; the exponential loss's value (and derivative)
+//!   overflows to ±inf for margins below −709/β, as e^{−βyf} itself does.
 
+mod absolute;
+mod exponential;
+mod hinge;
+mod huber;
+mod logistic;
+mod multiclass_hinge;
+mod pinball;
+mod softmax;
+pub mod solve;
 mod spec;
 mod squared;
 
+pub use absolute::Absolute;
+pub use exponential::Exponential;
+pub use hinge::Hinge;
+pub use huber::Huber;
+pub use logistic::Logistic;
+pub use multiclass_hinge::MulticlassHinge;
+pub use pinball::Pinball;
+pub use softmax::Softmax;
 pub use spec::{LossSpec, Objective};
 pub use squared::Squared;
 
@@ -52,5 +80,78 @@ pub trait Loss: Send + Sync + Debug {
             weight += w[i];
         }
         total / weight
+    }
+
+    /// Writes ∂ℓ/∂f for every row into `out`.
+    fn derivatives_into(&self, y: &[f64], f: &[f64], out: &mut [f64]) {
+        for i in 0..y.len() {
+            out[i] = self.derivative(y[i], f[i]);
+        }
+    }
+    /// Writes ∂²ℓ/∂f² for every row into `out`.
+    fn second_derivatives_into(&self, y: &[f64], f: &[f64], out: &mut [f64]) {
+        for i in 0..y.len() {
+            out[i] = self.second_derivative(y[i], f[i]);
+        }
+    }
+    /// Writes prox_{λℓ(y_i,·)}(z_i) for every row into `out`.
+    fn prox_into(&self, y: &[f64], z: &[f64], lambda: f64, out: &mut [f64]) {
+        for i in 0..y.len() {
+            out[i] = self.prox(y[i], z[i], lambda);
+        }
+    }
+}
+
+/// A multiclass loss: labels are class indices 0..K−1 stored as f64, scores are K values per row,
+/// stored row-major (n × K) in every slice argument `f`, `b`, `z`.
+pub trait MulticlassLoss: Send + Sync + Debug {
+    /// The public name, as accepted by `LossSpec::from_str`.
+    fn name(&self) -> &'static str;
+    /// K.
+    fn n_classes(&self) -> usize;
+    /// ℓ(y, f), `f` has K entries.
+    fn value(&self, y: f64, f: &[f64]) -> f64;
+    /// ∂ℓ/∂f_k (a subgradient where ℓ has a kink) into `out` (K entries).
+    fn gradient(&self, y: f64, f: &[f64], out: &mut [f64]);
+    /// ∂²ℓ/∂f_k² into `out` (softmax p_k(1 − p_k); zero for piecewise-linear losses).
+    fn hessian_diag(&self, y: f64, f: &[f64], out: &mut [f64]);
+    /// argmin_u ℓ(y, u) + ‖u − z‖²/(2λ) into `out`.
+    fn prox(&self, y: f64, z: &[f64], lambda: f64, out: &mut [f64]);
+    /// The constant minimiser argmin_c Σ w ℓ(y, c) (K values, finite even if a class is absent).
+    fn init(&self, y: &[f64], w: &[f64]) -> Vec<f64>;
+    /// argmin_c Σ_{i ∈ rows} w_i ℓ(y_i, F_i + c e_class): the per-leaf line search of one class.
+    fn leaf_value(&self, y: &[f64], f: &[f64], w: &[f64], rows: &[u32], class: usize) -> f64;
+    /// argmin_γ Σ w_i ℓ(y_i, F_i + γ B_i) with F, B row-major n × K.
+    fn line_search(&self, y: &[f64], f: &[f64], b: &[f64], w: &[f64]) -> f64;
+    /// Class probabilities: the softmax of the scores, into `out`.
+    fn response(&self, f: &[f64], out: &mut [f64]) {
+        softmax_into(f, out);
+    }
+    /// Smoothness constant (largest Hessian eigenvalue bound), if ℓ is smooth.
+    fn sigma(&self) -> Option<f64>;
+    /// Strong-convexity constant, if positive.
+    fn mu(&self) -> Option<f64>;
+    /// Σ w ℓ(y, F) / Σ w with F row-major n × K.
+    fn mean_value(&self, y: &[f64], f: &[f64], w: &[f64]) -> f64 {
+        let k = self.n_classes();
+        let (mut total, mut weight) = (0.0, 0.0);
+        for i in 0..y.len() {
+            total += w[i] * self.value(y[i], &f[i * k..(i + 1) * k]);
+            weight += w[i];
+        }
+        total / weight
+    }
+}
+
+/// out = softmax(f), overflow-safe (the maximum is subtracted first).
+pub fn softmax_into(f: &[f64], out: &mut [f64]) {
+    let m = f.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let mut total = 0.0;
+    for (o, &x) in out.iter_mut().zip(f) {
+        *o = (x - m).exp();
+        total += *o;
+    }
+    for o in out.iter_mut() {
+        *o /= total;
     }
 }

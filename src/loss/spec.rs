@@ -1,42 +1,214 @@
-//! The public loss vocabulary (minimal; superseded by the full set of losses).
-use super::{Loss, Squared};
-use crate::error::{Error, Result};
-use serde::{Deserialize, Serialize};
+//! The public vocabulary of losses: [`LossSpec`] names a loss and its parameter, parses from and
+//! prints to strings such as `"pinball(0.9)"`, validates, serialises (`{"name": "pinball",
+//! "tau": 0.9}`) and builds the [`Objective`] the booster runs on.
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+use super::{
+    Absolute, Exponential, Hinge, Huber, Logistic, Loss, MulticlassHinge, MulticlassLoss, Pinball,
+    Softmax, Squared,
+};
+use crate::error::{Error, Result};
+use std::fmt;
+use std::str::FromStr;
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "name", rename_all = "snake_case")]
 pub enum LossSpec {
     Squared,
+    Absolute,
+    Pinball { tau: f64 },
+    Huber { delta: f64 },
+    Logistic { ridge: f64 },
+    Exponential { beta: f64 },
+    Hinge,
+    Softmax,
+    MulticlassHinge,
 }
 
+/// A built loss: scalar (one score per row) or multiclass (K scores per row).
+#[derive(Debug)]
 pub enum Objective {
     Scalar(Box<dyn Loss>),
+    Multiclass(Box<dyn MulticlassLoss>),
 }
 
-impl std::str::FromStr for LossSpec {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "squared" => Ok(LossSpec::Squared),
-            _ => Err(Error::param("loss", s, "squared")),
+impl Objective {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Objective::Scalar(l) => l.name(),
+            Objective::Multiclass(l) => l.name(),
+        }
+    }
+    /// Scores per row: 1 for a scalar loss, K for a multiclass one.
+    pub fn n_outputs(&self) -> usize {
+        match self {
+            Objective::Scalar(_) => 1,
+            Objective::Multiclass(l) => l.n_classes(),
         }
     }
 }
 
-impl std::fmt::Display for LossSpec {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "squared")
+const ALLOWED: &str = "one of squared, absolute, pinball, pinball(tau), huber, huber(delta), logistic, \
+                       logistic(ridge), exponential, exponential(beta), hinge, softmax, multiclass_hinge";
+
+impl LossSpec {
+    pub const NAMES: &'static [&'static str] = &[
+        "squared",
+        "absolute",
+        "pinball",
+        "huber",
+        "logistic",
+        "exponential",
+        "hinge",
+        "softmax",
+        "multiclass_hinge",
+    ];
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            LossSpec::Squared => "squared",
+            LossSpec::Absolute => "absolute",
+            LossSpec::Pinball { .. } => "pinball",
+            LossSpec::Huber { .. } => "huber",
+            LossSpec::Logistic { .. } => "logistic",
+            LossSpec::Exponential { .. } => "exponential",
+            LossSpec::Hinge => "hinge",
+            LossSpec::Softmax => "softmax",
+            LossSpec::MulticlassHinge => "multiclass_hinge",
+        }
+    }
+
+    /// Checks the parameter: τ ∈ (0, 1), δ > 0 finite, ridge ≥ 0 finite, β > 0 finite.
+    pub fn validate(&self) -> Result<()> {
+        match *self {
+            LossSpec::Pinball { tau } if !(tau > 0.0 && tau < 1.0) => {
+                Err(Error::param("tau", tau, "a number in (0, 1)"))
+            }
+            LossSpec::Huber { delta } if !(delta > 0.0 && delta.is_finite()) => {
+                Err(Error::param("delta", delta, "a finite number > 0"))
+            }
+            LossSpec::Logistic { ridge } if !(ridge >= 0.0 && ridge.is_finite()) => {
+                Err(Error::param("ridge", ridge, "a finite number >= 0"))
+            }
+            LossSpec::Exponential { beta } if !(beta > 0.0 && beta.is_finite()) => {
+                Err(Error::param("beta", beta, "a finite number > 0"))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Labels must be ±1.
+    pub fn is_binary(&self) -> bool {
+        matches!(
+            self,
+            LossSpec::Logistic { .. } | LossSpec::Exponential { .. } | LossSpec::Hinge
+        )
+    }
+
+    /// K scores per row, labels are class indices.
+    pub fn is_multiclass(&self) -> bool {
+        matches!(self, LossSpec::Softmax | LossSpec::MulticlassHinge)
+    }
+
+    /// Validates and builds the loss; `n_classes` is used by multiclass losses only (≥ 2).
+    pub fn build(&self, n_classes: usize) -> Result<Objective> {
+        self.validate()?;
+        if self.is_multiclass() && n_classes < 2 {
+            return Err(Error::param(
+                "loss",
+                format!("{self} with {n_classes} classes"),
+                "at least 2 classes",
+            ));
+        }
+        Ok(match *self {
+            LossSpec::Squared => Objective::Scalar(Box::new(Squared)),
+            LossSpec::Absolute => Objective::Scalar(Box::new(Absolute)),
+            LossSpec::Pinball { tau } => Objective::Scalar(Box::new(Pinball::new(tau))),
+            LossSpec::Huber { delta } => Objective::Scalar(Box::new(Huber::new(delta))),
+            LossSpec::Logistic { ridge } => Objective::Scalar(Box::new(Logistic::new(ridge))),
+            LossSpec::Exponential { beta } => Objective::Scalar(Box::new(Exponential::new(beta))),
+            LossSpec::Hinge => Objective::Scalar(Box::new(Hinge)),
+            LossSpec::Softmax => Objective::Multiclass(Box::new(Softmax::new(n_classes))),
+            LossSpec::MulticlassHinge => {
+                Objective::Multiclass(Box::new(MulticlassHinge::new(n_classes)))
+            }
+        })
     }
 }
 
-impl LossSpec {
-    pub fn is_binary(&self) -> bool {
-        false
+impl FromStr for LossSpec {
+    type Err = Error;
+
+    /// `name` or `name(parameter)`, case-insensitive, `-` accepted for `_`. Defaults: pinball τ = 0.5,
+    /// huber δ = 1, logistic ridge 0, exponential β = 1. The result is validated.
+    fn from_str(s: &str) -> Result<Self> {
+        let text = s.trim().to_ascii_lowercase();
+        let (name, arg) = match text.find('(') {
+            Some(open) if text.ends_with(')') => (
+                text[..open].trim(),
+                Some(text[open + 1..text.len() - 1].trim()),
+            ),
+            Some(_) => return Err(Error::param("loss", s, ALLOWED)),
+            None => (text.as_str(), None),
+        };
+        let name = name.replace('-', "_");
+        let name = name.as_str();
+        let number = |param: &str, default: f64| -> Result<f64> {
+            match arg {
+                None => Ok(default),
+                Some(a) => a
+                    .parse::<f64>()
+                    .map_err(|_| Error::param(param, a, "a number")),
+            }
+        };
+        let spec = match name {
+            "squared" => LossSpec::Squared,
+            "absolute" => LossSpec::Absolute,
+            "pinball" => LossSpec::Pinball {
+                tau: number("tau", 0.5)?,
+            },
+            "huber" => LossSpec::Huber {
+                delta: number("delta", 1.0)?,
+            },
+            "logistic" => LossSpec::Logistic {
+                ridge: number("ridge", 0.0)?,
+            },
+            "exponential" => LossSpec::Exponential {
+                beta: number("beta", 1.0)?,
+            },
+            "hinge" => LossSpec::Hinge,
+            "softmax" => LossSpec::Softmax,
+            "multiclass_hinge" => LossSpec::MulticlassHinge,
+            _ => return Err(Error::param("loss", s, ALLOWED)),
+        };
+        let parametric = matches!(
+            spec,
+            LossSpec::Pinball { .. }
+                | LossSpec::Huber { .. }
+                | LossSpec::Logistic { .. }
+                | LossSpec::Exponential { .. }
+        );
+        if arg.is_some() && !parametric {
+            return Err(Error::param(
+                "loss",
+                s,
+                format!("`{name}` without a parameter"),
+            ));
+        }
+        spec.validate()?;
+        Ok(spec)
     }
-    pub fn is_multiclass(&self) -> bool {
-        false
-    }
-    pub fn build(&self, _n_classes: usize) -> Result<Objective> {
-        Ok(Objective::Scalar(Box::new(Squared)))
+}
+
+impl fmt::Display for LossSpec {
+    /// Parametric losses always print their parameter (`pinball(0.5)`); f64 `Display` is the
+    /// shortest string that parses back to the same value, so this round-trips through `FromStr`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LossSpec::Pinball { tau } => write!(f, "pinball({tau})"),
+            LossSpec::Huber { delta } => write!(f, "huber({delta})"),
+            LossSpec::Logistic { ridge } => write!(f, "logistic({ridge})"),
+            LossSpec::Exponential { beta } => write!(f, "exponential({beta})"),
+            other => f.write_str(other.name()),
+        }
     }
 }

@@ -28,7 +28,11 @@ impl Loss for Squared {
             sum += w[i] * y[i];
             weight += w[i];
         }
-        if weight > 0.0 { sum / weight } else { 0.0 }
+        if weight > 0.0 {
+            sum / weight
+        } else {
+            0.0
+        }
     }
     fn leaf_value(&self, y: &[f64], f: &[f64], w: &[f64], rows: &[u32]) -> f64 {
         let (mut sum, mut weight) = (0.0, 0.0);
@@ -37,7 +41,11 @@ impl Loss for Squared {
             sum += w[i] * (y[i] - f[i]);
             weight += w[i];
         }
-        if weight > 0.0 { sum / weight } else { 0.0 }
+        if weight > 0.0 {
+            sum / weight
+        } else {
+            0.0
+        }
     }
     fn line_search(&self, y: &[f64], f: &[f64], b: &[f64], w: &[f64]) -> f64 {
         let (mut num, mut den) = (0.0, 0.0);
@@ -45,7 +53,11 @@ impl Loss for Squared {
             num += w[i] * b[i] * (y[i] - f[i]);
             den += w[i] * b[i] * b[i];
         }
-        if den > 0.0 { num / den } else { 0.0 }
+        if den > 0.0 {
+            num / den
+        } else {
+            0.0
+        }
     }
     fn sigma(&self) -> Option<f64> {
         Some(1.0)
