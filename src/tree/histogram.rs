@@ -210,7 +210,7 @@ fn build_packed<const K: usize>(
         let (partials, _) = buffer.as_chunks_mut::<K>();
         let block_rows = rows.len().div_ceil(n_blocks);
         if n_blocks == 1 {
-            accumulate(
+            accumulate_fastest(
                 partials,
                 &offsets,
                 &data.matrix,
@@ -223,7 +223,7 @@ fn build_packed<const K: usize>(
                 .par_chunks_mut(total_bins)
                 .zip(rows.par_chunks(block_rows))
                 .for_each(|(hist, block)| {
-                    accumulate(hist, &offsets, &data.matrix, block, &stat, &prefetch_stat);
+                    accumulate_fastest(hist, &offsets, &data.matrix, block, &stat, &prefetch_stat);
                 });
         }
         let (first, rest) = partials.split_at_mut(total_bins);
@@ -240,6 +240,38 @@ fn build_packed<const K: usize>(
 
 thread_local! {
     static PACKED: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `accumulate` compiled for AVX when the CPU has it: a 4-wide statistic is then one 32-byte add
+/// per bin instead of two 16-byte ones (the same IEEE additions, so the same sums).
+fn accumulate_fastest<const K: usize>(
+    hist: &mut [[f64; K]],
+    offsets: &[u32],
+    matrix: &BinnedMatrix,
+    rows: &[u32],
+    stat: &impl Fn(usize) -> [f64; K],
+    prefetch_stat: &impl Fn(usize),
+) {
+    #[cfg(target_arch = "x86_64")]
+    if K == 4 && std::arch::is_x86_feature_detected!("avx") {
+        // SAFETY: the CPU supports AVX, checked just above.
+        unsafe { accumulate_avx(hist, offsets, matrix, rows, stat, prefetch_stat) };
+        return;
+    }
+    accumulate(hist, offsets, matrix, rows, stat, prefetch_stat);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+fn accumulate_avx<const K: usize>(
+    hist: &mut [[f64; K]],
+    offsets: &[u32],
+    matrix: &BinnedMatrix,
+    rows: &[u32],
+    stat: &impl Fn(usize) -> [f64; K],
+    prefetch_stat: &impl Fn(usize),
+) {
+    accumulate(hist, offsets, matrix, rows, stat, prefetch_stat);
 }
 
 #[inline(always)]
