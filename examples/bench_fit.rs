@@ -106,11 +106,13 @@ fn main() -> optboost::Result<()> {
         None,
     )?;
     let binning_s = started.elapsed().as_secs_f64();
+    let after_binning = status_bytes("VmHWM").saturating_sub(baseline);
     let started = Instant::now();
     let cpu_before = cpu_seconds();
     booster.run(|_| true)?;
     let train_s = started.elapsed().as_secs_f64();
     let train_cpu_s = cpu_seconds() - cpu_before;
+    let after_training = status_bytes("VmHWM").saturating_sub(baseline);
     let model = booster.into_model();
 
     let test = Frame::new(columns(&x_test, n_features))?;
@@ -137,6 +139,8 @@ fn main() -> optboost::Result<()> {
             "train_cpu_s": train_cpu_s,
             "predict_s": predict_s,
             "peak_above_raw_mb": peak as f64 / 1e6,
+            "peak_binning_mb": after_binning as f64 / 1e6,
+            "peak_training_mb": after_training as f64 / 1e6,
             "n_trees": model.n_trees(),
             "mean_leaves": leaves as f64 / model.n_trees().max(1) as f64,
         })

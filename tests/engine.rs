@@ -427,7 +427,8 @@ fn same_model_with_one_and_two_threads() {
         })
         .collect();
     let w: Vec<f64> = (0..n).map(|_| 0.5 + rng.uniform()).collect();
-    let fit = |threads: usize, growth: &str| {
+    // Unit weights take the kernel's one-statistic path, sample weights the general one.
+    let fit = |threads: usize, growth: &str, weights: Option<&[f64]>| {
         let frame = mixed_frame(&numeric, &codes);
         let mut params = Params::default();
         params
@@ -444,7 +445,7 @@ fn same_model_with_one_and_two_threads() {
             &TrainData {
                 frame,
                 y: &y,
-                weights: Some(&w),
+                weights,
             },
             None,
         )
@@ -453,11 +454,82 @@ fn same_model_with_one_and_two_threads() {
         booster.into_model().to_json()
     };
     for growth in ["depthwise", "leafwise"] {
-        let one = fit(1, growth);
-        assert!(
-            one == fit(2, growth),
-            "{growth}: models differ between 1 and 2 threads"
+        for weights in [None, Some(&w[..])] {
+            let one = fit(1, growth, weights);
+            assert!(
+                one == fit(2, growth, weights),
+                "{growth}: models differ between 1 and 2 threads"
+            );
+        }
+    }
+}
+
+#[test]
+fn compact_prediction_equals_tree_traversal() {
+    // Trees without categorical rules predict through the compact lock-step form, the others
+    // through the general traversal; both must give what a plain walk of every tree gives, also
+    // on row counts that leave partial groups of rows.
+    let mut rng = Rng(11);
+    let n = 1_037;
+    let (numeric, codes) = mixed_frame_columns(&mut rng, n);
+    let y: Vec<f64> = (0..n)
+        .map(|i| {
+            numeric[0][i].sin()
+                + if numeric[1][i].is_nan() {
+                    2.0
+                } else {
+                    numeric[1][i] * 0.3
+                }
+                + (codes[i] % 3) as f64
+        })
+        .collect();
+    for with_categorical in [false, true] {
+        let features = |rows: usize| {
+            let mut f: Vec<Feature> = numeric
+                .iter()
+                .enumerate()
+                .map(|(j, c)| Feature::numeric(format!("x{j}"), &c[..rows]))
+                .collect();
+            if with_categorical {
+                f.push(Feature::categorical("c", &codes[..rows], 8));
+            }
+            f
+        };
+        let mut p = Params::default();
+        p.set("n_iter", "8")
+            .unwrap()
+            .set("max_depth", "6")
+            .unwrap()
+            .set("growth", "leafwise")
+            .unwrap();
+        p.set("min_category_count", "1").unwrap();
+        let train = TrainData {
+            frame: Frame::new(features(n)).unwrap(),
+            y: &y,
+            weights: None,
+        };
+        let mut booster = Booster::new(p, &train, None).unwrap();
+        booster.run(|_| true).unwrap();
+        let model = booster.into_model();
+        assert_eq!(
+            with_categorical,
+            model.trees.iter().any(|t| !t.categories.is_empty())
         );
+        for rows in [3, 8, n] {
+            let frame = Frame::new(features(rows)).unwrap();
+            let pred = model.predict(&frame).unwrap();
+            for i in 0..rows {
+                let mut expected = model.bias[0];
+                for (tree, w) in model.trees.iter().zip(&model.weights) {
+                    expected += w * tree.predict_raw(&frame, i);
+                }
+                assert!(
+                    (pred[i] - expected).abs() <= 1e-12 * expected.abs().max(1.0),
+                    "row {i}: {} vs {expected}",
+                    pred[i]
+                );
+            }
+        }
     }
 }
 

@@ -38,8 +38,12 @@ impl Model {
     pub fn response(&self, mut scores: Vec<f64>) -> Vec<f64> {
         match self.loss.build(self.n_outputs.max(2)) {
             Ok(Objective::Scalar(loss)) => scores.iter_mut().for_each(|s| *s = loss.response(*s)),
-            #[allow(unreachable_patterns)]
-            _ => {}
+            // Class probabilities: the softmax of each row's K scores.
+            Ok(Objective::Multiclass(loss)) => scores.par_chunks_mut(self.n_outputs).for_each(|row| {
+                let f = row.to_vec();
+                loss.response(&f, row);
+            }),
+            Err(_) => {}
         }
         scores
     }
