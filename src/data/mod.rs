@@ -51,7 +51,13 @@ impl BinnedData {
         }
         offsets.push(total);
         let columns = transpose(&matrix);
-        BinnedData { matrix, mappers, names, offsets, columns }
+        BinnedData {
+            matrix,
+            mappers,
+            names,
+            offsets,
+            columns,
+        }
     }
 
     /// The bins of one feature for every row.
@@ -88,11 +94,14 @@ fn transpose(matrix: &BinnedMatrix) -> Vec<u8> {
     let (n, p) = (matrix.n_rows(), matrix.n_features());
     let mut columns = vec![0u8; n * p];
     if n > 0 {
-        columns.par_chunks_mut(n).enumerate().for_each(|(j, column)| {
-            for (r, out) in column.iter_mut().enumerate() {
-                *out = matrix.get(r, j);
-            }
-        });
+        columns
+            .par_chunks_mut(n)
+            .enumerate()
+            .for_each(|(j, column)| {
+                for (r, out) in column.iter_mut().enumerate() {
+                    *out = matrix.get(r, j);
+                }
+            });
     }
     columns
 }

@@ -39,10 +39,12 @@ impl Model {
         match self.loss.build(self.n_outputs.max(2)) {
             Ok(Objective::Scalar(loss)) => scores.iter_mut().for_each(|s| *s = loss.response(*s)),
             // Class probabilities: the softmax of each row's K scores.
-            Ok(Objective::Multiclass(loss)) => scores.par_chunks_mut(self.n_outputs).for_each(|row| {
-                let f = row.to_vec();
-                loss.response(&f, row);
-            }),
+            Ok(Objective::Multiclass(loss)) => {
+                scores.par_chunks_mut(self.n_outputs).for_each(|row| {
+                    let f = row.to_vec();
+                    loss.response(&f, row);
+                })
+            }
             Err(_) => {}
         }
         scores
