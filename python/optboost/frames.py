@@ -1,0 +1,377 @@
+"""Data frames to the column arrays the Rust core takes, and back.
+
+The core takes named feature columns, each either numeric (1-D C-contiguous
+float64, NaN = missing) or categorical (int32 codes, -1 = missing, plus the
+number of levels), a float64 target and optional float64 weights.
+
+polars is the primary frame type; pandas frames are converted with
+``pl.from_pandas`` (the user's frame is never modified). Arrays returned here
+may be read-only views into the user's frame: never write into them.
+"""
+
+from __future__ import annotations
+
+import difflib
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import polars as pl
+
+Kind = Literal["numeric", "categorical"]
+Task = Literal["regression", "binary", "multiclass"]
+TASKS: tuple[str, ...] = ("regression", "binary", "multiclass")
+
+MAX_LISTED = 10  # values, rows or columns quoted in one message
+
+
+class MissingColumnError(ValueError):
+    """A column named in a formula or argument is not in the data."""
+
+
+class TargetError(ValueError):
+    """The target cannot be encoded for the requested task."""
+
+
+class WeightsError(ValueError):
+    """The weights are not non-negative finite numbers with a positive sum."""
+
+
+def to_polars(data: Any) -> pl.DataFrame:
+    """The data as a polars DataFrame; pandas frames and pyarrow tables are
+    converted (a new object: the caller's frame is left untouched)."""
+    if isinstance(data, pl.DataFrame):
+        return data
+    if isinstance(data, pl.LazyFrame):
+        raise TypeError("a polars LazyFrame must be collected first: pass lf.collect()")
+    module = type(data).__module__.split(".")[0]
+    if module == "pandas":
+        return _from_pandas(data)
+    if module == "pyarrow":
+        return pl.from_arrow(data)
+    if isinstance(data, dict):
+        return pl.DataFrame(data)
+    raise TypeError(
+        f"expected a polars or pandas DataFrame, got {type(data).__module__}.{type(data).__name__}"
+    )
+
+
+def _from_pandas(data: Any) -> pl.DataFrame:
+    frame = pl.from_pandas(data)
+    # pl.from_pandas makes a pandas categorical a Categorical, whose levels we
+    # sort; an Enum keeps the category order the user declared in pandas.
+    enums = {}
+    for name, dtype in data.dtypes.items():
+        categories = getattr(dtype, "categories", None)
+        if categories is not None and all(isinstance(c, str) for c in categories):
+            enums[str(name)] = pl.Enum(list(categories))
+    return frame.cast(enums) if enums else frame
+
+
+def _listing(items: Sequence[Any], limit: int = MAX_LISTED) -> str:
+    shown = ", ".join(repr(item) for item in items[:limit])
+    if len(items) > limit:
+        shown += f", ... ({len(items) - limit} more)"
+    return f"[{shown}]"
+
+
+def get_column(frame: pl.DataFrame, name: str, *, role: str = "column") -> pl.Series:
+    """The column called ``name``; a missing one raises MissingColumnError that
+    names it, suggests close matches and lists the available columns."""
+    if name in frame.columns:
+        return frame.get_column(name)
+    raise MissingColumnError(missing_column_message(name, frame.columns, role=role))
+
+
+def missing_column_message(
+    name: str, available: Sequence[str], *, role: str = "column"
+) -> str:
+    message = f"{role} {name!r} is not in the data"
+    close = difflib.get_close_matches(name, available, n=3)
+    if close:
+        message += f" (did you mean {' or '.join(repr(c) for c in close)}?)"
+    return message + f"; available columns: {_listing(list(available), limit=30)}"
+
+
+# ---------------------------------------------------------------- dtypes
+
+
+def is_categorical_dtype(dtype: pl.DataType) -> bool:
+    return dtype == pl.String or isinstance(dtype, (pl.Categorical, pl.Enum))
+
+
+def is_numeric_dtype(dtype: pl.DataType) -> bool:
+    return dtype.is_numeric() or dtype == pl.Boolean
+
+
+def feature_kind(series: pl.Series) -> Kind:
+    """How a bare column enters the model, decided by its dtype."""
+    if is_categorical_dtype(series.dtype):
+        return "categorical"
+    if is_numeric_dtype(series.dtype):
+        return "numeric"
+    raise TypeError(
+        f"column {series.name!r} has dtype {series.dtype}, which is neither numeric nor "
+        "categorical; cast it (e.g. to Float64, or to String for a categorical feature)"
+    )
+
+
+# ---------------------------------------------------------------- numeric
+
+
+def numeric_values(series: pl.Series) -> np.ndarray:
+    """A 1-D C-contiguous float64 array, NaN where the value is null or NaN.
+
+    A single-chunk Float64 column without nulls comes back zero-copy (a
+    read-only view of the frame's buffer); anything else costs one copy of
+    this column only.
+    """
+    if not is_numeric_dtype(series.dtype):
+        raise TypeError(
+            f"column {series.name!r} has dtype {series.dtype}; a numeric feature needs numbers "
+            "(wrap it in C(...) to use it as categorical)"
+        )
+    if series.dtype != pl.Float64:
+        series = series.cast(pl.Float64)
+    # to_numpy turns the nulls of a float column into NaN (copying only then).
+    values = series.to_numpy()
+    return np.ascontiguousarray(values, dtype=np.float64)
+
+
+# ---------------------------------------------------------------- categorical
+
+
+def _as_strings(series: pl.Series) -> pl.Series:
+    """Values as strings, the form level maps are kept in. Float NaN is missing."""
+    if series.dtype.is_float():
+        series = series.fill_nan(None)
+    return series.cast(pl.String)
+
+
+def categorical_levels(series: pl.Series) -> list[str]:
+    """The level map learnt from training data: an Enum's own category order,
+    otherwise the distinct non-missing values in sorted order (numbers are
+    sorted as numbers, then written as strings)."""
+    if isinstance(series.dtype, pl.Enum):
+        return series.dtype.categories.to_list()
+    if isinstance(series.dtype, pl.Categorical):
+        series = series.cast(pl.String)
+    if series.dtype.is_float():
+        series = series.fill_nan(None)
+    distinct = series.drop_nulls().unique().sort()
+    return distinct.cast(pl.String).to_list()
+
+
+def categorical_codes(series: pl.Series, levels: Sequence[str]) -> np.ndarray:
+    """int32 codes into ``levels`` (-1 = missing). Values not in the level map
+    become -1 too, with a UserWarning naming the column and those values."""
+    strings = _as_strings(series)
+    if levels:
+        codes = (
+            strings.cast(pl.Enum(list(levels)), strict=False)
+            .to_physical()
+            .cast(pl.Int32)
+        )
+    else:
+        codes = pl.repeat(None, len(strings), dtype=pl.Int32, eager=True)
+    unseen_mask = codes.is_null() & strings.is_not_null()
+    if unseen_mask.any():
+        unseen = strings.filter(unseen_mask)
+        distinct = unseen.unique(maintain_order=True).to_list()
+        warnings.warn(
+            f"column {series.name!r}: {len(unseen)} value(s) of {len(distinct)} level(s) not seen "
+            f"in training are treated as missing: {_listing(distinct)}",
+            UserWarning,
+            stacklevel=3,
+        )
+    return np.ascontiguousarray(codes.fill_null(-1).to_numpy(), dtype=np.int32)
+
+
+# ---------------------------------------------------------------- target
+
+
+def _missing_mask(series: pl.Series) -> pl.Series:
+    mask = series.is_null()
+    if series.dtype.is_float():
+        mask = mask | series.is_nan().fill_null(False)
+    return mask
+
+
+def _check_no_missing(series: pl.Series, what: str) -> None:
+    mask = _missing_mask(series)
+    count = int(mask.sum())
+    if count:
+        rows = np.flatnonzero(mask.to_numpy())[:5].tolist()
+        raise TargetError(
+            f"{what} {series.name!r} is missing (null/NaN) in {count} of {len(series)} rows, "
+            f"first at rows {rows}; rows without a target cannot be used: drop them first "
+            f"(e.g. df.drop_nulls({series.name!r}))"
+        )
+
+
+def _class_labels(series: pl.Series) -> list[Any]:
+    """Distinct target values in class order: an Enum's own order (only the
+    categories present), otherwise sorted."""
+    if isinstance(series.dtype, pl.Enum):
+        present = set(series.drop_nulls().cast(pl.String).unique().to_list())
+        return [c for c in series.dtype.categories.to_list() if c in present]
+    if isinstance(series.dtype, pl.Categorical):
+        series = series.cast(pl.String)
+    return series.drop_nulls().unique().sort().to_list()
+
+
+@dataclass(frozen=True)
+class TargetEncoding:
+    """How target values map to what the core takes: regression as is, the
+    classes to indices 0..K-1 (binary: labels[1] is the positive class)."""
+
+    task: Task
+    labels: tuple[Any, ...] | None = None
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.labels) if self.labels is not None else 0
+
+    @property
+    def positive_class(self) -> Any:
+        if self.task != "binary":
+            raise AttributeError("only a binary target has a positive class")
+        return self.labels[1]
+
+    def encode(self, series: pl.Series) -> np.ndarray:
+        """Encode a target column (e.g. of a validation set) with these labels."""
+        _check_no_missing(series, "target")
+        if self.task == "regression":
+            if not is_numeric_dtype(series.dtype):
+                raise TargetError(
+                    f"target {series.name!r} has dtype {series.dtype}; regression needs a numeric "
+                    "target (for classes use a binary or multiclass loss)"
+                )
+            values = numeric_values(series)
+            if not np.isfinite(values).all():
+                rows = np.flatnonzero(~np.isfinite(values))[:5].tolist()
+                raise TargetError(f"target {series.name!r} is infinite at rows {rows}")
+            return values
+        return self._class_indices(series)
+
+    def _class_indices(self, series: pl.Series) -> np.ndarray:
+        labels = list(self.labels)
+        if all(isinstance(label, str) for label in labels):
+            keys, new_keys = _as_strings(series), labels
+        elif is_numeric_dtype(series.dtype):
+            keys, new_keys = series.cast(pl.Float64), [float(label) for label in labels]
+        else:
+            raise TargetError(
+                f"target {series.name!r} has dtype {series.dtype}, but the classes are {labels}"
+            )
+        indices = keys.replace_strict(
+            new_keys, list(range(len(labels))), default=None, return_dtype=pl.Float64
+        )
+        unknown = indices.is_null()
+        if unknown.any():
+            values = series.filter(unknown).unique(maintain_order=True).to_list()
+            raise TargetError(
+                f"target {series.name!r} has values that are not among the classes "
+                f"{_listing(labels)}: {_listing(values)}"
+            )
+        return np.ascontiguousarray(indices.to_numpy(), dtype=np.float64)
+
+    def decode(self, indices: np.ndarray) -> list[Any]:
+        """Class labels for class indices (e.g. predicted classes)."""
+        return [self.labels[int(i)] for i in np.asarray(indices)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "labels": None if self.labels is None else list(self.labels),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TargetEncoding:
+        labels = data.get("labels")
+        return cls(task=data["task"], labels=None if labels is None else tuple(labels))
+
+
+def fit_target(series: pl.Series, task: str) -> TargetEncoding:
+    """Learn the target encoding for ``task`` from training data."""
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+    _check_no_missing(series, "target")
+    if task == "regression":
+        return TargetEncoding("regression")
+    dtype = series.dtype
+    if not (is_numeric_dtype(dtype) or is_categorical_dtype(dtype)):
+        raise TargetError(
+            f"target {series.name!r} has dtype {dtype}, which cannot hold classes"
+        )
+    if dtype.is_float():
+        non_integral = series.filter(series.round() != series)
+        if task == "multiclass" and len(non_integral):
+            raise TargetError(
+                f"a multiclass target needs integer or string classes; {series.name!r} has "
+                f"non-integer values such as {_listing(non_integral.unique().to_list(), 3)}"
+            )
+    labels = _class_labels(series)
+    if dtype.is_float():
+        labels = [int(v) if float(v).is_integer() else v for v in labels]
+    if task == "binary" and len(labels) != 2:
+        raise TargetError(
+            f"a binary target needs exactly 2 classes; {series.name!r} has {len(labels)}: "
+            f"{_listing(labels)}"
+        )
+    if task == "multiclass" and len(labels) < 2:
+        raise TargetError(
+            f"a multiclass target needs at least 2 classes; {series.name!r} has {len(labels)}: "
+            f"{_listing(labels)}"
+        )
+    return TargetEncoding(task, tuple(labels))  # type: ignore[arg-type]
+
+
+def encode_target(series: pl.Series, task: str) -> tuple[np.ndarray, TargetEncoding]:
+    """The float64 target the core takes, and the encoding to reuse on new data."""
+    encoding = fit_target(series, task)
+    return encoding.encode(series), encoding
+
+
+# ---------------------------------------------------------------- weights
+
+
+def weight_values(frame: pl.DataFrame, weights: str | Any | None) -> np.ndarray | None:
+    """Observation weights from a column name or an array-like, checked to be
+    finite, non-negative and not all zero."""
+    if weights is None:
+        return None
+    if isinstance(weights, str):
+        series = get_column(frame, weights, role="weights column")
+        if not is_numeric_dtype(series.dtype):
+            raise WeightsError(
+                f"weights column {weights!r} has dtype {series.dtype}; need numbers"
+            )
+        values, what = numeric_values(series), f"weights column {weights!r}"
+    else:
+        if isinstance(weights, pl.Series):
+            weights = weights.cast(pl.Float64).to_numpy()
+        values, what = np.asarray(weights, dtype=np.float64), "weights"
+        if values.ndim != 1 or len(values) != frame.height:
+            raise WeightsError(
+                f"weights must be 1-D with one value per row ({frame.height}), "
+                f"got shape {values.shape}"
+            )
+        values = np.ascontiguousarray(values)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        rows = np.flatnonzero(bad)[:5].tolist()
+        raise WeightsError(
+            f"{what} must be finite; {int(bad.sum())} are missing or infinite, first at rows {rows}"
+        )
+    negative = values < 0
+    if negative.any():
+        rows = np.flatnonzero(negative)[:5].tolist()
+        raise WeightsError(
+            f"{what} must be non-negative; {int(negative.sum())} are negative, first at rows {rows}"
+        )
+    if not (values > 0).any():
+        raise WeightsError(f"{what} are all zero")
+    return values
