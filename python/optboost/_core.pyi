@@ -1,7 +1,7 @@
 """Type stubs of the Rust extension module (src/python/)."""
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Literal, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -11,8 +11,8 @@ MODEL_FORMAT_VERSION: int
 
 # (name, values, kind, n_levels): float64 values for "numeric" (NaN = missing),
 # int32 codes for "categorical" (-1 = missing, below n_levels); 1-D, C-contiguous.
-FeatureColumns = Sequence[tuple[str, np.ndarray, str, int]]
-StopKind = Literal["completed", "early_stopping", "diverged"]
+FeatureColumns: TypeAlias = Sequence[tuple[str, np.ndarray, str, int]]
+StopKind: TypeAlias = Literal["completed", "early_stopping", "diverged"]
 
 def param_names() -> list[str]: ...
 def method_names() -> list[str]: ...

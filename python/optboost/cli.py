@@ -1,16 +1,17 @@
 """The ``optboost`` command: fit, predict, demo.
 
-    optboost fit train.parquet "y ~ a + b + C(c)" --method agbm --loss logistic -o model.json
-    optboost predict model.json new.parquet -o predictions.parquet
-    optboost demo
+optboost fit train.parquet "y ~ a + b + C(c)" --method agbm --loss logistic -o model.json
+optboost predict model.json new.parquet -o predictions.parquet
+optboost demo
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import polars as pl
 
@@ -109,7 +110,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="response (default; probabilities for classification), link or class",
     )
     predict.add_argument(
-        "--keep", action="append", default=[], metavar="COLUMN",
+        "--keep",
+        action="append",
+        default=[],
+        metavar="COLUMN",
         help="copy this input column (an id, say) into the output (repeatable)",
     )
 
@@ -153,7 +157,9 @@ def command_predict(args: argparse.Namespace) -> None:
     model = load(args.model)
     data = read_data(args.data)
     predictions = model.predict(data, type=args.type)
-    columns: dict[str, Any] = {name: data.get_column(name) for name in args.keep if _has(data, name)}
+    columns: dict[str, Any] = {
+        name: data.get_column(name) for name in args.keep if _has(data, name)
+    }
     if args.type == "class":
         columns["class"] = predictions
     elif predictions.ndim == 2:

@@ -138,7 +138,10 @@ def run_demo(
         )
     print(format_table(results), file=out)
     for contestant, reason in skipped:
-        print(f"skipped {contestant.label} ({contestant.method}, {contestant.loss}): {reason}", file=out)
+        print(
+            f"skipped {contestant.label} ({contestant.method}, {contestant.loss}): {reason}",
+            file=out,
+        )
     print(
         "\ntrain/test loss: each model's own loss (not comparable across losses). "
         "test MAE: against the noisy test targets; RMSE vs truth: against the noise-free "
@@ -152,7 +155,14 @@ def run_demo(
 
 def format_table(results: list[Result]) -> str:
     header = (
-        "method", "loss", "trees", "train loss", "test loss", "test MAE", "RMSE vs truth", "seconds"
+        "method",
+        "loss",
+        "trees",
+        "train loss",
+        "test loss",
+        "test MAE",
+        "RMSE vs truth",
+        "seconds",
     )
     rows = [
         (
@@ -168,9 +178,11 @@ def format_table(results: list[Result]) -> str:
         for r in results
     ]
     widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
-    line = lambda row: "  ".join(  # noqa: E731
-        cell.ljust(w) if i < 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))
-    )
+
+    def line(row: tuple[str, ...]) -> str:
+        cells = zip(row, widths)
+        return "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(cells))
+
     return "\n".join([line(header), line(tuple("-" * w for w in widths)), *map(line, rows)])
 
 

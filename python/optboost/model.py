@@ -107,7 +107,7 @@ class Model:
 
     @property
     def task(self) -> str:
-        """"regression", "binary" or "multiclass"."""
+        """ "regression", "binary" or "multiclass"."""
         return self.spec.task
 
     @property
@@ -167,9 +167,7 @@ class Model:
         type="class": the predicted class label (classification only).
         """
         if type not in ("response", "link", "class"):
-            raise ParameterError(
-                f"type must be 'response', 'link' or 'class', got {type!r}"
-            )
+            raise ParameterError(f"type must be 'response', 'link' or 'class', got {type!r}")
         if type == "class" and self.task == "regression":
             raise ParameterError(
                 f"type='class' needs a classification loss; this model's loss is {self.loss!r}"
@@ -222,7 +220,9 @@ class Model:
             raise ParameterError(f"by must be 'column' or 'feature', got {by!r}")
         total = table["gain"].sum()
         share = table["gain"] / total if total > 0 else table["gain"] * 0.0
-        return table.with_columns(gain_share=share).sort("gain", descending=True, maintain_order=True)
+        return table.with_columns(gain_share=share).sort(
+            "gain", descending=True, maintain_order=True
+        )
 
     # ------------------------------------------------------------------ training more
 
@@ -240,12 +240,15 @@ class Model:
             raise ParameterError(f"n_iter must be an integer >= 1, got {n_iter!r}")
         finished = self._booster.finished
         if finished is not None and finished[0] != "completed":
-            warnings.warn(
-                f"training cannot continue: {finished[1]}", UserWarning, stacklevel=2
-            )
+            warnings.warn(f"training cannot continue: {finished[1]}", UserWarning, stacklevel=2)
             return self
-        self._booster.extend(int(n_iter))
-        self.params["n_iter"] = str(int(self.params.get("n_iter", 0)) + int(n_iter))
+        # The core trains up to its n_iter; after an interruption it may already
+        # allow more than the iterations done.
+        target = self._booster.iteration + int(n_iter)
+        allowed = int(self.params["n_iter"])
+        if target > allowed:
+            self._booster.extend(target - allowed)
+            self.params["n_iter"] = str(target)
         self._train(int(n_iter), progress, callback)
         return self
 
@@ -279,7 +282,9 @@ class Model:
         lines.append(f"  {self.n_iter} iterations, {self.n_trees} trees; {self.stop_reason}")
         if self.n_iter:
             first = self._history["train_loss"][0]
-            lines.append(f"  train loss {self._last('train_loss')} (after iteration 1: {first:.5g})")
+            lines.append(
+                f"  train loss {self._last('train_loss')} (after iteration 1: {first:.5g})"
+            )
             if self._last("valid_loss") != "-":
                 valid = [v for v in self._history["valid_loss"] if v is not None]
                 best = int(np.argmin(valid)) + 1
@@ -318,7 +323,9 @@ class Model:
             "formula": self.formula,
             "params": self.params,
             "design": self.spec.to_dict(),
-            "history": {name: [_finite_or_none(v) for v in values] for name, values in self._history.items()},
+            "history": {
+                name: [_finite_or_none(v) for v in values] for name, values in self._history.items()
+            },
             "stop": None if self._stop is None else list(self._stop),
             "interrupted": self.interrupted,
             "model": json.loads(self._core.to_json()),
@@ -327,9 +334,7 @@ class Model:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Model:
         if not isinstance(data, Mapping) or data.get("format") != FILE_FORMAT:
-            raise ModelFileError(
-                f"not an optboost model file (no \"format\": \"{FILE_FORMAT}\" entry)"
-            )
+            raise ModelFileError(f'not an optboost model file (no "format": "{FILE_FORMAT}" entry)')
         if data.get("version") != FILE_VERSION:
             raise ModelFileError(
                 f"model file version {data.get('version')!r}; this optboost reads version "
@@ -378,6 +383,6 @@ def load(path: str | os.PathLike) -> Model:
     try:
         with open(path, encoding="utf-8") as file:
             data = json.load(file)
-    except json.JSONDecodeError as error:
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise ModelFileError(f"{os.fspath(path)} is not an optboost model file: {error}") from error
     return Model.from_dict(data)

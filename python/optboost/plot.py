@@ -35,9 +35,7 @@ def plot_history(
     plt = pyplot()
     losses = list(dict.fromkeys(model.loss for model in models.values()))
     n_panels = len(losses) + 1
-    fig, axes = plt.subplots(
-        1, n_panels, figsize=figsize or (4.6 * n_panels, 3.8), squeeze=False
-    )
+    fig, axes = plt.subplots(1, n_panels, figsize=figsize or (4.6 * n_panels, 3.8), squeeze=False)
     loss_axes = dict(zip(losses, axes[0][:-1]))
     cos_axis = axes[0][-1]
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]

@@ -90,7 +90,11 @@ class _BoostEstimator(BaseEstimator):
                 series = frame.get_column(name)
                 kind = feature_kind(series)
                 layout.append(
-                    (name, kind, tuple(categorical_levels(series)) if kind == "categorical" else None)
+                    (
+                        name,
+                        kind,
+                        tuple(categorical_levels(series)) if kind == "categorical" else None,
+                    )
                 )
             self._layout_ = layout
             self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
@@ -99,7 +103,9 @@ class _BoostEstimator(BaseEstimator):
             if y.ndim == 2 and y.shape[1] == 1:
                 y = y[:, 0]
             if y.ndim != 1 or len(y) != frame.height:
-                raise DataError(f"y must have one value per row of X ({frame.height}); got shape {y.shape}")
+                raise DataError(
+                    f"y must have one value per row of X ({frame.height}); got shape {y.shape}"
+                )
             return self._frame_columns(frame), y
         self._layout_ = None
         X, y = validate_data(
@@ -276,8 +282,7 @@ class BoostClassifier(ClassifierMixin, _BoostEstimator):
         check_is_fitted(self)
         if "hinge" in self.core_model_.loss:
             raise ParameterError(
-                f"the {self.core_model_.loss!r} loss gives no probabilities; "
-                "use decision_function"
+                f"the {self.core_model_.loss!r} loss gives no probabilities; use decision_function"
             )
         probabilities = self._scores(X, response=True)
         if probabilities.shape[1] == 1:

@@ -44,9 +44,9 @@ def train(
     progress: Progress = None,
     callback: Callback | None = None,
 ) -> TrainingOutcome:
-    """Run ``booster`` until it finishes (at most ``n_iter`` more iterations are
-    expected, for the progress bar). ``callback(record)`` is called after every
-    iteration; returning False stops training there."""
+    """Run at most ``n_iter`` more iterations of ``booster`` (fewer if it
+    finishes). ``callback(record)`` is called after every iteration; returning
+    False stops training there."""
     if progress is not None and not isinstance(progress, bool):
         raise TypeError(f"progress must be True, False or None, got {type(progress).__name__}")
     start = booster.iteration
@@ -55,8 +55,9 @@ def train(
     max_steps = 1 if callback is not None else sys.maxsize
     interrupted = False
     try:
-        while booster.finished is None:
-            done, finished = booster.advance(max_steps, BATCH_SECONDS)
+        while booster.finished is None and booster.iteration - start < n_iter:
+            remaining = n_iter - (booster.iteration - start)
+            done, finished = booster.advance(min(max_steps, remaining), BATCH_SECONDS)
             if bar is not None:
                 record = last_record(booster)
                 postfix = {"train": f"{record['train_loss']:.4g}"}
