@@ -99,7 +99,7 @@ def test_demo_prints_a_comparison_table_and_saves_a_plot(tmp_path, capsys):
     assert main(["demo", "--rows", "2000", "--output-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     header = next(line for line in out.splitlines() if line.startswith("method"))
-    for column in ("loss", "trees", "train loss", "test loss", "seconds"):
+    for column in ("loss", "trees", "train loss", "valid loss", "test MAE", "stopped", "seconds"):
         assert column in header
     assert "\ngbm " in out
     assert (tmp_path / "optboost-demo.png").stat().st_size > 1000
