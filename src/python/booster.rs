@@ -57,17 +57,27 @@ impl PyBooster {
         let train = TrainData {
             frame: columns.frame()?,
             y: contiguous("target", &y)?,
-            weights: weights.as_ref().map(|w| contiguous("weights", w)).transpose()?,
+            weights: weights
+                .as_ref()
+                .map(|w| contiguous("weights", w))
+                .transpose()?,
         };
         let valid_columns = valid_features.map(Columns::extract).transpose()?;
         let valid = match (&valid_columns, &valid_y) {
             (Some(columns), Some(y)) => Some(TrainData {
                 frame: columns.frame()?,
                 y: contiguous("validation target", y)?,
-                weights: valid_weights.as_ref().map(|w| contiguous("validation weights", w)).transpose()?,
+                weights: valid_weights
+                    .as_ref()
+                    .map(|w| contiguous("validation weights", w))
+                    .transpose()?,
             }),
             (None, None) => None,
-            _ => return Err(DataError::new_err("validation data needs both features and a target")),
+            _ => {
+                return Err(DataError::new_err(
+                    "validation data needs both features and a target",
+                ))
+            }
         };
         let booster = py.detach(|| guarded(|| Booster::new(params, &train, valid.as_ref())))?;
         Ok(PyBooster { booster })
@@ -131,16 +141,44 @@ impl PyBooster {
     #[pyo3(signature = (start=0))]
     fn history<'py>(&self, py: Python<'py>, start: usize) -> PyResult<Bound<'py, PyDict>> {
         let records = &self.booster.history().records[start.min(self.booster.iteration())..];
-        let column = |f: &dyn Fn(&crate::Record) -> f64| records.iter().map(f).collect::<Vec<f64>>();
+        let column =
+            |f: &dyn Fn(&crate::Record) -> f64| records.iter().map(f).collect::<Vec<f64>>();
         let cos_mean = |r: &crate::Record| r.cos.iter().sum::<f64>() / r.cos.len().max(1) as f64;
         let cos_min = |r: &crate::Record| r.cos.iter().copied().fold(f64::INFINITY, f64::min);
         let out = PyDict::new(py);
-        out.set_item("iteration", records.iter().map(|r| r.iteration).collect::<Vec<_>>())?;
-        out.set_item("trees", records.iter().map(|r| r.n_trees).collect::<Vec<_>>())?;
+        out.set_item(
+            "iteration",
+            records.iter().map(|r| r.iteration).collect::<Vec<_>>(),
+        )?;
+        out.set_item(
+            "trees",
+            records.iter().map(|r| r.n_trees).collect::<Vec<_>>(),
+        )?;
         out.set_item("train_loss", column(&|r| r.train_loss))?;
-        out.set_item("valid_loss", records.iter().map(|r| r.valid_loss).collect::<Vec<_>>())?;
-        out.set_item("cos_mean", column(&|r| if r.cos.is_empty() { f64::NAN } else { cos_mean(r) }))?;
-        out.set_item("cos_min", column(&|r| if r.cos.is_empty() { f64::NAN } else { cos_min(r) }))?;
+        out.set_item(
+            "valid_loss",
+            records.iter().map(|r| r.valid_loss).collect::<Vec<_>>(),
+        )?;
+        out.set_item(
+            "cos_mean",
+            column(&|r| {
+                if r.cos.is_empty() {
+                    f64::NAN
+                } else {
+                    cos_mean(r)
+                }
+            }),
+        )?;
+        out.set_item(
+            "cos_min",
+            column(&|r| {
+                if r.cos.is_empty() {
+                    f64::NAN
+                } else {
+                    cos_min(r)
+                }
+            }),
+        )?;
         out.set_item("step", column(&|r| r.step))?;
         out.set_item("seconds", column(&|r| r.seconds))?;
         Ok(out)

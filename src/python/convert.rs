@@ -10,7 +10,10 @@ use pyo3::types::PyAnyMethods;
 
 enum Values<'py> {
     Numeric(PyReadonlyArray1<'py, f64>),
-    Categorical { codes: PyReadonlyArray1<'py, i32>, n_levels: u32 },
+    Categorical {
+        codes: PyReadonlyArray1<'py, i32>,
+        n_levels: u32,
+    },
 }
 
 /// Named feature columns held (and borrowed read-only) for the duration of one call.
@@ -29,22 +32,28 @@ impl<'py> Columns<'py> {
             let item = item?;
             let (name, array, kind, n_levels): (String, Bound<'py, PyAny>, String, u32) =
                 item.extract().map_err(|_| {
-                    DataError::new_err("a feature column must be a (name, values, kind, n_levels) tuple")
+                    DataError::new_err(
+                        "a feature column must be a (name, values, kind, n_levels) tuple",
+                    )
                 })?;
             let column = match kind.as_str() {
                 "numeric" => Values::Numeric(array.extract().map_err(|_| {
-                    DataError::new_err(format!("numeric column `{name}` must be a 1-D float64 numpy array"))
+                    DataError::new_err(format!(
+                        "numeric column `{name}` must be a 1-D float64 numpy array"
+                    ))
                 })?),
                 "categorical" => Values::Categorical {
                     codes: array.extract().map_err(|_| {
-                        DataError::new_err(format!("categorical column `{name}` must be a 1-D int32 numpy array"))
+                        DataError::new_err(format!(
+                            "categorical column `{name}` must be a 1-D int32 numpy array"
+                        ))
                     })?,
                     n_levels,
                 },
                 other => {
                     return Err(DataError::new_err(format!(
-                        "column `{name}` has kind {other:?}; expected \"numeric\" or \"categorical\""
-                    )))
+                    "column `{name}` has kind {other:?}; expected \"numeric\" or \"categorical\""
+                )))
                 }
             };
             names.push(name);
@@ -74,7 +83,10 @@ impl<'py> Columns<'py> {
 }
 
 /// The array's buffer as a slice.
-pub fn contiguous<'a, T: numpy::Element>(name: &str, array: &'a PyReadonlyArray1<'_, T>) -> PyResult<&'a [T]> {
+pub fn contiguous<'a, T: numpy::Element>(
+    name: &str,
+    array: &'a PyReadonlyArray1<'_, T>,
+) -> PyResult<&'a [T]> {
     array
         .as_slice()
         .map_err(|_| DataError::new_err(format!("column `{name}` must be a C-contiguous array")))

@@ -18,7 +18,12 @@ impl PyModel {
 
     /// The columns as a frame, after checking they are the model's features in its order.
     fn check_names(&self, columns: &Columns<'_>) -> PyResult<()> {
-        let expected: Vec<&str> = self.model.features.iter().map(|f| f.name.as_str()).collect();
+        let expected: Vec<&str> = self
+            .model
+            .features
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect();
         let given: Vec<&str> = columns.names().iter().map(String::as_str).collect();
         if expected != given {
             return Err(DataError::new_err(format!(
@@ -28,14 +33,25 @@ impl PyModel {
         Ok(())
     }
 
-    fn scores<'py>(&self, py: Python<'py>, features: &Bound<'py, PyAny>, response: bool) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    fn scores<'py>(
+        &self,
+        py: Python<'py>,
+        features: &Bound<'py, PyAny>,
+        response: bool,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let columns = Columns::extract(features)?;
         self.check_names(&columns)?;
         let frame = columns.frame()?;
         let n_rows = frame.n_rows();
         let model = &self.model;
         let values = py.detach(|| {
-            guarded(|| if response { model.predict_response(&frame) } else { model.predict(&frame) })
+            guarded(|| {
+                if response {
+                    model.predict_response(&frame)
+                } else {
+                    model.predict(&frame)
+                }
+            })
         })?;
         PyArray1::from_vec(py, values).reshape([n_rows, model.n_outputs])
     }
@@ -48,24 +64,32 @@ impl PyModel {
         guarded(|| Model::from_json(text)).map(PyModel::new)
     }
 
-    fn to_json(&self) -> String {
-        self.model.to_json()
+    fn to_json(&self) -> PyResult<String> {
+        guarded(|| Ok(self.model.to_json()))
     }
 
     /// Link-scale scores, shape (n, n_outputs).
-    fn predict<'py>(&self, py: Python<'py>, features: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    fn predict<'py>(
+        &self,
+        py: Python<'py>,
+        features: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         self.scores(py, features, false)
     }
 
     /// Response-scale predictions (probabilities for classification losses), shape (n, n_outputs).
-    fn predict_response<'py>(&self, py: Python<'py>, features: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    fn predict_response<'py>(
+        &self,
+        py: Python<'py>,
+        features: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         self.scores(py, features, true)
     }
 
     /// `(feature names, total gain, split count)` per feature.
-    fn feature_importance(&self) -> (Vec<String>, Vec<f64>, Vec<usize>) {
-        let (gain, splits) = self.model.feature_importance();
-        (self.feature_names(), gain, splits)
+    fn feature_importance(&self) -> PyResult<(Vec<String>, Vec<f64>, Vec<usize>)> {
+        let (gain, splits) = guarded(|| Ok(self.model.feature_importance()))?;
+        Ok((self.feature_names(), gain, splits))
     }
 
     #[getter]

@@ -7,10 +7,9 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+import optboost
 import polars as pl
 import pytest
-
-import optboost
 
 
 def regression_frame(n: int = 400, seed: int = 0) -> pl.DataFrame:

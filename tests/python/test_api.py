@@ -10,13 +10,11 @@ import tracemalloc
 import warnings
 
 import numpy as np
+import optboost
 import polars as pl
 import pytest
-from support import binary_frame, regression_frame, require
-
-import optboost
 from optboost import _core
-
+from support import binary_frame, regression_frame, require
 
 # ---------------------------------------------------------------- fitting and prediction
 
@@ -44,7 +42,9 @@ def test_pandas_input_gives_the_same_model():
     frame = regression_frame()
     from_polars = optboost.boost("y ~ a + b + s", frame, n_iter=20, progress=False)
     from_pandas = optboost.boost("y ~ a + b + s", frame.to_pandas(), n_iter=20, progress=False)
-    np.testing.assert_array_equal(from_polars.predict(frame), from_pandas.predict(frame.to_pandas()))
+    np.testing.assert_array_equal(
+        from_polars.predict(frame), from_pandas.predict(frame.to_pandas())
+    )
 
 
 def test_user_frame_is_not_modified_and_rows_are_kept():
@@ -96,7 +96,9 @@ def test_learning_rate_and_seed_are_recorded():
 def test_weights_column_and_array():
     frame = regression_frame().with_columns(w=pl.Series(np.linspace(0.1, 2.0, 400)))
     by_name = optboost.boost("y ~ a + b", frame, weights="w", n_iter=10, progress=False)
-    by_array = optboost.boost("y ~ a + b", frame, weights=frame["w"].to_numpy(), n_iter=10, progress=False)
+    by_array = optboost.boost(
+        "y ~ a + b", frame, weights=frame["w"].to_numpy(), n_iter=10, progress=False
+    )
     unweighted = optboost.boost("y ~ a + b", frame, n_iter=10, progress=False)
     np.testing.assert_array_equal(by_name.predict(frame), by_array.predict(frame))
     assert not np.array_equal(by_name.predict(frame), unweighted.predict(frame))
@@ -109,8 +111,14 @@ def test_validation_history_and_early_stopping():
     frame = frame.with_columns(y=pl.col("a") + pl.Series(rng.normal(scale=2.0, size=600)))
     train, valid = frame.head(300), frame.tail(300)
     model = optboost.boost(
-        "y ~ a + b", train, valid=valid, n_iter=500, learning_rate=0.3, max_depth=6,
-        early_stopping_rounds=5, progress=False,
+        "y ~ a + b",
+        train,
+        valid=valid,
+        n_iter=500,
+        learning_rate=0.3,
+        max_depth=6,
+        early_stopping_rounds=5,
+        progress=False,
     )
     history = model.history
     assert history["valid_loss"].null_count() == 0
@@ -128,7 +136,14 @@ def test_history_columns():
     model = optboost.boost("y ~ a + b + s", regression_frame(), n_iter=12, progress=False)
     history = model.history
     assert history.columns == [
-        "iteration", "trees", "train_loss", "valid_loss", "cos_mean", "cos_min", "step", "seconds",
+        "iteration",
+        "trees",
+        "train_loss",
+        "valid_loss",
+        "cos_mean",
+        "cos_min",
+        "step",
+        "seconds",
     ]
     assert history.height == 12
     assert history["iteration"].to_list() == list(range(1, 13))
@@ -151,7 +166,9 @@ def test_loss_objects_render_to_core_spelling():
 def test_quantile_loss_object():
     require("gbm", "pinball(0.9)")
     frame = regression_frame()
-    model = optboost.boost("y ~ a + b + s", frame, loss=optboost.Pinball(tau=0.9), n_iter=100, progress=False)
+    model = optboost.boost(
+        "y ~ a + b + s", frame, loss=optboost.Pinball(tau=0.9), n_iter=100, progress=False
+    )
     share_below = np.mean(frame["y"].to_numpy() <= model.predict(frame))
     assert 0.8 < share_below < 0.97
     assert model.loss.startswith("pinball")
@@ -161,7 +178,9 @@ def test_binary_string_target_states_positive_class():
     require("gbm", "logistic")
     frame = binary_frame()
     model = optboost.boost("label ~ a + b", frame, loss="logistic", n_iter=50, progress=False)
-    assert model.task == "binary" and model.positive_class == "yes" and model.classes == ["no", "yes"]
+    assert (
+        model.task == "binary" and model.positive_class == "yes" and model.classes == ["no", "yes"]
+    )
     probability = model.predict(frame)
     assert ((probability >= 0) & (probability <= 1)).all()
     classes = model.predict(frame, type="class")
@@ -196,7 +215,10 @@ def test_multiclass_penguins(penguins):
     require("gbm", "softmax")
     model = optboost.boost(
         "y ~ bill_length_mm + bill_depth_mm + flipper_length_mm + body_mass_g + island + sex",
-        penguins, loss="softmax", n_iter=30, progress=False,
+        penguins,
+        loss="softmax",
+        n_iter=30,
+        progress=False,
     )
     probabilities = model.predict(penguins)
     assert probabilities.shape == (penguins.height, 3)
@@ -216,7 +238,9 @@ def test_target_with_nan_and_null_counts_rows():
     frame = regression_frame().with_columns(
         y=pl.when(pl.int_range(pl.len()) < 3).then(None).otherwise(pl.col("y"))
     )
-    frame = frame.with_columns(y=pl.when(pl.int_range(pl.len()) == 10).then(float("nan")).otherwise(pl.col("y")))
+    frame = frame.with_columns(
+        y=pl.when(pl.int_range(pl.len()) == 10).then(float("nan")).otherwise(pl.col("y"))
+    )
     with pytest.raises(optboost.TargetError, match="4 of 400 rows") as caught:
         optboost.boost("y ~ a + b", frame, progress=False)
     assert isinstance(caught.value, optboost.OptboostError) and isinstance(caught.value, ValueError)
@@ -297,7 +321,9 @@ def test_callback_sees_every_iteration_and_can_stop():
         seen.append(record)
         return record["iteration"] < 7
 
-    model = optboost.boost("y ~ a + b", regression_frame(), n_iter=50, callback=callback, progress=False)
+    model = optboost.boost(
+        "y ~ a + b", regression_frame(), n_iter=50, callback=callback, progress=False
+    )
     assert [r["iteration"] for r in seen] == list(range(1, 8))
     assert model.n_iter == 7
     assert set(seen[0]) == set(model.history.columns)
@@ -373,7 +399,9 @@ def test_formula_path_makes_no_copy_of_numeric_data():
         tracemalloc.stop()
     # The target (one column) and the codes of `s` (int32) are allowed; a copy
     # of the ten numeric columns is not.
-    assert peak < 0.35 * data_bytes, f"peak {peak / 1e6:.1f} MB for {data_bytes / 1e6:.1f} MB of data"
+    assert peak < 0.35 * data_bytes, (
+        f"peak {peak / 1e6:.1f} MB for {data_bytes / 1e6:.1f} MB of data"
+    )
     assert model.n_trees == 2
 
 

@@ -7,12 +7,11 @@ import subprocess
 import sys
 
 import numpy as np
+import optboost
 import polars as pl
 import pytest
-from support import regression_frame
-
-import optboost
 from optboost.cli import main
+from support import regression_frame
 
 
 @pytest.fixture
@@ -24,10 +23,23 @@ def data_file(tmp_path):
 
 def test_fit_then_predict(data_file, tmp_path, capsys):
     model_path = tmp_path / "model.json"
-    code = main([
-        "fit", str(data_file), "y ~ a + b + s", "--n-iter", "20", "--learning-rate", "0.2",
-        "--param", "max_depth=2", "-p", "min_samples_leaf=3", "-o", str(model_path),
-    ])
+    code = main(
+        [
+            "fit",
+            str(data_file),
+            "y ~ a + b + s",
+            "--n-iter",
+            "20",
+            "--learning-rate",
+            "0.2",
+            "--param",
+            "max_depth=2",
+            "-p",
+            "min_samples_leaf=3",
+            "-o",
+            str(model_path),
+        ]
+    )
     assert code == 0
     out = capsys.readouterr().out
     assert "20 iterations" in out and str(model_path) in out
@@ -57,10 +69,24 @@ def test_csv_data_and_validation_file(tmp_path, capsys):
     regression_frame().write_csv(train)
     regression_frame(seed=3).write_csv(valid)
     model_path = tmp_path / "m.json"
-    assert main([
-        "fit", str(train), "y ~ a + b", "--valid", str(valid), "--early-stopping-rounds", "3",
-        "--n-iter", "30", "-o", str(model_path),
-    ]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                str(train),
+                "y ~ a + b",
+                "--valid",
+                str(valid),
+                "--early-stopping-rounds",
+                "3",
+                "--n-iter",
+                "30",
+                "-o",
+                str(model_path),
+            ]
+        )
+        == 0
+    )
     assert "valid loss" in capsys.readouterr().out
     assert json.loads(model_path.read_text())["history"]["valid_loss"][0] is not None
 
@@ -107,7 +133,14 @@ def test_demo_prints_a_comparison_table_and_saves_a_plot(tmp_path, capsys):
 
 def test_console_script_entry_point():
     result = subprocess.run(
-        [sys.executable, "-c", "import sys; from optboost.cli import main; sys.exit(main())", "--version"],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-c",
+            "import sys; from optboost.cli import main; sys.exit(main())",
+            "--version",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert result.returncode == 0 and result.stdout.startswith("optboost ")

@@ -8,11 +8,10 @@ import pickle
 import sys
 
 import numpy as np
+import optboost
 import polars as pl
 import pytest
 from support import regression_frame, require
-
-import optboost
 
 FORMULA = "y ~ a + b + s + np.log1p(np.abs(a)) + a:b"
 
@@ -57,7 +56,9 @@ def test_binary_model_round_trip_keeps_labels(tmp_path):
     model.save(tmp_path / "m.json")
     loaded = optboost.load(tmp_path / "m.json")
     assert loaded.positive_class == "yes"
-    np.testing.assert_array_equal(loaded.predict(data, type="class"), model.predict(data, type="class"))
+    np.testing.assert_array_equal(
+        loaded.predict(data, type="class"), model.predict(data, type="class")
+    )
 
 
 def test_loading_bad_files_raises_model_file_error(model, tmp_path):
@@ -123,7 +124,14 @@ def test_repr_and_summary(model):
     text = repr(model)
     assert FORMULA in text and "gbm/squared" in text and "25 iterations" in text
     summary = model.summary()
-    for part in ("gbm", "squared", "25 iterations", "valid loss", "top columns by gain", "regression"):
+    for part in (
+        "gbm",
+        "squared",
+        "25 iterations",
+        "valid loss",
+        "top columns by gain",
+        "regression",
+    ):
         assert part in summary
 
 

@@ -9,10 +9,9 @@ import numpy as np
 import pandas as pd
 import polars as pl
 import pytest
+from optboost.sklearn import BoostClassifier, BoostRegressor
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from support import available, regression_frame
-
-from optboost.sklearn import BoostClassifier, BoostRegressor
 
 
 def missing_losses(estimator) -> list[str]:
