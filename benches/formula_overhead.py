@@ -85,16 +85,18 @@ def main() -> None:
     )
     fit_core(columns, codes, y, {**settings, "n_iter": 1})  # warm up
     times = {"core": [], "formula": [], "design": []}
-    for _ in range(args.repeats):
+    for repeat in range(args.repeats):
         started = time.perf_counter()
         build_design(formula, frame)
         times["design"].append(time.perf_counter() - started)
-        started = time.perf_counter()
-        core_model = fit_core(columns, codes, y, settings)
-        times["core"].append(time.perf_counter() - started)
-        started = time.perf_counter()
-        formula_model = fit_formula(frame, formula, settings)
-        times["formula"].append(time.perf_counter() - started)
+        # alternate which path runs first, so that drift in machine load hits both
+        for path in ("core", "formula") if repeat % 2 == 0 else ("formula", "core"):
+            started = time.perf_counter()
+            if path == "core":
+                core_model = fit_core(columns, codes, y, settings)
+            else:
+                formula_model = fit_formula(frame, formula, settings)
+            times[path].append(time.perf_counter() - started)
     # Same data, same model: the two paths must agree exactly.
     assert core_model.to_json() == formula_model._core.to_json(), "the two paths differ"
     core, via_formula = statistics.median(times["core"]), statistics.median(times["formula"])
