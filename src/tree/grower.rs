@@ -5,7 +5,7 @@
 use super::histogram::{BinStats, Histogram, RowStats};
 use super::partition::split_rows;
 use super::regression_tree::{CategorySplit, Node, Tree};
-use super::split::{best_split, SplitCandidate, SplitParams};
+use super::split::{best_split, Candidates, SplitCandidate, SplitParams};
 use crate::data::{BinMapper, BinnedData};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -89,38 +89,6 @@ impl TreeParams {
             min_samples_leaf: self.min_samples_leaf,
             min_weight_leaf: self.min_weight_leaf,
             min_split_gain: self.min_split_gain,
-        }
-    }
-}
-
-/// Which splits the search may use: RGBM's random candidate sets.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Candidates {
-    All,
-    /// `allowed[feature]`
-    Features(Vec<bool>),
-    /// `allowed[feature][threshold]`: numeric threshold t sends bins 1..=t left; categorical
-    /// threshold k sends the k levels of lowest mean target left.
-    Splits(Vec<Vec<bool>>),
-}
-
-impl Candidates {
-    #[inline]
-    pub fn allows_feature(&self, feature: usize) -> bool {
-        match self {
-            Candidates::All => true,
-            Candidates::Features(allowed) => allowed[feature],
-            Candidates::Splits(allowed) => allowed[feature].iter().any(|&a| a),
-        }
-    }
-    #[inline]
-    pub fn allows(&self, feature: usize, threshold: usize) -> bool {
-        match self {
-            Candidates::All => true,
-            Candidates::Features(allowed) => allowed[feature],
-            Candidates::Splits(allowed) => {
-                allowed[feature].get(threshold).copied().unwrap_or(false)
-            }
         }
     }
 }

@@ -3,7 +3,6 @@
 //! prefixes (exact for least squares, as in LightGBM). Missing values (bin 0) are tried on both
 //! sides and the better side becomes the default direction.
 
-use super::grower::Candidates;
 use super::histogram::{BinStats, Histogram};
 use crate::data::BinnedData;
 use serde::{Deserialize, Serialize};
@@ -225,4 +224,36 @@ fn best_prefix(
         right: scan.total - left,
     };
     Some((split, k))
+}
+
+/// Which splits the search may use: RGBM's random candidate sets.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Candidates {
+    All,
+    /// `allowed[feature]`
+    Features(Vec<bool>),
+    /// `allowed[feature][threshold]`: numeric threshold t sends bins 1..=t left; categorical
+    /// threshold k sends the k levels of lowest mean target left.
+    Splits(Vec<Vec<bool>>),
+}
+
+impl Candidates {
+    #[inline]
+    pub fn allows_feature(&self, feature: usize) -> bool {
+        match self {
+            Candidates::All => true,
+            Candidates::Features(allowed) => allowed[feature],
+            Candidates::Splits(allowed) => allowed[feature].iter().any(|&a| a),
+        }
+    }
+    #[inline]
+    pub fn allows(&self, feature: usize, threshold: usize) -> bool {
+        match self {
+            Candidates::All => true,
+            Candidates::Features(allowed) => allowed[feature],
+            Candidates::Splits(allowed) => {
+                allowed[feature].get(threshold).copied().unwrap_or(false)
+            }
+        }
+    }
 }
