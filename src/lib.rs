@@ -15,3 +15,6 @@ pub use data::{Feature, Frame};
 pub use loss::{Loss, LossSpec};
 pub use model::Model;
 pub use params::{Method, Params};
+
+#[cfg(feature = "python")]
+mod python;

@@ -35,6 +35,7 @@ from formulaic.parser.types import Factor, Term, Token
 from formulaic.transforms import TRANSFORMS
 from formulaic.utils.code import sanitize_variable_names
 
+from .errors import OptboostError
 from .frames import (
     Kind,
     MissingColumnError,
@@ -63,7 +64,7 @@ SPEC_VERSION = 1
 DEFAULT_CONTEXT: Mapping[str, Any] = {"np": np, "numpy": np}
 
 
-class FormulaError(ValueError):
+class FormulaError(OptboostError, ValueError):
     """The formula cannot be parsed or evaluated; the message quotes it."""
 
 

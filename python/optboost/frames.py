@@ -20,6 +20,8 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
+from .errors import DataError
+
 Kind = Literal["numeric", "categorical"]
 Task = Literal["regression", "binary", "multiclass"]
 TASKS: tuple[str, ...] = ("regression", "binary", "multiclass")
@@ -27,15 +29,15 @@ TASKS: tuple[str, ...] = ("regression", "binary", "multiclass")
 MAX_LISTED = 10  # values, rows or columns quoted in one message
 
 
-class MissingColumnError(ValueError):
+class MissingColumnError(DataError):
     """A column named in a formula or argument is not in the data."""
 
 
-class TargetError(ValueError):
+class TargetError(DataError):
     """The target cannot be encoded for the requested task."""
 
 
-class WeightsError(ValueError):
+class WeightsError(DataError):
     """The weights are not non-negative finite numbers with a positive sum."""
 
 

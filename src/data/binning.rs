@@ -43,7 +43,10 @@ impl BinningParams {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum BinMapper {
     /// `cuts` ascending; value x (not NaN) falls in bin 1 + #{cuts < x}.
-    Numeric { cuts: Vec<f64> },
+    Numeric {
+        #[serde(with = "super::nonfinite::vec")]
+        cuts: Vec<f64>,
+    },
     /// `level_bins[code]` is the bin of a level (0 for levels absent from the training data).
     Categorical { level_bins: Vec<u8>, n_bins: usize },
 }

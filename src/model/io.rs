@@ -37,6 +37,9 @@ impl Model {
     }
 
     pub fn from_json(text: &str) -> Result<Model> {
+        if text.trim().is_empty() {
+            return Err(Error::Model("the file is empty".into()));
+        }
         let header: Header = serde_json::from_str(text).map_err(|e| {
             if e.is_eof() {
                 Error::Model("the file is truncated (JSON ends early)".into())

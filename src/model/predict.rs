@@ -1,6 +1,8 @@
 //! Prediction: rows in fixed blocks, processed in parallel; inside a block, tree after tree, so
-//! that one tree's nodes stay in cache while it visits the block's rows.
+//! that one tree's nodes stay in cache while it visits the block's rows. Trees are first turned
+//! into their compact prediction form (`flat.rs`).
 
+use super::flat::{Predictor, RawColumns};
 use super::Model;
 use crate::data::{BinnedMatrix, Frame};
 use crate::error::{Error, Result};
@@ -13,7 +15,10 @@ impl Model {
     /// Link-scale scores, row-major n × `n_outputs`.
     pub fn predict(&self, frame: &Frame<'_>) -> Result<Vec<f64>> {
         self.check_frame(frame)?;
-        Ok(self.accumulate(frame.n_rows(), |tree, row| tree.predict_raw(frame, row)))
+        let columns = RawColumns::new(frame);
+        Ok(self.accumulate(frame.n_rows(), |tree, start, weight, out| {
+            tree.add_raw(frame, &columns, start, weight, out)
+        }))
     }
 
     /// Response-scale predictions: probabilities for classification losses (for binary losses
@@ -25,8 +30,8 @@ impl Model {
 
     /// Scores of data binned with this model's mappers (validation data during training).
     pub fn predict_binned(&self, matrix: &BinnedMatrix) -> Vec<f64> {
-        self.accumulate(matrix.n_rows(), |tree, row| {
-            tree.predict_bins(matrix.row(row))
+        self.accumulate(matrix.n_rows(), |tree, start, weight, out| {
+            tree.add_binned(matrix, start, weight, out)
         })
     }
 
@@ -45,28 +50,45 @@ impl Model {
         scores
     }
 
+    /// Scores of `n_rows` rows; `add(tree, start, weight, out)` adds `weight · tree` for rows
+    /// `start..start + out.len()` to `out`.
     fn accumulate(
         &self,
         n_rows: usize,
-        tree_value: impl Fn(&crate::tree::Tree, usize) -> f64 + Sync,
+        add: impl Fn(&Predictor<'_>, usize, f64, &mut [f64]) + Sync,
     ) -> Vec<f64> {
         let k = self.n_outputs;
+        let trees: Vec<(Predictor<'_>, f64, usize)> = self
+            .trees
+            .iter()
+            .zip(&self.weights)
+            .zip(&self.tree_outputs)
+            .filter(|((_, &weight), _)| weight != 0.0)
+            .map(|((tree, &weight), &output)| (Predictor::new(tree), weight, output as usize))
+            .collect();
         let mut out = vec![0.0; n_rows * k];
         out.par_chunks_mut(ROW_BLOCK * k)
             .enumerate()
             .for_each(|(block, out)| {
                 let start = block * ROW_BLOCK;
-                for row in out.chunks_mut(k) {
-                    row.copy_from_slice(&self.bias);
+                let rows = out.len() / k;
+                // One contiguous run of scores per output, so that a tree adds to consecutive rows.
+                let mut scores: Vec<f64> = self
+                    .bias
+                    .iter()
+                    .flat_map(|&b| std::iter::repeat_n(b, rows))
+                    .collect();
+                for (tree, weight, output) in &trees {
+                    add(
+                        tree,
+                        start,
+                        *weight,
+                        &mut scores[output * rows..(output + 1) * rows],
+                    );
                 }
-                for ((tree, &weight), &output) in
-                    self.trees.iter().zip(&self.weights).zip(&self.tree_outputs)
-                {
-                    if weight == 0.0 {
-                        continue;
-                    }
-                    for (i, row) in out.chunks_mut(k).enumerate() {
-                        row[output as usize] += weight * tree_value(tree, start + i);
+                for (i, row) in out.chunks_mut(k).enumerate() {
+                    for (j, o) in row.iter_mut().enumerate() {
+                        *o = scores[j * rows + i];
                     }
                 }
             });

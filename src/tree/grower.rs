@@ -2,10 +2,10 @@
 //! first, as in LightGBM). Only the smaller child's histogram is built; the larger child's is the
 //! parent's minus it.
 
-use super::histogram::{node_totals, BinStats, Histogram};
+use super::histogram::{BinStats, Histogram, RowStats};
 use super::partition::split_rows;
 use super::regression_tree::{CategorySplit, Node, Tree};
-use super::split::{best_split, SplitCandidate, SplitParams};
+use super::split::{best_split, Candidates, SplitCandidate, SplitParams};
 use crate::data::{BinMapper, BinnedData};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -93,38 +93,6 @@ impl TreeParams {
     }
 }
 
-/// Which splits the search may use: RGBM's random candidate sets.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Candidates {
-    All,
-    /// `allowed[feature]`
-    Features(Vec<bool>),
-    /// `allowed[feature][threshold]`: numeric threshold t sends bins 1..=t left; categorical
-    /// threshold k sends the k levels of lowest mean target left.
-    Splits(Vec<Vec<bool>>),
-}
-
-impl Candidates {
-    #[inline]
-    pub fn allows_feature(&self, feature: usize) -> bool {
-        match self {
-            Candidates::All => true,
-            Candidates::Features(allowed) => allowed[feature],
-            Candidates::Splits(allowed) => allowed[feature].iter().any(|&a| a),
-        }
-    }
-    #[inline]
-    pub fn allows(&self, feature: usize, threshold: usize) -> bool {
-        match self {
-            Candidates::All => true,
-            Candidates::Features(allowed) => allowed[feature],
-            Candidates::Splits(allowed) => {
-                allowed[feature].get(threshold).copied().unwrap_or(false)
-            }
-        }
-    }
-}
-
 /// What a tree is fitted to: per row `vt = v·t` and `v` (target t, fitting weight v).
 #[derive(Debug, Clone, Copy)]
 pub struct FitStats<'a> {
@@ -188,11 +156,21 @@ pub fn grow(
     let n = data.n_rows();
     let mut rows: Vec<u32> = (0..n as u32).collect();
     let split_params = params.split_params();
-    let total = node_totals(&rows, stats.vt, stats.v);
+    let row_stats = RowStats::new(stats.vt, stats.v);
+    let total = row_stats.totals(&rows);
     let mut nodes = vec![leaf_node(total, params.l2_leaf)];
     let mut categories = Vec::new();
 
-    let hist = Histogram::build(data, &rows, stats.vt, stats.v);
+    // Histograms of finished nodes are reused (build_into overwrites every bin).
+    let mut spare: Vec<Histogram> = Vec::new();
+    let new_hist = |spare: &mut Vec<Histogram>| {
+        spare.pop().unwrap_or_else(|| Histogram {
+            bins: vec![BinStats::default(); data.total_bins()],
+        })
+    };
+    let mut scratch = vec![0u32; n];
+    let mut hist = new_hist(&mut spare);
+    hist.build_into(data, &rows, &row_stats);
     let split = best_split(&hist, data, total, &split_params, candidates);
     let mut pending = VecDeque::from([Pending {
         node: 0,
@@ -207,6 +185,7 @@ pub fn grow(
 
     while let Some(mut work) = next_node(&mut pending, params.growth) {
         let Some(split) = work.split.take().filter(|_| n_leaves < params.max_leaves) else {
+            spare.extend(work.hist.take());
             leaves.push(LeafRows {
                 node: work.node,
                 start: work.start,
@@ -216,8 +195,8 @@ pub fn grow(
         };
         let n_left = split_rows(
             &mut rows[work.start..work.end],
-            &data.matrix,
-            split.feature,
+            &mut scratch,
+            data.column(split.feature),
             &split.left_bins,
         );
         debug_assert_eq!(n_left, split.left.count as usize);
@@ -250,7 +229,8 @@ pub fn grow(
             } else {
                 &rows[mid..work.end]
             };
-            let small = Histogram::build(data, small_rows, stats.vt, stats.v);
+            let mut small = new_hist(&mut spare);
+            small.build_into(data, small_rows, &row_stats);
             parent.subtract(&small);
             if left_is_smaller {
                 (Some(small), Some(parent))
@@ -258,22 +238,30 @@ pub fn grow(
                 (Some(parent), Some(small))
             }
         } else {
+            spare.extend(work.hist.take());
             (None, None)
         };
         for (id, start, end, child_stats, hist) in [
             (left_id, work.start, mid, split.left, left_hist),
             (right_id, mid, work.end, split.right, right_hist),
         ] {
-            let hist = hist.filter(|_| splittable(&child_stats));
             let split = hist
                 .as_ref()
+                .filter(|_| splittable(&child_stats))
                 .and_then(|h| best_split(h, data, child_stats, &split_params, candidates));
+            let hist = match split {
+                Some(_) => hist,
+                None => {
+                    spare.extend(hist);
+                    None
+                }
+            };
             pending.push_back(Pending {
                 node: id,
                 start,
                 end,
                 depth,
-                hist: split.as_ref().and(hist),
+                hist,
                 split,
             });
         }

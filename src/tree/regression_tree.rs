@@ -12,7 +12,8 @@ pub struct Node {
     pub feature: u32,
     pub left: u32,
     pub right: u32,
-    /// Numeric rule: go left when `x ≤ threshold`.
+    /// Numeric rule: go left when `x ≤ threshold` (+∞ when only missing values go right).
+    #[serde(with = "crate::data::nonfinite")]
     pub threshold: f64,
     /// The same rule on bins: bins 1..=bin go left.
     pub bin: u8,

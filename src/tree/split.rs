@@ -3,7 +3,6 @@
 //! prefixes (exact for least squares, as in LightGBM). Missing values (bin 0) are tried on both
 //! sides and the better side becomes the default direction.
 
-use super::grower::Candidates;
 use super::histogram::{BinStats, Histogram};
 use crate::data::BinnedData;
 use serde::{Deserialize, Serialize};
@@ -113,59 +112,33 @@ pub fn best_split(
     best
 }
 
+/// Bins 0..=255 in their natural order: the scan order of numeric features.
+const NATURAL_ORDER: [u8; 256] = {
+    let mut order = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        order[i] = i as u8;
+        i += 1;
+    }
+    order
+};
+
 fn best_numeric(
     scan: &Scan,
     bins: &[BinStats],
     feature: usize,
     candidates: &Candidates,
 ) -> Option<SplitCandidate> {
-    let missing = bins[0];
-    let last = bins.len() - 1;
-    let mut best: Option<(f64, usize, bool)> = None;
-    let mut prefix = BinStats::default();
-    for t in 1..=last {
-        prefix += bins[t];
-        if !candidates.allows(feature, t) {
-            continue;
-        }
-        let mut consider = |left: BinStats, missing_left: bool| {
-            if let Some(gain) = scan.gain(left) {
-                if best.is_none_or(|(g, _, _)| gain > g) {
-                    best = Some((gain, t, missing_left));
-                }
-            }
-        };
-        if t < last {
-            if missing.count == 0 {
-                // No missing values here: send future missing values to the larger child.
-                let right_count = scan.total.count - prefix.count;
-                consider(prefix, prefix.count >= right_count);
-            } else {
-                consider(prefix, false);
-                consider(prefix + missing, true);
-            }
-        } else if missing.count > 0 {
-            consider(prefix, false);
-        }
-    }
-    let (gain, t, missing_left) = best?;
-    let mut left_bins = BinSet::default();
-    let mut left = BinStats::default();
-    for b in 1..=t {
-        left_bins.insert(b as u8);
-        left += bins[b];
-    }
-    if missing_left {
-        left_bins.insert(0);
-        left += missing;
-    }
-    Some(SplitCandidate {
+    let (split, t) = best_prefix(
+        scan,
+        bins,
+        &NATURAL_ORDER[1..bins.len()],
         feature,
-        gain,
+        candidates,
+    )?;
+    Some(SplitCandidate {
         threshold: Some(t as u8),
-        left_bins,
-        left,
-        right: scan.total - left,
+        ..split
     })
 }
 
@@ -175,7 +148,6 @@ fn best_categorical(
     feature: usize,
     candidates: &Candidates,
 ) -> Option<SplitCandidate> {
-    let missing = bins[0];
     let mean = |s: &BinStats| {
         if s.sum_v > 0.0 {
             s.sum_vt / s.sum_v
@@ -183,12 +155,32 @@ fn best_categorical(
             0.0
         }
     };
-    let mut order: Vec<usize> = (1..bins.len()).filter(|&b| bins[b].count > 0).collect();
-    order.sort_by(|&a, &b| mean(&bins[a]).total_cmp(&mean(&bins[b])).then(a.cmp(&b)));
+    let mut order: Vec<u8> = (1..bins.len())
+        .filter(|&b| bins[b].count > 0)
+        .map(|b| b as u8)
+        .collect();
+    order.sort_by(|&a, &b| {
+        mean(&bins[a as usize])
+            .total_cmp(&mean(&bins[b as usize]))
+            .then(a.cmp(&b))
+    });
+    best_prefix(scan, bins, &order, feature, candidates).map(|(split, _)| split)
+}
+
+/// The best split sending a prefix `order[..k]` of the non-missing bins left, with the missing
+/// bin 0 on either side. Returns the split (without a numeric threshold) and k.
+fn best_prefix(
+    scan: &Scan,
+    bins: &[BinStats],
+    order: &[u8],
+    feature: usize,
+    candidates: &Candidates,
+) -> Option<(SplitCandidate, usize)> {
+    let missing = bins[0];
     let mut best: Option<(f64, usize, bool)> = None;
     let mut prefix = BinStats::default();
     for k in 1..=order.len() {
-        prefix += bins[order[k - 1]];
+        prefix += bins[order[k - 1] as usize];
         if !candidates.allows(feature, k) {
             continue;
         }
@@ -201,6 +193,7 @@ fn best_categorical(
         };
         if k < order.len() {
             if missing.count == 0 {
+                // No missing values here: send future missing values to the larger child.
                 let right_count = scan.total.count - prefix.count;
                 consider(prefix, prefix.count >= right_count);
             } else {
@@ -215,19 +208,52 @@ fn best_categorical(
     let mut left_bins = BinSet::default();
     let mut left = BinStats::default();
     for &b in &order[..k] {
-        left_bins.insert(b as u8);
-        left += bins[b];
+        left_bins.insert(b);
+        left += bins[b as usize];
     }
     if missing_left {
         left_bins.insert(0);
         left += missing;
     }
-    Some(SplitCandidate {
+    let split = SplitCandidate {
         feature,
         gain,
         threshold: None,
         left_bins,
         left,
         right: scan.total - left,
-    })
+    };
+    Some((split, k))
+}
+
+/// Which splits the search may use: RGBM's random candidate sets.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Candidates {
+    All,
+    /// `allowed[feature]`
+    Features(Vec<bool>),
+    /// `allowed[feature][threshold]`: numeric threshold t sends bins 1..=t left; categorical
+    /// threshold k sends the k levels of lowest mean target left.
+    Splits(Vec<Vec<bool>>),
+}
+
+impl Candidates {
+    #[inline]
+    pub fn allows_feature(&self, feature: usize) -> bool {
+        match self {
+            Candidates::All => true,
+            Candidates::Features(allowed) => allowed[feature],
+            Candidates::Splits(allowed) => allowed[feature].iter().any(|&a| a),
+        }
+    }
+    #[inline]
+    pub fn allows(&self, feature: usize, threshold: usize) -> bool {
+        match self {
+            Candidates::All => true,
+            Candidates::Features(allowed) => allowed[feature],
+            Candidates::Splits(allowed) => {
+                allowed[feature].get(threshold).copied().unwrap_or(false)
+            }
+        }
+    }
 }

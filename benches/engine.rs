@@ -1,0 +1,105 @@
+//! Kernel timings of the tree engine on 1M × 28 synthetic rows, 2 threads: histogram passes,
+//! one tree, prediction. Minimum of several repeats (robust to load from other processes).
+//!
+//!     cargo bench --bench engine            # ROWS=200000 cargo bench --bench engine
+
+use optboost::data::{BinnedData, BinningParams, Feature, Frame};
+use optboost::tree::{grow, Candidates, FitStats, Growth, Histogram, TreeParams};
+use std::hint::black_box;
+use std::time::Instant;
+
+fn lcg(state: &mut u64) -> f64 {
+    *state = state
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (*state >> 11) as f64 / (1u64 << 53) as f64
+}
+
+fn best_of(repeats: usize, mut f: impl FnMut()) -> f64 {
+    (0..repeats)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn main() {
+    let n: usize = std::env::var("ROWS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000_000);
+    let p = 28;
+    let mut s = 7u64;
+    let columns: Vec<Vec<f64>> = (0..p)
+        .map(|j| {
+            (0..n)
+                .map(|_| {
+                    if j % 4 == 3 {
+                        (lcg(&mut s) * 20.0).floor()
+                    } else {
+                        lcg(&mut s)
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let y: Vec<f64> = (0..n)
+        .map(|i| (columns[0][i] * 6.0).sin() + columns[1][i] * columns[3][i] + lcg(&mut s))
+        .collect();
+    let ones = vec![1.0; n];
+    let hess: Vec<f64> = (0..n).map(|_| 0.1 + 0.15 * lcg(&mut s)).collect();
+    let frame = Frame::new(
+        columns
+            .iter()
+            .enumerate()
+            .map(|(j, c)| Feature::numeric(format!("x{j}"), c))
+            .collect(),
+    )
+    .unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        let t = Instant::now();
+        let data = BinnedData::learn(&frame, &BinningParams::default()).unwrap();
+        println!(
+            "binning                     {:8.1} ms",
+            1e3 * t.elapsed().as_secs_f64()
+        );
+        let all: Vec<u32> = (0..n as u32).collect();
+        let half: Vec<u32> = (0..n as u32).filter(|_| lcg(&mut s) < 0.5).collect();
+        let tenth: Vec<u32> = (0..n as u32).filter(|_| lcg(&mut s) < 0.1).collect();
+        for (name, v) in [("unit weights", &ones), ("hessian weights", &hess)] {
+            let vt: Vec<f64> = (0..n).map(|i| v[i] * y[i]).collect();
+            for (rows_name, rows) in [
+                ("all rows", &all),
+                ("random half", &half),
+                ("random tenth", &tenth),
+            ] {
+                let t = best_of(5, || {
+                    black_box(Histogram::build(&data, rows, &vt, v));
+                });
+                println!("histogram {rows_name:<12} {name:<16} {:8.2} ms", 1e3 * t);
+            }
+            let params = TreeParams {
+                max_depth: 6,
+                max_leaves: 63,
+                min_samples_leaf: 20,
+                growth: Growth::Leafwise,
+                ..TreeParams::default()
+            };
+            let mut leaves = 0;
+            let t = best_of(3, || {
+                let g = grow(&data, FitStats { vt: &vt, v }, &params, &Candidates::All);
+                leaves = g.tree.n_leaves();
+            });
+            println!(
+                "grow one tree ({leaves} leaves)  {name:<16} {:8.1} ms",
+                1e3 * t
+            );
+        }
+    });
+}

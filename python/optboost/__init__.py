@@ -1,0 +1,47 @@
+"""optboost: the boosting algorithms of optimization theory (GBM, RGBM, AGBM,
+proximal, Grubb & Bagnell) on a fast histogram-tree engine in Rust, with
+R-style formulas.
+
+>>> m = optboost.boost("y ~ a + b + C(c)", data=df, method="agbm", n_iter=200)
+>>> m.predict(new_df)
+"""
+
+from ._core import __version__
+from .api import boost, method_names, param_names
+from .errors import (
+    DataError,
+    InvalidValueError,
+    ModelFileError,
+    NotTrainableError,
+    OptboostError,
+    ParameterError,
+    TrainingError,
+)
+from .formula import FormulaError
+from .frames import MissingColumnError, TargetError, WeightsError
+from .losses import Exponential, Huber, Logistic, Pinball
+from .model import Model, load
+
+__all__ = [
+    "DataError",
+    "Exponential",
+    "FormulaError",
+    "Huber",
+    "InvalidValueError",
+    "Logistic",
+    "MissingColumnError",
+    "Model",
+    "ModelFileError",
+    "NotTrainableError",
+    "OptboostError",
+    "ParameterError",
+    "Pinball",
+    "TargetError",
+    "TrainingError",
+    "WeightsError",
+    "__version__",
+    "boost",
+    "load",
+    "method_names",
+    "param_names",
+]

@@ -1,0 +1,94 @@
+"""``optboost.boost``: a formula, a data frame and a method in; a fitted Model out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from . import _core
+from .errors import ParameterError
+from .formula import build_design
+from .losses import LossLike, loss_text
+from .model import Model
+from .params import param_pairs
+from .training import Callback, Progress
+
+
+def boost(
+    formula: str,
+    data: Any,
+    *,
+    method: str = "gbm",
+    loss: LossLike = "squared",
+    n_iter: int = 100,
+    learning_rate: float = 0.1,
+    valid: Any = None,
+    weights: Any = None,
+    early_stopping_rounds: int | None = None,
+    seed: int = 0,
+    n_threads: int = 0,
+    progress: Progress = None,
+    callback: Callback | None = None,
+    context: Mapping[str, Any] | None = None,
+    **params: Any,
+) -> Model:
+    """Fit a boosted model.
+
+    formula: ``"y ~ a + b + C(c) + np.log(d) + a:b"`` (``y ~ .`` for all other
+        columns); bare columns go to the core without copying, string and
+        categorical columns become native categorical features.
+    data: a polars or pandas DataFrame (never modified; no row is dropped).
+    method: "gbm", "rgbm", "agbm", "agbmr", "vagbm", "proximal", ... (SPEC.md).
+    loss: "squared", "absolute", "logistic", ... or a loss object such as
+        ``optboost.Pinball(tau=0.9)``. A binary loss takes a target of 0/1, bool
+        or two strings (the second in sorted order is the positive class); a
+        multiclass loss takes integer or string classes.
+    valid: a validation frame with the same columns, for ``history`` and
+        ``early_stopping_rounds``.
+    weights: a column name or one value per row.
+    progress: None shows a bar for fits longer than ~2 s on a terminal;
+        True always; False never.
+    callback: called with a dict of the history record after every
+        iteration; returning False stops training, raising KeyboardInterrupt
+        stops it like Ctrl-C (the model keeps the finished iterations).
+    context: extra names for formula expressions (your own functions).
+    **params: any other training parameter by name (max_depth, gamma,
+        lambda, step, ...; ``optboost.param_names()`` lists them).
+    """
+    if early_stopping_rounds is not None and valid is None:
+        raise ParameterError("early_stopping_rounds needs validation data: pass valid=")
+    settings = {
+        "method": method,
+        "loss": loss_text(loss),
+        "n_iter": n_iter,
+        "learning_rate": learning_rate,
+        "early_stopping_rounds": early_stopping_rounds,
+        "seed": seed,
+        "n_threads": n_threads,
+        **params,
+    }
+    pairs = param_pairs(settings)
+    task = _core.loss_task(settings["loss"])
+    design = build_design(formula, data, task=task, weights=weights, context=context)
+    spec = design.spec
+    valid_args: tuple[Any, Any, Any] = (None, None, None)
+    if valid is not None:
+        valid_args = (
+            spec.columns(valid),
+            spec.target_values(valid),
+            spec.weight_values(valid) if isinstance(weights, str) else None,
+        )
+    booster = _core.Booster(pairs, design.features, design.y, design.weights, *valid_args)
+    model = Model._from_booster(booster, spec, dict(pairs))
+    model._train(int(n_iter), progress, callback)
+    return model
+
+
+def param_names() -> list[str]:
+    """Every training parameter ``boost`` accepts by name."""
+    return list(_core.param_names())
+
+
+def method_names() -> list[str]:
+    """Every method name."""
+    return list(_core.method_names())

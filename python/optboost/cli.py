@@ -1,0 +1,222 @@
+"""The ``optboost`` command: fit, predict, demo.
+
+optboost fit train.parquet "y ~ a + b + C(c)" --method agbm --loss logistic -o model.json
+optboost predict model.json new.parquet -o predictions.parquet
+optboost demo
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+READERS = {
+    ".parquet": pl.read_parquet,
+    ".pq": pl.read_parquet,
+    ".csv": pl.read_csv,
+    ".tsv": lambda path: pl.read_csv(path, separator="\t"),
+    ".ipc": pl.read_ipc,
+    ".arrow": pl.read_ipc,
+    ".feather": pl.read_ipc,
+    ".ndjson": pl.read_ndjson,
+    ".jsonl": pl.read_ndjson,
+}
+WRITERS = {
+    ".parquet": pl.DataFrame.write_parquet,
+    ".pq": pl.DataFrame.write_parquet,
+    ".csv": pl.DataFrame.write_csv,
+    ".tsv": lambda frame, path: frame.write_csv(path, separator="\t"),
+    ".ipc": pl.DataFrame.write_ipc,
+    ".arrow": pl.DataFrame.write_ipc,
+    ".feather": pl.DataFrame.write_ipc,
+    ".ndjson": pl.DataFrame.write_ndjson,
+    ".jsonl": pl.DataFrame.write_ndjson,
+}
+
+
+class UsageError(Exception):
+    """A command-line mistake; reported without a traceback."""
+
+
+def read_data(path: str) -> pl.DataFrame:
+    suffix = Path(path).suffix.lower()
+    if suffix not in READERS:
+        raise UsageError(f"cannot read {path!r}: use one of {', '.join(READERS)}")
+    if not Path(path).exists():
+        raise UsageError(f"no such file: {path}")
+    return READERS[suffix](path)
+
+
+def write_data(frame: pl.DataFrame, path: str) -> None:
+    suffix = Path(path).suffix.lower()
+    if suffix not in WRITERS:
+        raise UsageError(f"cannot write {path!r}: use one of {', '.join(WRITERS)}")
+    WRITERS[suffix](frame, path)
+
+
+def parse_param(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip() or not value.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    return name.strip(), value.strip()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="optboost", description="Boosting algorithms from optimization theory."
+    )
+    parser.add_argument("--version", action="version", version=_version())
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    fit = commands.add_parser("fit", help="fit a model and save it as JSON")
+    fit.add_argument("data", help="training data (.parquet, .csv, .ipc, .ndjson)")
+    fit.add_argument("formula", help='R-style formula, e.g. "y ~ a + b + C(c)"')
+    fit.add_argument("-o", "--output", required=True, help="model file to write (.json)")
+    fit.add_argument("--method", default="gbm")
+    fit.add_argument("--loss", default="squared", help='e.g. squared, absolute, "pinball(0.9)"')
+    fit.add_argument("--n-iter", type=int, default=100)
+    fit.add_argument("--learning-rate", type=float, default=0.1)
+    fit.add_argument("--valid", help="validation data for the history and early stopping")
+    fit.add_argument("--early-stopping-rounds", type=int)
+    fit.add_argument("--weights", help="column holding sample weights")
+    fit.add_argument("--seed", type=int, default=0)
+    fit.add_argument("--n-threads", type=int, default=0, help="0: all cores")
+    fit.add_argument(
+        "--param",
+        "-p",
+        action="append",
+        type=parse_param,
+        default=[],
+        metavar="NAME=VALUE",
+        help="any other training parameter (repeatable), e.g. --param max_depth=4",
+    )
+    fit.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
+
+    predict = commands.add_parser("predict", help="predict with a saved model")
+    predict.add_argument("model", help="model file written by 'optboost fit'")
+    predict.add_argument("data", help="data with the model's input columns")
+    predict.add_argument(
+        "-o", "--output", help="file to write (.parquet, .csv, ...); default: CSV on stdout"
+    )
+    predict.add_argument(
+        "--type",
+        choices=("response", "link", "class"),
+        default="response",
+        help="response (default; probabilities for classification), link or class",
+    )
+    predict.add_argument(
+        "--keep",
+        action="append",
+        default=[],
+        metavar="COLUMN",
+        help="copy this input column (an id, say) into the output (repeatable)",
+    )
+
+    demo = commands.add_parser("demo", help="compare methods on a built-in synthetic data set")
+    demo.add_argument("--output-dir", default=".", help="where to save optboost-demo.png")
+    demo.add_argument("--no-plot", action="store_true")
+    demo.add_argument("--rows", type=int, default=20_000, help="training rows (default 20000)")
+    demo.add_argument("--n-threads", type=int, default=0)
+    return parser
+
+
+def command_fit(args: argparse.Namespace) -> None:
+    from .api import boost
+
+    data = read_data(args.data)
+    valid = read_data(args.valid) if args.valid else None
+    model = boost(
+        args.formula,
+        data,
+        method=args.method,
+        loss=args.loss,
+        n_iter=args.n_iter,
+        learning_rate=args.learning_rate,
+        valid=valid,
+        weights=args.weights,
+        early_stopping_rounds=args.early_stopping_rounds,
+        seed=args.seed,
+        n_threads=args.n_threads,
+        progress=False if args.quiet else None,
+        **dict(args.param),
+    )
+    model.save(args.output)
+    if not args.quiet:
+        print(model.summary())
+        print(f"saved to {args.output}")
+
+
+def command_predict(args: argparse.Namespace) -> None:
+    from .model import load
+
+    model = load(args.model)
+    data = read_data(args.data)
+    predictions = model.predict(data, type=args.type)
+    columns: dict[str, Any] = {
+        name: data.get_column(name) for name in args.keep if _has(data, name)
+    }
+    if args.type == "class":
+        columns["class"] = predictions
+    elif predictions.ndim == 2:
+        for index, label in enumerate(model.classes):
+            prefix = "probability" if args.type == "response" else "score"
+            columns[f"{prefix}_{label}"] = predictions[:, index]
+    elif model.task == "binary" and args.type == "response":
+        columns[f"probability_{model.positive_class}"] = predictions
+    else:
+        columns["prediction" if args.type == "response" else "score"] = predictions
+    frame = pl.DataFrame(columns)
+    if args.output:
+        write_data(frame, args.output)
+    else:
+        sys.stdout.write(frame.write_csv())
+
+
+def _has(data: pl.DataFrame, name: str) -> bool:
+    if name not in data.columns:
+        raise UsageError(f"--keep {name!r}: no such column in the data")
+    return True
+
+
+def command_demo(args: argparse.Namespace) -> None:
+    from .demo import run_demo
+
+    run_demo(
+        sys.stdout,
+        output_dir=args.output_dir,
+        plot=not args.no_plot,
+        n_train=args.rows,
+        n_test=max(args.rows // 4, 1),
+        n_threads=args.n_threads,
+    )
+
+
+def _version() -> str:
+    from . import __version__
+
+    return f"optboost {__version__}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    commands = {"fit": command_fit, "predict": command_predict, "demo": command_demo}
+    try:
+        commands[args.command](args)
+    except (UsageError, ValueError, OSError, RuntimeError) as error:
+        # optboost's own errors derive from ValueError / RuntimeError: their
+        # messages are written for the user, a traceback would only hide them.
+        print(f"optboost {args.command}: error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("optboost: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,33 @@
+"""The exceptions optboost raises. Every error of the Rust core arrives as one of
+these classes, with the core's message; all derive from :class:`OptboostError`.
+"""
+
+from __future__ import annotations
+
+
+class OptboostError(Exception):
+    """Base class of every optboost error."""
+
+
+class DataError(OptboostError, ValueError):
+    """Data that cannot be used: empty, ragged, missing columns, wrong types."""
+
+
+class InvalidValueError(DataError):
+    """A value the algorithms cannot accept (non-finite target, negative weight, ...)."""
+
+
+class ParameterError(OptboostError, ValueError):
+    """An unknown parameter, method or loss name, or a value outside its domain."""
+
+
+class ModelFileError(OptboostError, ValueError):
+    """A model file (or pickle) that cannot be read back."""
+
+
+class TrainingError(OptboostError, RuntimeError):
+    """Training that could not go on, or an internal error of the core."""
+
+
+class NotTrainableError(OptboostError, RuntimeError):
+    """Continued training asked of a model that no longer holds its training state."""

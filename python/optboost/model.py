@@ -1,0 +1,388 @@
+"""The trained model: prediction by column name, history, importance, plots,
+one-file persistence and pickling, and continued training."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import warnings
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import numpy as np
+import polars as pl
+
+from . import _core
+from .errors import ModelFileError, NotTrainableError, ParameterError
+from .formula import DesignSpec
+from .training import Callback, Progress, train
+
+FILE_FORMAT = "optboost-python-model"
+FILE_VERSION = 1
+
+HISTORY_COLUMNS = (
+    "iteration",
+    "trees",
+    "train_loss",
+    "valid_loss",
+    "cos_mean",
+    "cos_min",
+    "step",
+    "seconds",
+)
+HISTORY_SCHEMA = {
+    "iteration": pl.Int64,
+    "trees": pl.Int64,
+    "train_loss": pl.Float64,
+    "valid_loss": pl.Float64,
+    "cos_mean": pl.Float64,
+    "cos_min": pl.Float64,
+    "step": pl.Float64,
+    "seconds": pl.Float64,
+}
+
+PredictionType = Literal["response", "link", "class"]
+
+
+class Model:
+    """A boosted model fitted by :func:`optboost.boost`.
+
+    ``predict(newdata)`` selects the model's input columns by name; ``history``
+    has one row per iteration; ``save``/``optboost.load`` and pickling keep
+    everything needed to predict; ``update(n_iter)`` trains more while the
+    model still holds its training state (not after loading or unpickling).
+    """
+
+    def __init__(
+        self,
+        core: Any,
+        spec: DesignSpec,
+        params: Mapping[str, str],
+        history: Mapping[str, list],
+        stop: tuple[str, str] | None,
+        booster: Any = None,
+        interrupted: bool = False,
+    ):
+        self._core = core
+        self.spec = spec
+        self.params = dict(params)
+        self._history = {name: list(history.get(name, [])) for name in HISTORY_COLUMNS}
+        self._stop = stop
+        self._booster = booster
+        self.interrupted = interrupted
+
+    @classmethod
+    def _from_booster(cls, booster: Any, spec: DesignSpec, params: Mapping[str, str]) -> Model:
+        model = cls(booster.model(), spec, params, {}, None, booster=booster)
+        model._sync()
+        return model
+
+    def _sync(self) -> None:
+        """Take the booster's current model and history."""
+        self._core = self._booster.model()
+        self._history = dict(self._booster.history())
+        self._stop = self._booster.finished
+
+    def _train(self, n_iter: int, progress: Progress, callback: Callback | None) -> None:
+        try:
+            outcome = train(self._booster, n_iter, progress=progress, callback=callback)
+            self.interrupted = outcome.interrupted
+        finally:
+            self._sync()
+
+    # ------------------------------------------------------------------ facts
+
+    @property
+    def formula(self) -> str:
+        return self.spec.formula
+
+    @property
+    def method(self) -> str:
+        return self._core.method
+
+    @property
+    def loss(self) -> str:
+        return self._core.loss
+
+    @property
+    def task(self) -> str:
+        """ "regression", "binary" or "multiclass"."""
+        return self.spec.task
+
+    @property
+    def classes(self) -> list[Any] | None:
+        """Class labels in index order (binary: the second is the positive class)."""
+        labels = self.spec.target_encoding.labels
+        return None if labels is None else list(labels)
+
+    @property
+    def positive_class(self) -> Any:
+        """The class whose probability ``predict`` returns for a binary target."""
+        return self.spec.target_encoding.positive_class
+
+    @property
+    def feature_names(self) -> list[str]:
+        return list(self._core.feature_names)
+
+    @property
+    def n_trees(self) -> int:
+        return self._core.n_trees
+
+    @property
+    def n_iter(self) -> int:
+        """Iterations trained (the model may keep an earlier best one)."""
+        return len(self._history["iteration"])
+
+    @property
+    def best_iteration(self) -> int | None:
+        """The iteration kept after early stopping or divergence, else None."""
+        return self._core.best_iteration
+
+    @property
+    def stop_reason(self) -> str:
+        if self.interrupted:
+            return f"interrupted after {self.n_iter} iterations"
+        if self._stop is None:
+            return f"stopped after {self.n_iter} iterations"
+        return self._stop[1]
+
+    @property
+    def history(self) -> pl.DataFrame:
+        """One row per iteration: iteration, trees (after it), train_loss,
+        valid_loss (null without validation data), cos_mean and cos_min (the
+        cosine between target and fit over the iteration's trees), step, and
+        seconds since training started."""
+        return pl.DataFrame(self._history, schema=HISTORY_SCHEMA)
+
+    # ------------------------------------------------------------------ prediction
+
+    def predict(self, newdata: Any, type: PredictionType = "response") -> np.ndarray:
+        """Predictions for the rows of ``newdata`` (polars or pandas frame),
+        whose columns are found by name.
+
+        type="response": regression value; probability of the positive class
+        (binary, probabilistic losses; the score for hinge); (n, K) class
+        probabilities (multiclass). type="link": the raw score(s).
+        type="class": the predicted class label (classification only).
+        """
+        if type not in ("response", "link", "class"):
+            raise ParameterError(f"type must be 'response', 'link' or 'class', got {type!r}")
+        if type == "class" and self.task == "regression":
+            raise ParameterError(
+                f"type='class' needs a classification loss; this model's loss is {self.loss!r}"
+            )
+        columns = self.spec.columns(newdata)
+        if type == "response":
+            scores = self._core.predict_response(columns)
+        else:
+            scores = self._core.predict(columns)
+        if type == "class":
+            if scores.shape[1] == 1:
+                index = (scores[:, 0] > 0).astype(np.int64)
+            else:
+                index = np.argmax(scores, axis=1)
+            return np.asarray(self.spec.target_encoding.decode(index))
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    # ------------------------------------------------------------------ importance
+
+    def feature_importance(self, by: Literal["column", "feature"] = "column") -> pl.DataFrame:
+        """Total split gain and number of splits, largest gain first.
+
+        by="column": per original data column; a feature built from several
+        columns (an interaction, say) shares its gain equally among them and
+        counts its splits for each. by="feature": per model feature."""
+        names, gain, splits = self._core.feature_importance()
+        if by == "feature":
+            table = pl.DataFrame(
+                {"feature": names, "gain": gain, "splits": splits},
+                schema={"feature": pl.String, "gain": pl.Float64, "splits": pl.Int64},
+            )
+        elif by == "column":
+            sources = self.spec.source_columns
+            totals: dict[str, list] = {c: [0.0, 0] for c in self.spec.input_columns}
+            for name, g, s in zip(names, gain, splits):
+                columns = sources.get(name) or (name,)
+                for column in columns:
+                    entry = totals.setdefault(column, [0.0, 0])
+                    entry[0] += g / len(columns)
+                    entry[1] += s
+            table = pl.DataFrame(
+                {
+                    "column": list(totals),
+                    "gain": [v[0] for v in totals.values()],
+                    "splits": [v[1] for v in totals.values()],
+                },
+                schema={"column": pl.String, "gain": pl.Float64, "splits": pl.Int64},
+            )
+        else:
+            raise ParameterError(f"by must be 'column' or 'feature', got {by!r}")
+        total = table["gain"].sum()
+        share = table["gain"] / total if total > 0 else table["gain"] * 0.0
+        return table.with_columns(gain_share=share).sort(
+            "gain", descending=True, maintain_order=True
+        )
+
+    # ------------------------------------------------------------------ training more
+
+    def update(
+        self, n_iter: int, *, progress: Progress = None, callback: Callback | None = None
+    ) -> Model:
+        """Train ``n_iter`` more iterations on the original data (in place);
+        returns the model."""
+        if self._booster is None:
+            raise NotTrainableError(
+                "this model was loaded from a file or unpickled and no longer holds its "
+                "training state; fit again with optboost.boost(...) to train more"
+            )
+        if not isinstance(n_iter, (int, np.integer)) or isinstance(n_iter, bool) or n_iter < 1:
+            raise ParameterError(f"n_iter must be an integer >= 1, got {n_iter!r}")
+        finished = self._booster.finished
+        if finished is not None and finished[0] != "completed":
+            warnings.warn(f"training cannot continue: {finished[1]}", UserWarning, stacklevel=2)
+            return self
+        # The core trains up to its n_iter; after an interruption it may already
+        # allow more than the iterations done.
+        target = self._booster.iteration + int(n_iter)
+        allowed = int(self.params["n_iter"])
+        if target > allowed:
+            self._booster.extend(target - allowed)
+            self.params["n_iter"] = str(target)
+        self._train(int(n_iter), progress, callback)
+        return self
+
+    # ------------------------------------------------------------------ text
+
+    def __repr__(self) -> str:
+        losses = f"train loss {self._last('train_loss')}"
+        valid = self._last("valid_loss")
+        if valid != "-":
+            losses += f", valid loss {valid}"
+        return (
+            f"<optboost.Model {self.method}/{self.loss} {self.formula!r}: "
+            f"{self.n_iter} iterations, {self.n_trees} trees, {losses}>"
+        )
+
+    def _last(self, column: str) -> str:
+        values = [v for v in self._history[column] if v is not None]
+        return f"{values[-1]:.5g}" if values else "-"
+
+    def summary(self) -> str:
+        """A readable description: formula, method, target, stopping, losses,
+        features and the most important columns."""
+        spec = self.spec
+        lines = [f"optboost model  {self.formula}"]
+        target = f"target {spec.target!r} ({self.task}"
+        if self.task == "binary":
+            target += f"; positive class {self.positive_class!r}"
+        elif self.task == "multiclass":
+            target += f"; {len(self.classes)} classes"
+        lines.append(f"  method {self.method}, loss {self.loss}, {target})")
+        lines.append(f"  {self.n_iter} iterations, {self.n_trees} trees; {self.stop_reason}")
+        if self.n_iter:
+            first = self._history["train_loss"][0]
+            lines.append(
+                f"  train loss {self._last('train_loss')} (after iteration 1: {first:.5g})"
+            )
+            if self._last("valid_loss") != "-":
+                valid = [v for v in self._history["valid_loss"] if v is not None]
+                best = int(np.argmin(valid)) + 1
+                lines.append(
+                    f"  valid loss {self._last('valid_loss')} (best {min(valid):.5g} "
+                    f"at iteration {best})"
+                )
+        lines.append(f"  {len(self.feature_names)} features from {len(spec.input_columns)} columns")
+        importance = self.feature_importance().head(5)
+        if self.n_trees and importance["gain"].sum() > 0:
+            top = ", ".join(
+                f"{c} {s:.0%}" for c, s in zip(importance["column"], importance["gain_share"])
+            )
+            lines.append(f"  top columns by gain: {top}")
+        shown = {k: v for k, v in self.params.items() if k not in ("method", "loss")}
+        lines.append("  parameters: " + ", ".join(f"{k}={v}" for k, v in shown.items()))
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------ plots
+
+    def plot(self, path: str | os.PathLike | None = None, **kwargs: Any):
+        """Learning curves: train/valid loss and cosine vs trees (matplotlib).
+        Returns the figure; with ``path`` also saves it."""
+        from .plot import plot_history
+
+        return plot_history({self.method: self}, path=path, **kwargs)
+
+    # ------------------------------------------------------------------ persistence
+
+    def to_dict(self) -> dict[str, Any]:
+        """The model as one JSON-serialisable dict (what ``save`` writes)."""
+        return {
+            "format": FILE_FORMAT,
+            "version": FILE_VERSION,
+            "optboost_version": _core.__version__,
+            "formula": self.formula,
+            "params": self.params,
+            "design": self.spec.to_dict(),
+            "history": {
+                name: [_finite_or_none(v) for v in values] for name, values in self._history.items()
+            },
+            "stop": None if self._stop is None else list(self._stop),
+            "interrupted": self.interrupted,
+            "model": json.loads(self._core.to_json()),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Model:
+        if not isinstance(data, Mapping) or data.get("format") != FILE_FORMAT:
+            raise ModelFileError(f'not an optboost model file (no "format": "{FILE_FORMAT}" entry)')
+        if data.get("version") != FILE_VERSION:
+            raise ModelFileError(
+                f"model file version {data.get('version')!r}; this optboost reads version "
+                f"{FILE_VERSION}"
+            )
+        try:
+            core = _core.CoreModel.from_json(json.dumps(data["model"]))
+            spec = DesignSpec.from_dict(data["design"])
+            stop = data.get("stop")
+            return cls(
+                core,
+                spec,
+                data["params"],
+                data["history"],
+                None if stop is None else (stop[0], stop[1]),
+                interrupted=bool(data.get("interrupted", False)),
+            )
+        except ModelFileError:
+            raise
+        except (KeyError, TypeError, ValueError) as error:
+            raise ModelFileError(f"malformed optboost model file: {error}") from error
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the model to one JSON file (read it back with optboost.load)."""
+        with open(path, "w", encoding="utf-8") as file:
+            json.dump(self.to_dict(), file, allow_nan=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Pickles hold the saved form only: no training state, no native objects.
+        return self.to_dict()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        loaded = Model.from_dict(state)
+        self.__dict__.update(loaded.__dict__)
+
+
+def _finite_or_none(value: Any) -> Any:
+    # strict JSON has no NaN or infinity; they read back as nulls
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def load(path: str | os.PathLike) -> Model:
+    """Read a model written by ``Model.save``."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            data = json.load(file)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ModelFileError(f"{os.fspath(path)} is not an optboost model file: {error}") from error
+    return Model.from_dict(data)

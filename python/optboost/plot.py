@@ -1,0 +1,71 @@
+"""Learning curves with matplotlib (an optional extra: ``pip install 'optboost[plot]'``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+
+def pyplot():
+    """matplotlib.pyplot, or an ImportError that says how to get it."""
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as error:
+        raise ImportError(
+            "plotting needs matplotlib, an optional dependency of optboost: "
+            "pip install 'optboost[plot]' (or pip install matplotlib)"
+        ) from error
+    return plt
+
+
+def plot_history(
+    models: Mapping[str, Any],
+    path: str | os.PathLike | None = None,
+    *,
+    title: str | None = None,
+    figsize: tuple[float, float] | None = None,
+):
+    """Loss (train solid, validation dashed) and mean cosine between target and
+    fitted tree against the number of trees, for one or more models.
+
+    Models with different losses get one loss panel per loss (their values are
+    not comparable). Returns the matplotlib figure; saves it when ``path`` is
+    given (format from the suffix, e.g. .png)."""
+    plt = pyplot()
+    losses = list(dict.fromkeys(model.loss for model in models.values()))
+    n_panels = len(losses) + 1
+    fig, axes = plt.subplots(1, n_panels, figsize=figsize or (4.6 * n_panels, 3.8), squeeze=False)
+    loss_axes = dict(zip(losses, axes[0][:-1]))
+    cos_axis = axes[0][-1]
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for index, (label, model) in enumerate(models.items()):
+        color = colors[index % len(colors)]
+        history = model.history
+        trees = history["trees"].to_numpy()
+        axis = loss_axes[model.loss]
+        axis.plot(trees, history["train_loss"].to_numpy(), color=color, label=f"{label} train")
+        if history["valid_loss"].null_count() < history.height:
+            valid = history["valid_loss"].to_numpy()
+            axis.plot(trees, valid, color=color, linestyle="--", label=f"{label} valid")
+        cos_axis.plot(trees, history["cos_mean"].to_numpy(), color=color, label=label, lw=0.8)
+    for loss, axis in loss_axes.items():
+        axis.set_title(f"{loss} loss")
+        axis.set_xlabel("trees")
+        axis.set_ylabel("loss")
+        values = [v for m in models.values() if m.loss == loss for v in m.history["train_loss"]]
+        if values and min(values) > 0:
+            axis.set_yscale("log")
+        axis.legend(fontsize="small")
+        axis.grid(alpha=0.3)
+    cos_axis.set_title("cos(target, tree)")
+    cos_axis.set_xlabel("trees")
+    cos_axis.set_ylabel("mean cosine of the iteration's trees")
+    cos_axis.legend(fontsize="small")
+    cos_axis.grid(alpha=0.3)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=120)
+    return fig

@@ -1,0 +1,295 @@
+"""scikit-learn estimators: :class:`BoostRegressor` and :class:`BoostClassifier`.
+
+They take numpy arrays, pandas and polars frames. A frame with string,
+Categorical or Enum columns keeps them as native categorical features (level
+maps learnt in ``fit``, columns found by name in ``predict``); anything else is
+validated by scikit-learn into a float matrix (NaN = missing).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import polars as pl
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from . import _core
+from .errors import DataError, ParameterError
+from .formula import FeatureColumn
+from .frames import (
+    categorical_codes,
+    categorical_levels,
+    feature_kind,
+    get_column,
+    is_categorical_dtype,
+    numeric_values,
+    to_polars,
+)
+from .losses import loss_text
+from .model import HISTORY_SCHEMA
+from .params import param_pairs
+from .training import train
+
+
+def _is_frame(X: Any) -> bool:
+    module = type(X).__module__.split(".")[0]
+    return module in ("pandas", "polars") and hasattr(X, "columns")
+
+
+def _has_categorical_columns(X: Any) -> bool:
+    if not _is_frame(X):
+        return False
+    frame = to_polars(X)
+    return any(is_categorical_dtype(dtype) for dtype in frame.dtypes)
+
+
+class _BoostEstimator(BaseEstimator):
+    """Shared parameters, column handling, training and pickling."""
+
+    def __init__(
+        self,
+        method: str = "gbm",
+        loss: Any = None,
+        n_iter: int = 100,
+        learning_rate: float = 0.1,
+        max_depth: int | None = None,
+        params: dict | None = None,
+        random_state: int | None = 0,
+        n_threads: int = 0,
+        progress: bool | None = None,
+    ):
+        self.method = method
+        self.loss = loss
+        self.n_iter = n_iter
+        self.learning_rate = learning_rate
+        self.max_depth = max_depth
+        self.params = params
+        self.random_state = random_state
+        self.n_threads = n_threads
+        self.progress = progress
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
+        return tags
+
+    # ---------------------------------------------------------------- columns
+
+    def _fit_columns(self, X: Any, y: Any) -> tuple[list[FeatureColumn], np.ndarray]:
+        """Feature columns of the training data and y as an array; learns the
+        column layout (feature names, kinds, levels)."""
+        if _has_categorical_columns(X):
+            frame = to_polars(X)
+            layout = []
+            for name in frame.columns:
+                series = frame.get_column(name)
+                kind = feature_kind(series)
+                layout.append(
+                    (
+                        name,
+                        kind,
+                        tuple(categorical_levels(series)) if kind == "categorical" else None,
+                    )
+                )
+            self._layout_ = layout
+            self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
+            self.n_features_in_ = len(frame.columns)
+            y = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y)
+            if y.ndim == 2 and y.shape[1] == 1:
+                y = y[:, 0]
+            if y.ndim != 1 or len(y) != frame.height:
+                raise DataError(
+                    f"y must have one value per row of X ({frame.height}); got shape {y.shape}"
+                )
+            return self._frame_columns(frame), y
+        self._layout_ = None
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            dtype=np.float64,
+            order="F",  # each column contiguous: the core reads them in place
+            ensure_all_finite="allow-nan",
+            y_numeric=isinstance(self, RegressorMixin),
+        )
+        return self._matrix_columns(X), y
+
+    def _predict_columns(self, X: Any) -> list[FeatureColumn]:
+        check_is_fitted(self)
+        if self._layout_ is not None:
+            if not _is_frame(X):
+                raise DataError(
+                    f"{type(self).__name__} was fitted on a frame with categorical columns; "
+                    "predict needs a pandas or polars frame with the same column names"
+                )
+            return self._frame_columns(to_polars(X))
+        X = validate_data(
+            self, X, reset=False, dtype=np.float64, order="F", ensure_all_finite="allow-nan"
+        )
+        return self._matrix_columns(X)
+
+    def _matrix_columns(self, X: np.ndarray) -> list[FeatureColumn]:
+        return [FeatureColumn(f"x{j}", X[:, j], "numeric", 0) for j in range(X.shape[1])]
+
+    def _frame_columns(self, frame: pl.DataFrame) -> list[FeatureColumn]:
+        columns = []
+        for name, kind, levels in self._layout_:
+            series = get_column(frame, name, role="feature column")
+            if kind == "categorical":
+                codes = categorical_codes(series, levels)
+                columns.append(FeatureColumn(name, codes, kind, len(levels)))
+            else:
+                columns.append(FeatureColumn(name, numeric_values(series), kind, 0))
+        return columns
+
+    # ---------------------------------------------------------------- training
+
+    def _settings(self, loss: str) -> dict[str, Any]:
+        settings = dict(self.params or {})
+        clash = {"method", "loss", "n_iter", "learning_rate", "max_depth", "seed", "n_threads"}
+        given = clash & set(settings)
+        if given:
+            raise ParameterError(
+                f"set {sorted(given)} through the estimator's own parameters, not params="
+            )
+        settings.update(
+            method=self.method,
+            loss=loss,
+            n_iter=self.n_iter,
+            learning_rate=self.learning_rate,
+            max_depth=self.max_depth,
+            seed=0 if self.random_state is None else self.random_state,
+            n_threads=self.n_threads,
+        )
+        return settings
+
+    def _train(self, columns, y, sample_weight, loss: str) -> None:
+        pairs = param_pairs(self._settings(loss))
+        y = np.ascontiguousarray(y, dtype=np.float64)
+        weights = None
+        if sample_weight is not None:
+            weights = np.ascontiguousarray(_check_sample_weight(sample_weight, y), dtype=np.float64)
+            if (weights == 0).any():
+                # Rows of weight 0 would still shape the bin thresholds; scikit-learn
+                # expects them to act as if absent.
+                keep = weights > 0
+                columns = [c._replace(values=np.ascontiguousarray(c.values[keep])) for c in columns]
+                y, weights = y[keep], weights[keep]
+        booster = _core.Booster(pairs, columns, y, weights)
+        outcome = train(booster, int(self.n_iter), progress=self.progress)
+        self.core_model_ = booster.model()
+        self.history_ = pl.DataFrame(dict(booster.history()), schema=HISTORY_SCHEMA)
+        self.n_iter_ = outcome.iterations
+
+    def _scores(self, X: Any, response: bool) -> np.ndarray:
+        columns = self._predict_columns(X)
+        model = self.core_model_
+        return model.predict_response(columns) if response else model.predict(columns)
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Total split gain per input feature, normalised to sum to 1."""
+        check_is_fitted(self)
+        gain = np.asarray(self.core_model_.feature_importance()[1], dtype=np.float64)
+        total = gain.sum()
+        return gain / total if total > 0 else gain
+
+    # ---------------------------------------------------------------- pickling
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        if "core_model_" in state:
+            state = dict(state)
+            state["core_model_"] = state["core_model_"].to_json()
+        return state
+
+    def __setstate__(self, state):
+        if isinstance(state.get("core_model_"), str):
+            state = dict(state)
+            state["core_model_"] = _core.CoreModel.from_json(state["core_model_"])
+        super().__setstate__(state)
+
+
+class BoostRegressor(RegressorMixin, _BoostEstimator):
+    """Boosted regression trees with any optboost method.
+
+    loss: None (squared), "absolute", "huber(1.0)", optboost.Pinball(0.9), ...
+    params: any other training parameter by name, e.g. ``{"gamma": 0.3}``.
+    """
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> BoostRegressor:
+        loss = loss_text(self.loss if self.loss is not None else "squared")
+        if _core.loss_task(loss) != "regression":
+            raise ParameterError(f"BoostRegressor needs a regression loss; got {loss!r}")
+        columns, y = self._fit_columns(X, y)
+        y = np.asarray(y, dtype=np.float64)
+        if not np.isfinite(y).all():
+            raise DataError(f"y has {int((~np.isfinite(y)).sum())} missing or infinite values")
+        self._train(columns, y, sample_weight, loss)
+        return self
+
+    def predict(self, X: Any) -> np.ndarray:
+        return self._scores(X, response=True)[:, 0]
+
+
+class BoostClassifier(ClassifierMixin, _BoostEstimator):
+    """Boosted classification trees with any optboost method.
+
+    loss: None (logistic for two classes, softmax for more), "exponential",
+    "hinge", optboost.Logistic(ridge=1e-4), ...
+    """
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> BoostClassifier:
+        columns, y = self._fit_columns(X, y)
+        check_classification_targets(y)
+        self.classes_, indices = np.unique(y, return_inverse=True)
+        weights = None if sample_weight is None else _check_sample_weight(sample_weight, indices)
+        present = self.classes_ if weights is None else np.unique(y[weights > 0])
+        if len(present) < 2:
+            raise DataError(
+                f"{type(self).__name__} needs at least 2 classes with positive weight; "
+                f"got 1 class: {present.tolist()}"
+            )
+        loss = self._loss_for(len(self.classes_))
+        self._train(columns, indices.astype(np.float64), weights, loss)
+        return self
+
+    def _loss_for(self, n_classes: int) -> str:
+        if self.loss is not None:
+            loss = loss_text(self.loss)
+        else:
+            loss = "logistic" if n_classes == 2 else "softmax"
+        task = _core.loss_task(loss)
+        if task == "regression":
+            raise ParameterError(f"BoostClassifier needs a classification loss; got {loss!r}")
+        if task == "binary" and n_classes != 2:
+            raise DataError(
+                f"the {loss!r} loss is binary but y has {n_classes} classes; "
+                "use a multiclass loss such as 'softmax'"
+            )
+        return loss
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        scores = self._scores(X, response=False)
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        check_is_fitted(self)
+        if "hinge" in self.core_model_.loss:
+            raise ParameterError(
+                f"the {self.core_model_.loss!r} loss gives no probabilities; use decision_function"
+            )
+        probabilities = self._scores(X, response=True)
+        if probabilities.shape[1] == 1:
+            return np.column_stack([1.0 - probabilities[:, 0], probabilities[:, 0]])
+        return probabilities
+
+    def predict(self, X: Any) -> np.ndarray:
+        scores = self._scores(X, response=False)
+        index = (scores[:, 0] > 0).astype(np.intp) if scores.shape[1] == 1 else scores.argmax(1)
+        return self.classes_[index]

@@ -1,0 +1,106 @@
+"""The training loop shared by :func:`optboost.boost`, ``Model.update`` and the
+scikit-learn estimators.
+
+The core runs iterations in short batches with the GIL released
+(``Booster.advance``). Between batches Python updates the progress bar, calls
+the user's callback and sees Ctrl-C. An interruption (Ctrl-C, or
+KeyboardInterrupt raised by the callback) ends training with a warning and
+leaves the model with every iteration finished so far.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Union
+
+# Seconds of work per batch: short enough for a lively bar and a prompt Ctrl-C,
+# long enough that the per-call cost (microseconds) does not matter.
+BATCH_SECONDS = 0.1
+# A fit shows its bar only once it has run this long (progress=None).
+PROGRESS_DELAY_SECONDS = 2.0
+
+Callback = Callable[[dict], Optional[bool]]
+Progress = Union[bool, None]
+
+
+@dataclass
+class TrainingOutcome:
+    iterations: int
+    interrupted: bool
+
+
+def last_record(booster: Any) -> dict[str, Any]:
+    """The latest history record as a dict (one value per history column)."""
+    columns = booster.history(max(booster.iteration - 1, 0))
+    return {name: values[-1] if values else None for name, values in columns.items()}
+
+
+def train(
+    booster: Any,
+    n_iter: int,
+    *,
+    progress: Progress = None,
+    callback: Callback | None = None,
+) -> TrainingOutcome:
+    """Run at most ``n_iter`` more iterations of ``booster`` (fewer if it
+    finishes). ``callback(record)`` is called after every iteration; returning
+    False stops training there."""
+    if progress is not None and not isinstance(progress, bool):
+        raise TypeError(f"progress must be True, False or None, got {type(progress).__name__}")
+    start = booster.iteration
+    bar = _progress_bar(progress, total=start + n_iter, initial=start)
+    # With a callback every iteration is its own batch, so it sees each record.
+    max_steps = 1 if callback is not None else sys.maxsize
+    interrupted = False
+    try:
+        while booster.finished is None and booster.iteration - start < n_iter:
+            remaining = n_iter - (booster.iteration - start)
+            done, finished = booster.advance(min(max_steps, remaining), BATCH_SECONDS)
+            if bar is not None:
+                record = last_record(booster)
+                postfix = {"train": f"{record['train_loss']:.4g}"}
+                if record["valid_loss"] is not None:
+                    postfix["valid"] = f"{record['valid_loss']:.4g}"
+                bar.set_postfix(postfix, refresh=False)
+                bar.update(done)
+            if callback is not None and callback(last_record(booster)) is False:
+                break
+            if finished is not None:
+                break
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        if bar is not None:
+            bar.close()
+    if interrupted:
+        warnings.warn(
+            f"training interrupted after {booster.iteration} iterations; the model holds "
+            "the finished ones (model.update(n_iter) trains more)",
+            UserWarning,
+            stacklevel=3,
+        )
+    return TrainingOutcome(booster.iteration - start, interrupted)
+
+
+def _progress_bar(progress: Progress, total: int, initial: int):
+    if progress is False:
+        return None
+    if progress is None and not _is_terminal():
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(
+        total=total,
+        initial=initial,
+        unit="it",
+        desc="optboost",
+        delay=PROGRESS_DELAY_SECONDS if progress is None else 0.0,
+        leave=progress is True,
+    )
+
+
+def _is_terminal() -> bool:
+    stream = sys.stderr
+    return stream is not None and hasattr(stream, "isatty") and stream.isatty()

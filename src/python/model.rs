@@ -1,0 +1,119 @@
+//! `optboost._core.CoreModel`: a trained model (immutable), its JSON form and prediction.
+
+use super::convert::Columns;
+use super::errors::{guarded, DataError};
+use crate::model::Model;
+use numpy::{PyArray1, PyArray2, PyArrayMethods};
+use pyo3::prelude::*;
+
+#[pyclass(module = "optboost._core", name = "CoreModel", frozen)]
+pub struct PyModel {
+    model: Model,
+}
+
+impl PyModel {
+    pub fn new(model: Model) -> Self {
+        PyModel { model }
+    }
+
+    /// The columns as a frame, after checking they are the model's features in its order.
+    fn check_names(&self, columns: &Columns<'_>) -> PyResult<()> {
+        let expected: Vec<&str> = self
+            .model
+            .features
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect();
+        let given: Vec<&str> = columns.names().iter().map(String::as_str).collect();
+        if expected != given {
+            return Err(DataError::new_err(format!(
+                "the model's features are {expected:?}; got columns {given:?}"
+            )));
+        }
+        Ok(())
+    }
+
+    fn scores<'py>(
+        &self,
+        py: Python<'py>,
+        features: &Bound<'py, PyAny>,
+        response: bool,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let columns = Columns::extract(features)?;
+        self.check_names(&columns)?;
+        let frame = columns.frame()?;
+        let n_rows = frame.n_rows();
+        let model = &self.model;
+        let values = py.detach(|| {
+            guarded(|| {
+                if response {
+                    model.predict_response(&frame)
+                } else {
+                    model.predict(&frame)
+                }
+            })
+        })?;
+        PyArray1::from_vec(py, values).reshape([n_rows, model.n_outputs])
+    }
+}
+
+#[pymethods]
+impl PyModel {
+    #[staticmethod]
+    fn from_json(text: &str) -> PyResult<Self> {
+        guarded(|| Model::from_json(text)).map(PyModel::new)
+    }
+
+    fn to_json(&self) -> PyResult<String> {
+        guarded(|| Ok(self.model.to_json()))
+    }
+
+    /// Link-scale scores, shape (n, n_outputs).
+    fn predict<'py>(
+        &self,
+        py: Python<'py>,
+        features: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        self.scores(py, features, false)
+    }
+
+    /// Response-scale predictions (probabilities for classification losses), shape (n, n_outputs).
+    fn predict_response<'py>(
+        &self,
+        py: Python<'py>,
+        features: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        self.scores(py, features, true)
+    }
+
+    /// `(feature names, total gain, split count)` per feature.
+    fn feature_importance(&self) -> PyResult<(Vec<String>, Vec<f64>, Vec<usize>)> {
+        let (gain, splits) = guarded(|| Ok(self.model.feature_importance()))?;
+        Ok((self.feature_names(), gain, splits))
+    }
+
+    #[getter]
+    fn feature_names(&self) -> Vec<String> {
+        self.model.features.iter().map(|f| f.name.clone()).collect()
+    }
+    #[getter]
+    fn n_outputs(&self) -> usize {
+        self.model.n_outputs
+    }
+    #[getter]
+    fn n_trees(&self) -> usize {
+        self.model.n_trees()
+    }
+    #[getter]
+    fn method(&self) -> String {
+        self.model.method.to_string()
+    }
+    #[getter]
+    fn loss(&self) -> String {
+        self.model.loss.to_string()
+    }
+    #[getter]
+    fn best_iteration(&self) -> Option<usize> {
+        self.model.best_iteration
+    }
+}

@@ -1,0 +1,1037 @@
+//! The histogram-tree engine through its public API: split search against brute force,
+//! histogram subtraction, thread-count independence, exact fits, missing values, categorical
+//! splits, and errors that name the problem.
+
+use optboost::data::{BinnedData, BinnedMatrix, BinningParams, Feature, Frame};
+use optboost::tree::{
+    best_split, grow, BinStats, Candidates, FitStats, Growth, Histogram, SplitParams, Tree,
+    TreeParams,
+};
+use optboost::{Booster, Error, Model, Params, TrainData};
+
+/// SplitMix64: a few lines, no dependency, the same stream everywhere.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn uniform(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn score(g: f64, h: f64, l2: f64) -> f64 {
+    g * g / (h + l2)
+}
+
+fn close(a: f64, b: f64, scale: f64, tol: f64) -> bool {
+    (a - b).abs() <= tol * scale.max(f64::MIN_POSITIVE)
+}
+
+/// Direct sums of (Σvt, Σv, count) over the rows where `left(row)` holds.
+fn side_stats(vt: &[f64], v: &[f64], left: impl Fn(usize) -> bool) -> (BinStats, BinStats) {
+    let (mut l, mut r) = (BinStats::default(), BinStats::default());
+    for i in 0..vt.len() {
+        let s = if left(i) { &mut l } else { &mut r };
+        s.sum_vt += vt[i];
+        s.sum_v += v[i];
+        s.count += 1;
+    }
+    (l, r)
+}
+
+fn admissible(s: &BinStats, p: &SplitParams) -> bool {
+    s.count as usize >= p.min_samples_leaf.max(1)
+        && s.sum_v >= p.min_weight_leaf
+        && s.sum_v + p.l2_leaf > 0.0
+}
+
+fn brute_gain(vt: &[f64], v: &[f64], p: &SplitParams, left: impl Fn(usize) -> bool) -> Option<f64> {
+    let (l, r) = side_stats(vt, v, left);
+    if !(admissible(&l, p) && admissible(&r, p)) {
+        return None;
+    }
+    let gain = score(l.sum_vt, l.sum_v, p.l2_leaf) + score(r.sum_vt, r.sum_v, p.l2_leaf)
+        - score(l.sum_vt + r.sum_vt, l.sum_v + r.sum_v, p.l2_leaf);
+    (gain > p.min_split_gain && gain > 0.0).then_some(gain)
+}
+
+fn totals(vt: &[f64], v: &[f64]) -> BinStats {
+    side_stats(vt, v, |_| true).0
+}
+
+fn all_rows(n: usize) -> Vec<u32> {
+    (0..n as u32).collect()
+}
+
+/// Random fitting statistics: any target, positive weights.
+fn random_stats(rng: &mut Rng, n: usize) -> (Vec<f64>, Vec<f64>) {
+    let v: Vec<f64> = (0..n).map(|_| 0.1 + rng.uniform()).collect();
+    let vt: Vec<f64> = (0..n).map(|i| v[i] * (4.0 * rng.uniform() - 2.0)).collect();
+    (vt, v)
+}
+
+#[test]
+fn numeric_split_search_equals_brute_force() {
+    let mut rng = Rng(1);
+    for trial in 0..200 {
+        let n = 20 + rng.below(60) as usize;
+        // Few distinct values per feature (so one bin each), and missing values in some trials.
+        let columns: Vec<Vec<f64>> = (0..3)
+            .map(|j| {
+                let levels = 2 + rng.below(9);
+                let missing = if (trial + j) % 3 == 0 {
+                    0.0
+                } else {
+                    0.25 * rng.uniform()
+                };
+                (0..n)
+                    .map(|_| {
+                        if rng.uniform() < missing {
+                            f64::NAN
+                        } else {
+                            rng.below(levels) as f64 * 0.5 - 1.0
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        let (vt, v) = random_stats(&mut rng, n);
+        let params = SplitParams {
+            l2_leaf: [0.0, 0.7][trial % 2],
+            min_samples_leaf: 1 + trial % 4,
+            min_weight_leaf: 1e-3,
+            min_split_gain: 0.0,
+        };
+        let features: Vec<Feature> = columns
+            .iter()
+            .enumerate()
+            .map(|(j, c)| Feature::numeric(format!("x{j}"), c))
+            .collect();
+        let frame = Frame::new(features).unwrap();
+        let data = BinnedData::learn(&frame, &BinningParams::default()).unwrap();
+        let hist = Histogram::build(&data, &all_rows(n), &vt, &v);
+        let found = best_split(&hist, &data, totals(&vt, &v), &params, &Candidates::All);
+
+        // Brute force: every threshold between distinct values (and "every value left"), missing
+        // values on either side.
+        let mut best: Option<(f64, usize)> = None;
+        for (j, x) in columns.iter().enumerate() {
+            let mut distinct: Vec<f64> = x.iter().copied().filter(|v| !v.is_nan()).collect();
+            distinct.sort_by(f64::total_cmp);
+            distinct.dedup();
+            for &cut in &distinct {
+                for missing_left in [false, true] {
+                    let left = |i: usize| {
+                        if x[i].is_nan() {
+                            missing_left
+                        } else {
+                            x[i] <= cut
+                        }
+                    };
+                    if let Some(g) = brute_gain(&vt, &v, &params, left) {
+                        if best.is_none_or(|(b, _)| g > b) {
+                            best = Some((g, j));
+                        }
+                    }
+                }
+            }
+        }
+        match (found, best) {
+            (None, None) => {}
+            (Some(s), Some((g, _))) => {
+                assert!(
+                    close(s.gain, g, g, 1e-9),
+                    "trial {trial}: engine gain {} vs brute force {g}",
+                    s.gain
+                );
+                // The chosen rule, applied to the raw rows, achieves the reported gain and stats.
+                let x = &columns[s.feature];
+                let bin_of = |i: usize| data.matrix.get(i, s.feature);
+                let recomputed =
+                    brute_gain(&vt, &v, &params, |i| s.left_bins.contains(bin_of(i))).unwrap();
+                assert!(close(recomputed, s.gain, g, 1e-9), "trial {trial}");
+                let (l, _) = side_stats(&vt, &v, |i| s.left_bins.contains(bin_of(i)));
+                assert_eq!(l.count, s.left.count, "trial {trial}");
+                // The raw rule sends the rows the same way as the bin rule.
+                let t = s.threshold.expect("numeric split") as usize;
+                for i in 0..n {
+                    let raw_left = if x[i].is_nan() {
+                        s.default_left()
+                    } else {
+                        bin_of(i) as usize <= t
+                    };
+                    assert_eq!(
+                        raw_left,
+                        s.left_bins.contains(bin_of(i)),
+                        "trial {trial} row {i}"
+                    );
+                }
+            }
+            (found, best) => panic!("trial {trial}: engine {found:?}, brute force {best:?}"),
+        }
+    }
+}
+
+#[test]
+fn categorical_split_search_equals_brute_force_over_subsets() {
+    let mut rng = Rng(2);
+    let binning = BinningParams {
+        max_bins: 255,
+        min_category_count: 1,
+    };
+    for trial in 0..200 {
+        let n = 20 + rng.below(60) as usize;
+        let n_levels = 2 + rng.below(5) as u32; // up to 6 levels: 2^6 subsets
+        let missing = if trial % 2 == 0 { 0.0 } else { 0.2 };
+        let codes: Vec<i32> = (0..n)
+            .map(|_| {
+                if rng.uniform() < missing {
+                    -1
+                } else {
+                    rng.below(n_levels as u64) as i32
+                }
+            })
+            .collect();
+        let (vt, v) = random_stats(&mut rng, n);
+        // Ordering levels by mean target is exact for unpenalised least squares.
+        let params = SplitParams {
+            l2_leaf: 0.0,
+            min_samples_leaf: 1,
+            min_weight_leaf: 1e-3,
+            min_split_gain: 0.0,
+        };
+        let frame = Frame::new(vec![Feature::categorical("c", &codes, n_levels)]).unwrap();
+        let data = BinnedData::learn(&frame, &binning).unwrap();
+        let hist = Histogram::build(&data, &all_rows(n), &vt, &v);
+        let found = best_split(&hist, &data, totals(&vt, &v), &params, &Candidates::All);
+
+        let mut best: Option<f64> = None;
+        for subset in 0u32..(1 << n_levels) {
+            for missing_left in [false, true] {
+                let left = |i: usize| {
+                    if codes[i] < 0 {
+                        missing_left
+                    } else {
+                        subset >> codes[i] & 1 == 1
+                    }
+                };
+                if let Some(g) = brute_gain(&vt, &v, &params, left) {
+                    best = Some(best.map_or(g, |b: f64| b.max(g)));
+                }
+            }
+        }
+        match (found, best) {
+            (None, None) => {}
+            (Some(s), Some(g)) => {
+                assert!(s.threshold.is_none());
+                assert!(
+                    close(s.gain, g, g, 1e-9),
+                    "trial {trial}: engine gain {} vs brute force {g}",
+                    s.gain
+                );
+                let recomputed = brute_gain(&vt, &v, &params, |i| {
+                    s.left_bins.contains(data.matrix.get(i, 0))
+                })
+                .unwrap();
+                assert!(close(recomputed, g, g, 1e-9), "trial {trial}");
+            }
+            (found, best) => panic!("trial {trial}: engine {found:?}, brute force {best:?}"),
+        }
+    }
+}
+
+/// Row lists of every node of a grown tree: a node's rows are the union of its leaves' rows.
+fn node_rows(tree: &Tree, grown_rows: &[u32], leaves: &[(usize, usize, usize)]) -> Vec<Vec<u32>> {
+    fn collect(
+        tree: &Tree,
+        node: usize,
+        rows: &[u32],
+        leaves: &[(usize, usize, usize)],
+        out: &mut Vec<Vec<u32>>,
+    ) {
+        let n = &tree.nodes[node];
+        if n.is_leaf() {
+            let &(_, s, e) = leaves.iter().find(|l| l.0 == node).expect("leaf listed");
+            out[node] = rows[s..e].to_vec();
+        } else {
+            collect(tree, n.left as usize, rows, leaves, out);
+            collect(tree, n.right as usize, rows, leaves, out);
+            out[node] = [out[n.left as usize].clone(), out[n.right as usize].clone()].concat();
+        }
+    }
+    let mut out = vec![Vec::new(); tree.nodes.len()];
+    collect(tree, 0, grown_rows, leaves, &mut out);
+    out
+}
+
+fn mixed_frame_columns(rng: &mut Rng, n: usize) -> (Vec<Vec<f64>>, Vec<i32>) {
+    let numeric = (0..4)
+        .map(|j| {
+            (0..n)
+                .map(|_| {
+                    if j == 1 && rng.uniform() < 0.1 {
+                        f64::NAN
+                    } else if j == 2 {
+                        rng.below(7) as f64
+                    } else {
+                        rng.uniform() * 10.0 - 5.0
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let codes = (0..n)
+        .map(|_| {
+            if rng.uniform() < 0.05 {
+                -1
+            } else {
+                rng.below(8) as i32
+            }
+        })
+        .collect();
+    (numeric, codes)
+}
+
+fn mixed_frame<'a>(numeric: &'a [Vec<f64>], codes: &'a [i32]) -> Frame<'a> {
+    let mut features: Vec<Feature> = numeric
+        .iter()
+        .enumerate()
+        .map(|(j, c)| Feature::numeric(format!("x{j}"), c))
+        .collect();
+    features.push(Feature::categorical("c", codes, 8));
+    Frame::new(features).unwrap()
+}
+
+#[test]
+fn histogram_subtraction_equals_direct_construction() {
+    let mut rng = Rng(3);
+    let n = 30_000; // several histogram blocks at the root
+    let (numeric, codes) = mixed_frame_columns(&mut rng, n);
+    let frame = mixed_frame(&numeric, &codes);
+    let data = BinnedData::learn(
+        &frame,
+        &BinningParams {
+            max_bins: 64,
+            min_category_count: 1,
+        },
+    )
+    .unwrap();
+    let (vt, v) = random_stats(&mut rng, n);
+    // A target with structure, so that the tree is deep and unbalanced.
+    let vt: Vec<f64> = (0..n)
+        .map(|i| vt[i] + v[i] * (numeric[0][i] * numeric[3][i]).sin() * 3.0)
+        .collect();
+    for growth in [Growth::Depthwise, Growth::Leafwise] {
+        let params = TreeParams {
+            max_depth: 6,
+            max_leaves: 40,
+            l2_leaf: 0.5,
+            growth,
+            ..TreeParams::default()
+        };
+        let grown = grow(
+            &data,
+            FitStats { vt: &vt, v: &v },
+            &params,
+            &Candidates::All,
+        );
+        assert!(grown.tree.n_leaves() > 10);
+        let leaves: Vec<_> = grown
+            .leaves
+            .iter()
+            .map(|l| (l.node, l.start, l.end))
+            .collect();
+        let rows = node_rows(&grown.tree, &grown.rows, &leaves);
+        let hists: Vec<Histogram> = rows
+            .iter()
+            .map(|r| Histogram::build(&data, r, &vt, &v))
+            .collect();
+        let abs_vt: Vec<f64> = vt.iter().map(|x| x.abs()).collect();
+        let abs_hists: Vec<Histogram> = rows
+            .iter()
+            .map(|r| Histogram::build(&data, r, &abs_vt, &v))
+            .collect();
+        let mut checked = 0;
+        for (id, node) in grown.tree.nodes.iter().enumerate() {
+            // The node's value and count come from histogram sums (subtracted for one child).
+            let direct = totals(
+                &rows[id].iter().map(|&r| vt[r as usize]).collect::<Vec<_>>(),
+                &rows[id].iter().map(|&r| v[r as usize]).collect::<Vec<_>>(),
+            );
+            assert_eq!(node.count, direct.count);
+            let value = direct.sum_vt / (direct.sum_v + 0.5);
+            assert!(
+                close(node.value, value, value.abs().max(1.0), 1e-12),
+                "node {id}: {} vs {value}",
+                node.value
+            );
+            if node.is_leaf() {
+                continue;
+            }
+            let (l, r) = (node.left as usize, node.right as usize);
+            // parent = left + right, and parent − smaller = larger, bin by bin.
+            let (small, large) = if rows[l].len() <= rows[r].len() {
+                (l, r)
+            } else {
+                (r, l)
+            };
+            let mut subtracted = hists[id].clone();
+            subtracted.subtract(&hists[small]);
+            for b in 0..data.total_bins() {
+                let (p, a, c) = (hists[id].bins[b], hists[l].bins[b], hists[r].bins[b]);
+                let scale_vt = abs_hists[id].bins[b].sum_vt;
+                assert_eq!(p.count, a.count + c.count, "node {id} bin {b}");
+                assert!(
+                    close(p.sum_vt, a.sum_vt + c.sum_vt, scale_vt, 1e-12),
+                    "node {id} bin {b}"
+                );
+                assert!(
+                    close(p.sum_v, a.sum_v + c.sum_v, p.sum_v, 1e-12),
+                    "node {id} bin {b}"
+                );
+                let (s, d) = (subtracted.bins[b], hists[large].bins[b]);
+                assert_eq!(s.count, d.count, "node {id} bin {b}");
+                assert!(
+                    close(s.sum_vt, d.sum_vt, scale_vt, 1e-12),
+                    "node {id} bin {b}: {} vs {}",
+                    s.sum_vt,
+                    d.sum_vt
+                );
+                assert!(close(s.sum_v, d.sum_v, p.sum_v, 1e-12), "node {id} bin {b}");
+            }
+            checked += 1;
+        }
+        assert!(checked >= 10);
+    }
+}
+
+#[test]
+fn same_model_with_one_and_two_threads() {
+    let mut rng = Rng(4);
+    let n = 70_000; // > 65 536: several histogram blocks and parallel partitions
+    let (numeric, codes) = mixed_frame_columns(&mut rng, n);
+    let y: Vec<f64> = (0..n)
+        .map(|i| {
+            (numeric[0][i] * 0.7).sin()
+                + if codes[i] % 3 == 0 { 1.0 } else { 0.0 }
+                + 0.3 * rng.uniform()
+        })
+        .collect();
+    let w: Vec<f64> = (0..n).map(|_| 0.5 + rng.uniform()).collect();
+    // Unit weights take the kernel's one-statistic path, sample weights the general one.
+    let fit = |threads: usize, growth: &str, weights: Option<&[f64]>| {
+        let frame = mixed_frame(&numeric, &codes);
+        let mut params = Params::default();
+        params
+            .set("n_iter", "4")
+            .unwrap()
+            .set("max_depth", "5")
+            .unwrap()
+            .set("growth", growth)
+            .unwrap();
+        params.set("min_category_count", "1").unwrap();
+        params.n_threads = threads;
+        let mut booster = Booster::new(
+            params,
+            &TrainData {
+                frame,
+                y: &y,
+                weights,
+            },
+            None,
+        )
+        .unwrap();
+        booster.run(|_| true).unwrap();
+        booster.into_model().to_json()
+    };
+    for growth in ["depthwise", "leafwise"] {
+        for weights in [None, Some(&w[..])] {
+            let one = fit(1, growth, weights);
+            assert!(
+                one == fit(2, growth, weights),
+                "{growth}: models differ between 1 and 2 threads"
+            );
+        }
+    }
+}
+
+#[test]
+fn compact_prediction_equals_tree_traversal() {
+    // Trees without categorical rules predict through the compact lock-step form, the others
+    // through the general traversal; both must give what a plain walk of every tree gives, also
+    // on row counts that leave partial groups of rows.
+    let mut rng = Rng(11);
+    let n = 1_037;
+    let (numeric, codes) = mixed_frame_columns(&mut rng, n);
+    let y: Vec<f64> = (0..n)
+        .map(|i| {
+            numeric[0][i].sin()
+                + if numeric[1][i].is_nan() {
+                    2.0
+                } else {
+                    numeric[1][i] * 0.3
+                }
+                + (codes[i] % 3) as f64
+        })
+        .collect();
+    for with_categorical in [false, true] {
+        let features = |rows: usize| {
+            let mut f: Vec<Feature> = numeric
+                .iter()
+                .enumerate()
+                .map(|(j, c)| Feature::numeric(format!("x{j}"), &c[..rows]))
+                .collect();
+            if with_categorical {
+                f.push(Feature::categorical("c", &codes[..rows], 8));
+            }
+            f
+        };
+        let mut p = Params::default();
+        p.set("n_iter", "8")
+            .unwrap()
+            .set("max_depth", "6")
+            .unwrap()
+            .set("growth", "leafwise")
+            .unwrap();
+        p.set("min_category_count", "1").unwrap();
+        let train = TrainData {
+            frame: Frame::new(features(n)).unwrap(),
+            y: &y,
+            weights: None,
+        };
+        let mut booster = Booster::new(p, &train, None).unwrap();
+        booster.run(|_| true).unwrap();
+        let model = booster.into_model();
+        assert_eq!(
+            with_categorical,
+            model.trees.iter().any(|t| !t.categories.is_empty())
+        );
+        for rows in [3, 8, n] {
+            let frame = Frame::new(features(rows)).unwrap();
+            let pred = model.predict(&frame).unwrap();
+            for i in 0..rows {
+                let mut expected = model.bias[0];
+                for (tree, w) in model.trees.iter().zip(&model.weights) {
+                    expected += w * tree.predict_raw(&frame, i);
+                }
+                assert!(
+                    (pred[i] - expected).abs() <= 1e-12 * expected.abs().max(1.0),
+                    "row {i}: {} vs {expected}",
+                    pred[i]
+                );
+            }
+        }
+    }
+}
+
+/// Grows a tree on target `t` with unit weights.
+fn fit_tree(data: &BinnedData, t: &[f64], params: &TreeParams) -> optboost::tree::GrownTree {
+    let v = vec![1.0; t.len()];
+    grow(data, FitStats { vt: t, v: &v }, params, &Candidates::All)
+}
+
+#[test]
+fn deep_tree_reproduces_a_piecewise_constant_target() {
+    let mut rng = Rng(5);
+    let n = 5_000;
+    // 100 distinct values per feature: one bin each, so every cut of the grid is available.
+    let x0: Vec<f64> = (0..n).map(|_| rng.below(100) as f64 / 10.0).collect();
+    let x1: Vec<f64> = (0..n).map(|_| rng.below(100) as f64 / 10.0).collect();
+    let noise: Vec<f64> = (0..n).map(|_| rng.uniform()).collect();
+    // Six regions, needing depth 3.
+    let t: Vec<f64> = (0..n)
+        .map(|i| match (x0[i] < 3.0, x0[i] < 7.0, x1[i] < 5.0) {
+            (true, _, true) => 1.0,
+            (true, _, false) => -2.0,
+            (false, true, true) => 0.5,
+            (false, true, false) => 4.0,
+            (false, false, true) => -1.0,
+            (false, false, false) => 3.0,
+        })
+        .collect();
+    let frame = Frame::new(vec![
+        Feature::numeric("x0", &x0),
+        Feature::numeric("noise", &noise),
+        Feature::numeric("x1", &x1),
+    ])
+    .unwrap();
+    let data = BinnedData::learn(&frame, &BinningParams::default()).unwrap();
+    let params = TreeParams {
+        max_depth: 4,
+        ..TreeParams::default()
+    };
+    let grown = fit_tree(&data, &t, &params);
+    let fitted = grown.fitted_values(n);
+    for i in 0..n {
+        assert_eq!(fitted[i], t[i], "row {i}");
+        assert_eq!(
+            grown.tree.predict_raw(&frame, i),
+            t[i],
+            "raw prediction, row {i}"
+        );
+        assert_eq!(
+            grown.tree.predict_bins(data.matrix.row(i)),
+            t[i],
+            "binned prediction, row {i}"
+        );
+    }
+    assert_eq!(
+        grown.tree.n_leaves(),
+        6,
+        "no split beyond the six regions (zero gain)"
+    );
+}
+
+#[test]
+fn missing_values_go_to_their_own_side() {
+    let mut rng = Rng(6);
+    let n = 2_000;
+    let x: Vec<f64> = (0..n)
+        .map(|_| {
+            if rng.uniform() < 0.3 {
+                f64::NAN
+            } else {
+                rng.below(50) as f64 / 50.0
+            }
+        })
+        .collect();
+    let other: Vec<f64> = (0..n).map(|_| rng.uniform()).collect();
+    let t: Vec<f64> = x
+        .iter()
+        .map(|v| if v.is_nan() { 2.0 } else { -1.0 })
+        .collect();
+    let frame = Frame::new(vec![
+        Feature::numeric("other", &other),
+        Feature::numeric("x", &x),
+    ])
+    .unwrap();
+    let data = BinnedData::learn(&frame, &BinningParams::default()).unwrap();
+    let grown = fit_tree(
+        &data,
+        &t,
+        &TreeParams {
+            max_depth: 1,
+            ..TreeParams::default()
+        },
+    );
+    let root = &grown.tree.nodes[0];
+    assert_eq!(root.feature, 1);
+    let nan_side = if root.default_left {
+        root.left
+    } else {
+        root.right
+    } as usize;
+    assert_eq!(grown.tree.nodes[nan_side].value, 2.0);
+    assert_eq!(
+        grown.tree.nodes[nan_side].count as usize,
+        x.iter().filter(|v| v.is_nan()).count()
+    );
+    for i in 0..n {
+        assert_eq!(grown.tree.predict_raw(&frame, i), t[i]);
+        assert_eq!(grown.tree.predict_bins(data.matrix.row(i)), t[i]);
+    }
+
+    // Missing values that behave like large values join the large values' side.
+    let t: Vec<f64> = x
+        .iter()
+        .map(|&v| if v.is_nan() || v > 0.6 { 1.0 } else { 0.0 })
+        .collect();
+    let grown = fit_tree(
+        &data,
+        &t,
+        &TreeParams {
+            max_depth: 1,
+            ..TreeParams::default()
+        },
+    );
+    let root = &grown.tree.nodes[0];
+    assert!(
+        !root.default_left && (0.6..0.62).contains(&root.threshold),
+        "{root:?}"
+    );
+    assert_eq!(grown.tree.nodes[root.right as usize].value, 1.0);
+    assert_eq!(grown.fitted_values(n), t);
+}
+
+#[test]
+fn a_level_subset_is_separated_by_one_categorical_split() {
+    let mut rng = Rng(7);
+    let n = 3_000;
+    let codes: Vec<i32> = (0..n).map(|_| rng.below(7) as i32).collect();
+    let x: Vec<f64> = (0..n).map(|_| rng.uniform()).collect();
+    let in_subset = |c: i32| [1, 3, 4].contains(&c);
+    let t: Vec<f64> = codes
+        .iter()
+        .map(|&c| if in_subset(c) { 5.0 } else { -1.0 })
+        .collect();
+    let frame = Frame::new(vec![
+        Feature::numeric("x", &x),
+        Feature::categorical("c", &codes, 7),
+    ])
+    .unwrap();
+    let data = BinnedData::learn(&frame, &BinningParams::default()).unwrap();
+    let grown = fit_tree(
+        &data,
+        &t,
+        &TreeParams {
+            max_depth: 1,
+            ..TreeParams::default()
+        },
+    );
+    let root = &grown.tree.nodes[0];
+    assert_eq!(root.feature, 1);
+    let split = &grown.tree.categories[root.category.expect("categorical rule") as usize];
+    let left: Vec<i32> = (0..7)
+        .filter(|&c| split.left_codes[0] >> c & 1 == 1)
+        .collect();
+    assert!(
+        left == vec![1, 3, 4] || left == vec![0, 2, 5, 6],
+        "left levels {left:?}"
+    );
+    assert_eq!(grown.fitted_values(n), t);
+    for i in 0..n {
+        assert_eq!(grown.tree.predict_raw(&frame, i), t[i]);
+    }
+    // Unseen data: a missing code follows the default direction in both forms of the rule.
+    let missing = [-1];
+    let probe = Frame::new(vec![
+        Feature::numeric("x", &[0.5]),
+        Feature::categorical("c", &missing, 7),
+    ])
+    .unwrap();
+    let binned = data.bin(&probe).unwrap();
+    assert_eq!(
+        grown.tree.predict_raw(&probe, 0),
+        grown.tree.predict_bins(binned.row(0))
+    );
+}
+
+fn train_mixed(n: usize, seed: u64, params: &[(&str, &str)]) -> (Model, Vec<Vec<f64>>, Vec<i32>) {
+    let mut rng = Rng(seed);
+    let (numeric, codes) = mixed_frame_columns(&mut rng, n);
+    let y: Vec<f64> = (0..n)
+        .map(|i| {
+            let x1 = if numeric[1][i].is_nan() {
+                3.0
+            } else {
+                numeric[1][i]
+            };
+            numeric[0][i].abs() + x1 * numeric[2][i] * 0.1 + (codes[i] % 3) as f64 + rng.uniform()
+        })
+        .collect();
+    let mut p = Params::default();
+    p.set("n_iter", "10")
+        .unwrap()
+        .set("max_depth", "4")
+        .unwrap()
+        .set("min_category_count", "1")
+        .unwrap();
+    for (k, v) in params {
+        p.set(k, v).unwrap();
+    }
+    let frame = mixed_frame(&numeric, &codes);
+    let mut booster = Booster::new(
+        p,
+        &TrainData {
+            frame,
+            y: &y,
+            weights: None,
+        },
+        None,
+    )
+    .unwrap();
+    booster.run(|_| true).unwrap();
+    (booster.into_model(), numeric, codes)
+}
+
+#[test]
+fn raw_and_binned_predictions_agree() {
+    for growth in ["depthwise", "leafwise"] {
+        let (model, numeric, codes) =
+            train_mixed(3_000, 8, &[("growth", growth), ("max_bins", "16")]);
+        let frame = mixed_frame(&numeric, &codes);
+        let mappers: Vec<_> = model.features.iter().map(|f| f.mapper.clone()).collect();
+        let binned = BinnedMatrix::from_frame(&frame, &mappers).unwrap();
+        assert_eq!(
+            model.predict(&frame).unwrap(),
+            model.predict_binned(&binned)
+        );
+    }
+}
+
+#[test]
+fn model_survives_a_json_round_trip_with_a_missing_only_split() {
+    // "Non-missing left, missing right" has an infinite raw threshold; JSON has no infinity.
+    let x: Vec<f64> = (0..100)
+        .map(|i| if i % 4 == 0 { f64::NAN } else { i as f64 })
+        .collect();
+    let y: Vec<f64> = x
+        .iter()
+        .map(|v| if v.is_nan() { 10.0 } else { 0.0 })
+        .collect();
+    let mut p = Params::default();
+    p.set("n_iter", "2").unwrap().set("max_depth", "1").unwrap();
+    let frame = Frame::new(vec![Feature::numeric("x", &x)]).unwrap();
+    let mut booster = Booster::new(
+        p,
+        &TrainData {
+            frame: frame.clone(),
+            y: &y,
+            weights: None,
+        },
+        None,
+    )
+    .unwrap();
+    booster.run(|_| true).unwrap();
+    let model = booster.into_model();
+    let back = Model::from_json(&model.to_json()).expect("round trip");
+    assert_eq!(back, model);
+    assert_eq!(
+        back.predict(&frame).unwrap(),
+        model.predict(&frame).unwrap()
+    );
+}
+
+#[test]
+fn infinite_feature_values_survive_a_json_round_trip() {
+    let x: Vec<f64> = (0..60)
+        .map(|i| [f64::NEG_INFINITY, -1.0, 0.0, 1.0, f64::INFINITY][i % 5])
+        .collect();
+    let y: Vec<f64> = (0..60).map(|i| (i % 5) as f64).collect();
+    let mut p = Params::default();
+    p.set("n_iter", "3").unwrap();
+    let frame = Frame::new(vec![Feature::numeric("x", &x)]).unwrap();
+    let mut booster = Booster::new(
+        p,
+        &TrainData {
+            frame: frame.clone(),
+            y: &y,
+            weights: None,
+        },
+        None,
+    )
+    .unwrap();
+    booster.run(|_| true).unwrap();
+    let model = booster.into_model();
+    let back = Model::from_json(&model.to_json()).expect("round trip");
+    assert_eq!(
+        back.predict(&frame).unwrap(),
+        model.predict(&frame).unwrap()
+    );
+}
+
+// ----------------------------------------------------------------------------- errors
+
+fn message(e: Error) -> String {
+    e.to_string()
+}
+
+#[test]
+fn empty_data_is_an_error() {
+    assert!(message(Frame::new(vec![]).unwrap_err()).contains("no feature columns"));
+    let empty: [f64; 0] = [];
+    assert!(
+        message(Frame::new(vec![Feature::numeric("x", &empty)]).unwrap_err()).contains("no rows")
+    );
+}
+
+#[test]
+fn columns_of_different_lengths_are_an_error() {
+    let (a, b) = ([1.0, 2.0, 3.0], [1.0, 2.0]);
+    let e = message(
+        Frame::new(vec![Feature::numeric("a", &a), Feature::numeric("b", &b)]).unwrap_err(),
+    );
+    assert!(
+        e.contains("different lengths") && e.contains("`b` has 2"),
+        "{e}"
+    );
+}
+
+fn booster_error(y: &[f64], weights: Option<&[f64]>, params: Params) -> String {
+    let x = [1.0, 2.0, 3.0, 4.0];
+    let frame = Frame::new(vec![Feature::numeric("x", &x)]).unwrap();
+    match Booster::new(params, &TrainData { frame, y, weights }, None) {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => message(e),
+    }
+}
+
+#[test]
+fn a_non_finite_target_is_an_error() {
+    let e = booster_error(&[1.0, f64::NAN, 0.0, 1.0], None, Params::default());
+    assert!(e.contains("target") && e.contains("row 1"), "{e}");
+    let e = booster_error(&[1.0, 0.0, f64::INFINITY, 1.0], None, Params::default());
+    assert!(e.contains("row 2") && e.contains("inf"), "{e}");
+}
+
+#[test]
+fn a_target_of_the_wrong_length_is_an_error() {
+    let e = booster_error(&[1.0, 2.0], None, Params::default());
+    assert!(e.contains("target has 2 rows"), "{e}");
+}
+
+#[test]
+fn negative_weights_are_an_error() {
+    let e = booster_error(&[1.0; 4], Some(&[1.0, 1.0, -0.5, 1.0]), Params::default());
+    assert!(
+        e.contains("weights") && e.contains("row 2") && e.contains("-0.5"),
+        "{e}"
+    );
+}
+
+#[test]
+fn all_zero_weights_are_an_error() {
+    let e = booster_error(&[1.0; 4], Some(&[0.0; 4]), Params::default());
+    assert!(e.contains("all weights are zero"), "{e}");
+}
+
+#[test]
+fn max_bins_out_of_range_is_an_error() {
+    for bins in [0, 1, 256, 1000] {
+        let mut p = Params::default();
+        p.binning.max_bins = bins;
+        let e = booster_error(&[1.0; 4], None, p);
+        assert!(
+            e.contains("max_bins") && e.contains(&bins.to_string()) && e.contains("2..=255"),
+            "{e}"
+        );
+        let x = [1.0];
+        let frame = Frame::new(vec![Feature::numeric("x", &x)]).unwrap();
+        let e = BinnedData::learn(
+            &frame,
+            &BinningParams {
+                max_bins: bins,
+                min_category_count: 1,
+            },
+        )
+        .unwrap_err();
+        assert!(matches!(e, Error::Param { ref name, .. } if name == "max_bins"));
+    }
+}
+
+#[test]
+fn a_categorical_code_not_below_its_level_count_is_an_error() {
+    let codes = [0, 1, 3, 2];
+    let e = message(Frame::new(vec![Feature::categorical("colour", &codes, 3)]).unwrap_err());
+    assert!(
+        e.contains("colour")
+            && e.contains("code 3")
+            && e.contains("row 2")
+            && e.contains("level count 3"),
+        "{e}"
+    );
+    let e = message(Frame::new(vec![Feature::categorical("colour", &codes, 0)]).unwrap_err());
+    assert!(
+        e.contains("colour") && e.contains("at least one level"),
+        "{e}"
+    );
+}
+
+#[test]
+fn prediction_data_with_the_wrong_columns_is_an_error() {
+    let (model, numeric, codes) = train_mixed(500, 9, &[]);
+    let short = Frame::new(numeric.iter().map(|c| Feature::numeric("x", c)).collect()).unwrap();
+    let e = message(model.predict(&short).unwrap_err());
+    assert!(
+        e.contains("expects 5 feature columns") && e.contains("got 4"),
+        "{e}"
+    );
+    // A categorical column where the model had a numeric one.
+    let mut features: Vec<Feature> = numeric.iter().map(|c| Feature::numeric("x", c)).collect();
+    features[0] = Feature::categorical("x0", &codes, 8);
+    features.push(Feature::categorical("c", &codes, 8));
+    let e = message(model.predict(&Frame::new(features).unwrap()).unwrap_err());
+    assert!(e.contains("x0") && e.contains("numeric"), "{e}");
+    // The binned path checks the shape too.
+    let e = message(
+        BinnedMatrix::from_frame(
+            &short,
+            &model
+                .features
+                .iter()
+                .map(|f| f.mapper.clone())
+                .collect::<Vec<_>>(),
+        )
+        .unwrap_err(),
+    );
+    assert!(e.contains("expected 5 feature columns, got 4"), "{e}");
+}
+
+#[test]
+fn unreadable_model_files_each_say_why() {
+    let (model, _, _) = train_mixed(300, 10, &[]);
+    let json = model.to_json();
+    let load = |text: &str| message(Model::from_json(text).unwrap_err());
+
+    let truncated = load(&json[..json.len() / 2]);
+    assert!(truncated.contains("truncated"), "{truncated}");
+    let wrong_version = load(&json.replacen("\"version\":1", "\"version\":99", 1));
+    assert!(
+        wrong_version.contains("version 99") && wrong_version.contains("reads version 1"),
+        "{wrong_version}"
+    );
+    let not_a_model = load("{\"hello\": [1, 2, 3]}");
+    assert!(
+        not_a_model.contains("not an optboost model"),
+        "{not_a_model}"
+    );
+    let not_json = load("PK\u{3}\u{4} binary junk");
+    assert!(not_json.contains("not an optboost model"), "{not_json}");
+    let empty = load("");
+    assert!(empty.contains("empty"), "{empty}");
+    let messages = [&truncated, &wrong_version, &not_a_model, &empty];
+    for (i, a) in messages.iter().enumerate() {
+        for b in &messages[i + 1..] {
+            assert_ne!(a, b);
+        }
+    }
+    // A well-formed file whose trees point outside the model.
+    let broken = json.replacen("\"left\":1,", "\"left\":100000,", 1);
+    assert!(load(&broken).contains("inconsistent model"));
+    let missing = message(Model::load("/nonexistent/model.json").unwrap_err());
+    assert!(
+        missing.contains("cannot read /nonexistent/model.json"),
+        "{missing}"
+    );
+}
+
+#[test]
+fn a_constant_feature_gives_a_single_leaf_and_no_panic() {
+    let x = [3.0; 50];
+    let nan = [f64::NAN; 50];
+    let y: Vec<f64> = (0..50).map(|i| i as f64).collect();
+    let frame = Frame::new(vec![
+        Feature::numeric("x", &x),
+        Feature::numeric("nan", &nan),
+    ])
+    .unwrap();
+    let mut p = Params::default();
+    p.set("n_iter", "2").unwrap();
+    let mut booster = Booster::new(
+        p,
+        &TrainData {
+            frame: frame.clone(),
+            y: &y,
+            weights: None,
+        },
+        None,
+    )
+    .unwrap();
+    booster.run(|_| true).unwrap();
+    let model = booster.into_model();
+    assert!(model.trees.iter().all(|t| t.nodes.len() == 1));
+    assert!(model
+        .predict(&frame)
+        .unwrap()
+        .iter()
+        .all(|&p| (p - 24.5).abs() < 1e-12));
+}

@@ -1,0 +1,168 @@
+"""The Model object: persistence (file, pickle), continued training,
+importance, text, plots and prediction types."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import sys
+
+import numpy as np
+import optboost
+import polars as pl
+import pytest
+from support import regression_frame, require
+
+FORMULA = "y ~ a + b + s + np.log1p(np.abs(a)) + a:b"
+
+
+@pytest.fixture(scope="module")
+def frame() -> pl.DataFrame:
+    return regression_frame()
+
+
+@pytest.fixture(scope="module")
+def model(frame) -> optboost.Model:
+    valid = regression_frame(seed=1)
+    return optboost.boost(FORMULA, frame, n_iter=25, valid=valid, progress=False)
+
+
+def test_save_load_round_trip_gives_identical_predictions(model, frame, tmp_path):
+    path = tmp_path / "model.json"
+    model.save(path)
+    loaded = optboost.load(path)
+    np.testing.assert_array_equal(loaded.predict(frame), model.predict(frame))
+    assert loaded.history.equals(model.history)
+    assert loaded.formula == FORMULA and loaded.params == model.params
+    assert loaded.feature_names == model.feature_names
+    content = json.loads(path.read_text())
+    assert content["format"] == "optboost-python-model" and content["version"] == 1
+    assert content["model"]["format"] == "optboost-model"  # the core's own versioned JSON
+    assert content["design"]["formula"] == FORMULA
+
+
+def test_pickle_round_trip_gives_identical_predictions(model, frame):
+    restored = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(restored.predict(frame), model.predict(frame))
+    assert repr(restored) == repr(model)
+
+
+def test_binary_model_round_trip_keeps_labels(tmp_path):
+    require("gbm", "logistic")
+    from support import binary_frame
+
+    data = binary_frame()
+    model = optboost.boost("label ~ a + b", data, loss="logistic", n_iter=10, progress=False)
+    model.save(tmp_path / "m.json")
+    loaded = optboost.load(tmp_path / "m.json")
+    assert loaded.positive_class == "yes"
+    np.testing.assert_array_equal(
+        loaded.predict(data, type="class"), model.predict(data, type="class")
+    )
+
+
+def test_loading_bad_files_raises_model_file_error(model, tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text("not json")
+    with pytest.raises(optboost.ModelFileError, match="not an optboost model file"):
+        optboost.load(path)
+    path.write_text(json.dumps({"format": "something else"}))
+    with pytest.raises(optboost.ModelFileError, match="format"):
+        optboost.load(path)
+    content = model.to_dict()
+    path.write_text(json.dumps({**content, "version": 99}))
+    with pytest.raises(optboost.ModelFileError, match="version 99"):
+        optboost.load(path)
+    broken = {**content, "model": {**content["model"], "version": 99}}
+    path.write_text(json.dumps(broken))
+    with pytest.raises(optboost.ModelFileError, match="version"):
+        optboost.load(path)
+    with pytest.raises(FileNotFoundError):
+        optboost.load(tmp_path / "missing.json")
+
+
+def test_update_continues_training_like_one_longer_fit(frame):
+    model = optboost.boost("y ~ a + b + s", frame, n_iter=30, progress=False)
+    loss_before = model.history["train_loss"][-1]
+    assert model.update(20) is model
+    assert model.n_iter == 50 and model.n_trees == 50
+    assert model.history["train_loss"][-1] < loss_before
+    assert model.history["iteration"].to_list() == list(range(1, 51))
+    at_once = optboost.boost("y ~ a + b + s", frame, n_iter=50, progress=False)
+    np.testing.assert_allclose(model.predict(frame), at_once.predict(frame), rtol=1e-12)
+
+
+def test_update_after_load_or_unpickle_raises(model, tmp_path):
+    with pytest.raises(optboost.NotTrainableError, match="no longer holds its training state"):
+        pickle.loads(pickle.dumps(model)).update(5)
+    model.save(tmp_path / "m.json")
+    with pytest.raises(optboost.NotTrainableError):
+        optboost.load(tmp_path / "m.json").update(5)
+
+
+def test_update_rejects_bad_counts(frame):
+    model = optboost.boost("y ~ a", frame, n_iter=2, progress=False)
+    with pytest.raises(optboost.ParameterError):
+        model.update(0)
+
+
+def test_feature_importance_by_column_and_by_feature(model):
+    by_feature = model.feature_importance(by="feature")
+    assert set(by_feature["feature"]) == set(model.feature_names)
+    by_column = model.feature_importance()
+    assert by_column.columns == ["column", "gain", "splits", "gain_share"]
+    assert set(by_column["column"]) == {"a", "b", "s"}
+    # an interaction's gain is shared by its columns, so totals agree
+    assert by_column["gain"].sum() == pytest.approx(by_feature["gain"].sum())
+    assert by_column["gain_share"].sum() == pytest.approx(1.0)
+    assert by_column["gain"].is_sorted(descending=True)
+    with pytest.raises(optboost.ParameterError):
+        model.feature_importance(by="tree")
+
+
+def test_repr_and_summary(model):
+    text = repr(model)
+    assert FORMULA in text and "gbm/squared" in text and "25 iterations" in text
+    summary = model.summary()
+    for part in (
+        "gbm",
+        "squared",
+        "25 iterations",
+        "valid loss",
+        "top columns by gain",
+        "regression",
+    ):
+        assert part in summary
+
+
+def test_prediction_types(model, frame):
+    response = model.predict(frame)
+    np.testing.assert_array_equal(model.predict(frame, type="link"), response)  # squared: identity
+    with pytest.raises(optboost.ParameterError, match="classification"):
+        model.predict(frame, type="class")
+    with pytest.raises(optboost.ParameterError, match="type"):
+        model.predict(frame, type="probability")
+
+
+def test_unseen_level_is_missing_with_a_warning(model, frame):
+    new = frame.head(5).with_columns(s=pl.lit("purple"))
+    with pytest.warns(UserWarning, match="purple"):
+        predictions = model.predict(new)
+    assert np.isfinite(predictions).all()
+
+
+def test_plot_returns_a_figure_and_saves_png(model, tmp_path):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    figure = model.plot(tmp_path / "curves.png")
+    assert (tmp_path / "curves.png").stat().st_size > 1000
+    assert len(figure.axes) == 2
+
+
+def test_plot_without_matplotlib_says_how_to_install(model, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
+    with pytest.raises(ImportError, match=r"pip install 'optboost\[plot\]'"):
+        model.plot()
