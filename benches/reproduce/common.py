@@ -165,6 +165,14 @@ def optboost_module():
         import optboost
 
         return optboost
+    except ImportError:
+        # An in-place build (`maturin develop`) leaves the extension in python/optboost.
+        if (REPO / "python" / "optboost").is_dir() and str(REPO / "python") not in sys.path:
+            sys.path.insert(0, str(REPO / "python"))
+    try:
+        import optboost
+
+        return optboost
     except ImportError as exc:
         print(
             f"SKIPPED: optboost is not importable ({exc}); build it with "
