@@ -354,7 +354,7 @@ def section_52(started: float, skipped: list[str]) -> None:
         started,
         notes=[
             (
-                "Reduced from the paper for the 20-minute budget: {N_SPLITS_52} splits instead of 20, a random "
+                f"Reduced from the paper for the 20-minute budget: {N_SPLITS_52} splits instead of 20, a random "
                 f"subset of {N_CONFIGS} grid points per method instead of the full grid."
             ),
             "whitewine and sniffer are not available offline; concrete and mcycle replace them.",
