@@ -597,11 +597,11 @@ def style_axis(
         ax.legend(fontsize=7)
 
 
-def save_fig(fig, name: str, suptitle: str, caption: str) -> Path:
+def save_fig(fig, name: str, suptitle: str, caption: str, bottom: float = 0.035) -> Path:
     """Save with a title and a one-line "how produced" caption under the plot."""
     fig.suptitle(suptitle, fontsize=12)
     fig.text(0.5, 0.003, caption, ha="center", va="bottom", fontsize=7, color="0.35", wrap=True)
-    fig.tight_layout(rect=(0, 0.035, 1, 0.96))
+    fig.tight_layout(rect=(0, bottom, 1, 0.96))  # `bottom` leaves room for a figure legend
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / name
     fig.savefig(path, dpi=110)
