@@ -227,9 +227,9 @@ def predict_failure_note() -> list[str]:
         return []
     return [
         f"optboost predict() failed (internal error: index out of bounds in src/model/flat.rs) "
-        f"for {len(PREDICT_FAILURES)} fitted models; their losses come from the model's own "
-        "history on the same data (monitored as `valid`, no early stopping): "
-        + "; ".join(PREDICT_FAILURES)
+        f"for {len(PREDICT_FAILURES)} fitted models; a test loss then comes from the history of "
+        "the same model refitted with that data monitored as `valid` (no early stopping), a "
+        "tuning draw is discarded: " + "; ".join(PREDICT_FAILURES)
     ]
 
 
