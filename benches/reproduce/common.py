@@ -250,9 +250,11 @@ def ob_probe(method: str, loss: str, task_df: pl.DataFrame, **params) -> str | N
     if key not in _PROBED:
         small = task_df.head(min(200, task_df.height))
         try:
+            # Training only: predict() has its own failure mode (PREDICT_FAILURES), handled
+            # where predictions are made, and must not make a supported method look missing.
             m = ob_fit(small, method=method, loss=loss, n_iter=3, **params)
-            f = ob_link(m, small)
-            _PROBED[key] = None if np.all(np.isfinite(f)) else "non-finite predictions"
+            ok = np.all(np.isfinite(ob_history(m)["train_loss"].to_numpy()))
+            _PROBED[key] = None if ok else "non-finite training loss"
         except Exception as exc:  # noqa: BLE001 - any failure means "skip and report"
             _PROBED[key] = f"{type(exc).__name__}: {exc}"
     return _PROBED[key]

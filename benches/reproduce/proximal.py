@@ -247,7 +247,9 @@ def run_52(name: str, loss: str, split: int, skipped: list[str]) -> dict[str, fl
     rng = np.random.default_rng(C.SEED + split)
     out = {}
     for method in GRAD + PROX:
-        if C.ob_probe(method, loss, train, **BASE):
+        why = C.ob_probe(method, loss, train, **BASE)
+        if why:
+            skipped.append(C.skip_line(f"§5.2 {method}/{loss} on {name}", why))
             continue
         best = (np.inf, None, 0)
         for p in configs(method, loss, rng):
