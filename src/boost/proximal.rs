@@ -25,7 +25,7 @@
 //! gradient at v. x and v are `Tracked` sequences, so tree weights follow Property 8:
 //! `w ← (w − w_prev)(1 + α) + w_prev` plus the new tree at ν·step.
 
-use super::outputs::column;
+use super::outputs::{column, Need};
 use super::step_rule::{apply_step_rule, fit_newton_all, fit_target};
 use super::tracked::Tracked;
 use super::vectors::{add_column, axpy};
@@ -109,9 +109,20 @@ pub fn step(state: &mut MetaState, ctx: &mut Context<'_>, candidates: &Candidate
     let k = ctx.n_outputs();
 
     let (dirs, factor) = if rule == StepRule::Newton {
-        (fit_newton_all(ctx, &point.train, candidates), 1.0)
+        let (g, h) = (
+            ctx.negative_gradient(&point.train),
+            ctx.hessian(&point.train),
+        );
+        (fit_newton_all(ctx, &g, &h, candidates), 1.0)
     } else {
+        // Without momentum the point is the output x, where the booster's loss pass usually has
+        // −g already; its buffer becomes the target (and Δ).
+        let from_output = switches.direction == DirectionKind::Gradient && !switches.accelerated;
         let mut target = match switches.direction {
+            DirectionKind::Gradient if from_output => {
+                ctx.derivatives_at_output(&point.train, Need::Gradient);
+                std::mem::take(&mut ctx.derivs.neg_gradient)
+            }
             DirectionKind::Gradient => ctx.negative_gradient(&point.train),
             DirectionKind::Proximal => ctx.prox_directions(&point.train, ctx.params.lambda),
         };
@@ -126,7 +137,11 @@ pub fn step(state: &mut MetaState, ctx: &mut Context<'_>, candidates: &Candidate
             for (class, dir) in dirs.iter().enumerate() {
                 add_column(&mut target, -1.0, &dir.values, class);
             }
-            state.delta = target;
+            let old_delta = std::mem::replace(&mut state.delta, target);
+            if from_output {
+                // The old Δ's buffer takes the gradient's place, for the next loss pass.
+                ctx.derivs.neg_gradient = old_delta;
+            }
         }
         let factor = apply_step_rule(ctx, rule, &point.train, &mut dirs);
         (dirs, factor)

@@ -129,6 +129,8 @@ impl Candidates {
 #[derive(Debug, Clone, Copy)]
 pub struct FitStats<'a> {
     pub vt: &'a [f64],
+    /// Empty: every fitting weight is 1 (unweighted least squares on `vt`), which spares the
+    /// caller a vector of ones.
     pub v: &'a [f64],
 }
 
