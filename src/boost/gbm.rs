@@ -45,6 +45,7 @@ pub fn step(state: &mut GbmState, ctx: &mut Context<'_>, candidates: &Candidates
     for (class, dir) in dirs.into_iter().enumerate() {
         add_column(&mut state.f, nu, &dir.values, class);
         ctx.add_tree(dir.grown.tree, nu, class);
+        ctx.buffers.recycle(dir.grown.rows, dir.values);
     }
     Iteration {
         cos,

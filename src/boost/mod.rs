@@ -3,6 +3,7 @@
 //! A booster can be checkpointed (serialized) mid-training and resumed to the identical model.
 
 mod agbm;
+mod buffers;
 mod gbm;
 mod history;
 mod outputs;
@@ -36,6 +37,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Instant;
 use tracked::StoredTree;
+use buffers::Buffers;
 use vectors::{add_column, par_fill};
 use weights::Weights;
 
@@ -205,6 +207,7 @@ pub struct Booster {
     /// Derivatives at the output, cached by the loss pass for the next iteration (not part of a
     /// checkpoint).
     derivs: Derivatives,
+    buffers: Buffers,
 }
 
 /// Borrowed view of a booster that a method's `step` works with.
@@ -224,6 +227,7 @@ pub struct Context<'a> {
     valid_pred: Option<&'a mut Vec<f64>>,
     /// Derivatives at the method's output; see `derivatives_at_output`.
     pub derivs: &'a mut Derivatives,
+    pub buffers: &'a Buffers,
 }
 
 impl Context<'_> {
@@ -261,6 +265,7 @@ impl Context<'_> {
         let valid = self.valid_values(&direction.grown.tree);
         let index = self.model.n_trees();
         self.model.push_tree(direction.grown.tree, 0.0, output);
+        self.buffers.grow().recycle(direction.grown.rows);
         StoredTree {
             index,
             output,
@@ -403,8 +408,11 @@ impl Booster {
             seconds: 0.0,
             initial_train_loss: f64::NAN,
             derivs: Derivatives::default(),
+            buffers: Buffers::default(),
         };
-        (booster.best.loss, booster.initial_train_loss) = booster.monitored_loss();
+        // In the booster's pool, as every later loss pass.
+        let pool = Arc::clone(&booster.pool);
+        (booster.best.loss, booster.initial_train_loss) = pool.install(|| booster.monitored_loss());
         Ok(booster)
     }
 
@@ -555,6 +563,7 @@ impl Booster {
             valid: self.valid.as_ref(),
             valid_pred: self.valid_pred.as_mut(),
             derivs: &mut self.derivs,
+            buffers: &self.buffers,
         };
         let report = match &mut self.state {
             MethodState::Gbm(state) => gbm::step(state, &mut ctx, &candidates),

@@ -62,8 +62,9 @@ pub fn step(
     axpy(&mut state.f, step, &direction);
     ctx.derivs.neg_gradient = remaining;
     let cos = trees.iter().map(|(_, t)| t.cos).collect();
-    for (class, tree) in trees {
-        ctx.add_tree(tree.grown.tree, step, class);
+    for (class, fit) in trees {
+        ctx.add_tree(fit.grown.tree, step, class);
+        ctx.buffers.recycle(fit.grown.rows, fit.values);
     }
     Iteration { cos, step }
 }

@@ -148,16 +148,25 @@ pub fn step(state: &mut MetaState, ctx: &mut Context<'_>, candidates: &Candidate
     };
     let cos = dirs.iter().map(|d| d.cos).collect();
     let nu = ctx.nu();
-    let mut x_new = point.clone();
+    // x_new ← point + ν·trees in the point's buffers (v, or x without momentum): the point is
+    // not needed afterwards.
+    let mut x_new = match state.v.take() {
+        Some(v) => v,
+        None => std::mem::take(&mut state.x),
+    };
     for (class, dir) in dirs.into_iter().enumerate() {
         // The step rule already scaled the tree, so its weight is ν.
         let tree = ctx.store_tree(dir, class);
         x_new.add_tree(&tree, nu);
+        ctx.buffers.recycle_values(tree.train);
     }
     if switches.accelerated {
         let beta_new = (1.0 + (1.0 + 4.0 * state.beta * state.beta).sqrt()) / 2.0;
         let alpha = (state.beta - 1.0) / beta_new;
-        state.v = Some(Tracked::affine(1.0 + alpha, &x_new, -alpha, &state.x));
+        // v ← (1 + α) x_new − α x, in the old x's buffers.
+        let mut v = std::mem::take(&mut state.x);
+        v.affine_from(1.0 + alpha, &x_new, -alpha);
+        state.v = Some(v);
         state.beta = beta_new;
     }
     state.x = x_new;

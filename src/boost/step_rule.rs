@@ -6,7 +6,7 @@ use super::outputs::column;
 use super::vectors::par_fill;
 use super::Context;
 use crate::params::{Method, StepRule};
-use crate::tree::{grow, Candidates, FitStats, GrownTree};
+use crate::tree::{grow_with, Candidates, FitStats, GrownTree};
 
 /// A fitted tree and its values b(X) on the training rows.
 pub struct Direction {
@@ -18,7 +18,7 @@ pub struct Direction {
 
 impl Direction {
     fn new(ctx: &Context<'_>, grown: GrownTree, target: &[f64]) -> Direction {
-        let values = grown.fitted_values(ctx.data.n_rows());
+        let values = fitted_values(ctx, &grown);
         let cos = cosine(target, &values);
         Direction { grown, values, cos }
     }
@@ -30,25 +30,33 @@ impl Direction {
     }
 }
 
+/// b(X) on the training rows, in a reused buffer (every row is in one leaf, so all are written).
+fn fitted_values(ctx: &Context<'_>, grown: &GrownTree) -> Vec<f64> {
+    let mut values = ctx.buffers.values(ctx.data.n_rows());
+    grown.fitted_values_into(&mut values);
+    values
+}
+
+/// Grows a tree with the booster's reused row lists.
+fn grow(ctx: &Context<'_>, stats: FitStats<'_>, candidates: &Candidates) -> GrownTree {
+    grow_with(
+        ctx.data,
+        stats,
+        &ctx.params.tree,
+        candidates,
+        &mut ctx.buffers.grow(),
+    )
+}
+
 /// b = argmin Σ w (t − b(x))² over the allowed trees.
 pub fn fit_target(ctx: &Context<'_>, target: &[f64], candidates: &Candidates) -> Direction {
     let grown = match ctx.w.given() {
         // Unit weights: vt = 1·t = t, and the kernel's unit-weight path needs no vector of ones.
-        None => grow(
-            ctx.data,
-            FitStats { vt: target, v: &[] },
-            &ctx.params.tree,
-            candidates,
-        ),
+        None => grow(ctx, FitStats { vt: target, v: &[] }, candidates),
         Some(w) => {
             let mut vt = vec![0.0; target.len()];
             par_fill(&mut vt, |i| w[i] * target[i]);
-            grow(
-                ctx.data,
-                FitStats { vt: &vt, v: w },
-                &ctx.params.tree,
-                candidates,
-            )
+            grow(ctx, FitStats { vt: &vt, v: w }, candidates)
         }
     };
     Direction::new(ctx, grown, target)
@@ -76,8 +84,8 @@ pub fn fit_newton(
             (&weighted.0[..], &weighted.1[..])
         }
     };
-    let grown = grow(ctx.data, FitStats { vt, v }, &ctx.params.tree, candidates);
-    let values = grown.fitted_values(ctx.data.n_rows());
+    let grown = grow(ctx, FitStats { vt, v }, candidates);
+    let values = fitted_values(ctx, &grown);
     // cos(−g/h, b) without a vector for the target −g/h.
     let cos = cosine_by(|i| if v[i] > 0.0 { vt[i] / v[i] } else { 0.0 }, &values);
     Direction { grown, values, cos }
