@@ -30,7 +30,10 @@ pub fn step(state: &mut GbmState, ctx: &mut Context<'_>, candidates: &Candidates
     let (dirs, factor) = if rule == StepRule::Newton {
         ctx.derivatives_at_output(&state.f, Need::GradientAndHessian);
         let d = &*ctx.derivs;
-        (fit_newton_all(ctx, &d.neg_gradient, &d.hessian, candidates), 1.0)
+        (
+            fit_newton_all(ctx, &d.neg_gradient, &d.hessian, candidates),
+            1.0,
+        )
     } else {
         ctx.derivatives_at_output(&state.f, Need::Gradient);
         let r = &ctx.derivs.neg_gradient;

@@ -31,13 +31,13 @@ use crate::loss::Objective;
 use crate::model::{FeatureSpec, Model};
 use crate::params::{Init, Method, Params, Schedule, StepRule};
 use crate::tree::{Candidates, Tree};
+use buffers::Buffers;
 use outputs::{mean_loss, train_loss_pass, Derivatives, Need};
 use rng::Rng;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Instant;
 use tracked::StoredTree;
-use buffers::Buffers;
 use vectors::{add_column, par_fill};
 use weights::Weights;
 

@@ -205,7 +205,11 @@ pub fn train_loss_pass(
     if hessian {
         derivs.hessian.resize(f.len(), 0.0);
     }
-    let h_out: &mut [f64] = if hessian { &mut derivs.hessian } else { &mut [] };
+    let h_out: &mut [f64] = if hessian {
+        &mut derivs.hessian
+    } else {
+        &mut []
+    };
     let weight = |i: usize| w.given().map_or(1.0, |w| w[i]);
     let total = match objective {
         Objective::Scalar(loss) => {
