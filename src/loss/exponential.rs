@@ -65,6 +65,13 @@ impl Loss for Exponential {
         let a = self.beta * y;
         a * a * (-a * f).exp()
     }
+    fn value_and_derivatives(&self, y: f64, f: f64) -> (f64, f64, f64) {
+        // One exponential for the three; −(βy) f = (−β) y f exactly, so each result is identical
+        // to the separate form's.
+        let e = (-self.beta * y * f).exp();
+        let a = self.beta * y;
+        (e, -self.beta * y * e, a * a * e)
+    }
     fn prox(&self, y: f64, z: f64, lambda: f64) -> f64 {
         let a = self.beta * y;
         if a == 0.0 {

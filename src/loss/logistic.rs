@@ -66,6 +66,25 @@ impl Loss for Logistic {
     fn second_derivative(&self, y: f64, f: f64) -> f64 {
         self.curvature(y, f)
     }
+    fn value_and_derivatives(&self, y: f64, f: f64) -> (f64, f64, f64) {
+        // softplus, sigmoid and the curvature all use e = exp(−|y f|); each expression below is
+        // the one of `value`, `derivative`, `second_derivative` with that e substituted, so the
+        // results are identical.
+        let x = -y * f;
+        let e = (-x.abs()).exp();
+        let ridge = 0.5 * self.ridge * f * f;
+        let value = x.max(0.0) + e.ln_1p() + ridge;
+        let sigmoid_x = if x >= 0.0 {
+            1.0 / (1.0 + e)
+        } else {
+            e / (1.0 + e)
+        };
+        let derivative = -y * sigmoid_x + self.ridge * f;
+        // sigmoid(−|y f|) = e/(1 + e), also when y f = 0 (e = 1: both branches give 1/2).
+        let s = e / (1.0 + e);
+        let curvature = y * y * s * (1.0 - s) + self.ridge;
+        (value, derivative, curvature)
+    }
     fn prox(&self, y: f64, z: f64, lambda: f64) -> f64 {
         let h = |u: f64| {
             (

@@ -72,6 +72,18 @@ pub trait Loss: Send + Sync + Debug {
         f
     }
 
+    /// (ℓ, ∂ℓ/∂f, ∂²ℓ/∂f²) at one point, bit for bit equal to `value`, `derivative` and
+    /// `second_derivative`. The booster's per-iteration loss pass calls it; losses whose three
+    /// forms share their costly part (one `exp` for the logistic and exponential losses) override
+    /// it.
+    fn value_and_derivatives(&self, y: f64, f: f64) -> (f64, f64, f64) {
+        (
+            self.value(y, f),
+            self.derivative(y, f),
+            self.second_derivative(y, f),
+        )
+    }
+
     /// Σ w ℓ(y, f) / Σ w.
     fn mean_value(&self, y: &[f64], f: &[f64], w: &[f64]) -> f64 {
         let (mut total, mut weight) = (0.0, 0.0);
