@@ -758,7 +758,7 @@ fn train_mixed(n: usize, seed: u64, params: &[(&str, &str)]) -> (Model, Vec<Vec<
 #[test]
 fn unbalanced_numeric_trees_predict_when_the_first_column_is_categorical() {
     let n = 400;
-    let codes: Vec<i32> = (0..n).map(|i| (i % 3) as i32).collect();
+    let codes: Vec<i32> = (0..n).map(|i| i % 3).collect();
     let x: Vec<f64> = (0..n).map(|i| i as f64).collect();
     // x < 200 is flat; above it the target steps again: the best depth-3 tree is unbalanced.
     let y: Vec<f64> = x
