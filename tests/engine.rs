@@ -753,6 +753,61 @@ fn train_mixed(n: usize, seed: u64, params: &[(&str, &str)]) -> (Model, Vec<Vec<
     (booster.into_model(), numeric, codes)
 }
 
+/// A row that reaches a shallow leaf of an unbalanced tree keeps walking in lock step with
+/// deeper rows; the leaf must not read a categorical column as if it were numeric.
+#[test]
+fn unbalanced_numeric_trees_predict_when_the_first_column_is_categorical() {
+    let n = 400;
+    let codes: Vec<i32> = (0..n).map(|i| i % 3).collect();
+    let x: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    // x < 200 is flat; above it the target steps again: the best depth-3 tree is unbalanced.
+    let y: Vec<f64> = x
+        .iter()
+        .map(|&v| {
+            if v < 200.0 {
+                0.0
+            } else if v < 300.0 {
+                5.0
+            } else {
+                9.0
+            }
+        })
+        .collect();
+    let frame = Frame::new(vec![
+        Feature::categorical("c", &codes, 3),
+        Feature::numeric("x", &x),
+    ])
+    .unwrap();
+    let mut params = Params::default();
+    params
+        .set("max_depth", "3")
+        .unwrap()
+        .set("n_iter", "5")
+        .unwrap()
+        .set("learning_rate", "1")
+        .unwrap();
+    let train = TrainData {
+        frame: frame.clone(),
+        y: &y,
+        weights: None,
+    };
+    let mut booster = Booster::new(params, &train, None).unwrap();
+    booster.run(|_| true).unwrap();
+    let model = booster.model();
+    assert!(
+        model.trees.iter().all(|t| t.categories.is_empty()),
+        "the trees should use x only"
+    );
+    assert!(
+        model.trees[0].n_leaves() < 1 << model.trees[0].depth(),
+        "the first tree should be unbalanced"
+    );
+    let predictions = model.predict(&frame).unwrap();
+    for (i, (&p, &t)) in predictions.iter().zip(&y).enumerate() {
+        assert!((p - t).abs() < 1e-9, "row {i}: predicted {p}, target {t}");
+    }
+}
+
 #[test]
 fn raw_and_binned_predictions_agree() {
     for growth in ["depthwise", "leafwise"] {

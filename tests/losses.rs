@@ -197,6 +197,36 @@ fn derivative_matches_finite_differences() {
 }
 
 #[test]
+fn fused_value_and_derivatives_equal_the_separate_forms_bit_for_bit() {
+    // The booster's loss pass uses the fused form; models must not depend on which form ran.
+    let mut rng = Rng::new(11);
+    let extremes = [0.0, -0.0, 1e-300, -1e-300, 36.0, -36.0, 709.0, -745.0, 1e6, -1e6];
+    for case in cases() {
+        let l = &case.loss;
+        for i in 0..2000 {
+            let y = label(&mut rng, case.binary);
+            let f = match extremes.get(i) {
+                Some(&f) => f,
+                None => rng.uniform(-40.0, 40.0),
+            };
+            let (v, d, s) = l.value_and_derivatives(y, f);
+            let separate = (l.value(y, f), l.derivative(y, f), l.second_derivative(y, f));
+            assert_eq!(
+                (v.to_bits(), d.to_bits(), s.to_bits()),
+                (
+                    separate.0.to_bits(),
+                    separate.1.to_bits(),
+                    separate.2.to_bits()
+                ),
+                "{} at y = {y}, f = {f}: fused {:?}, separate {separate:?}",
+                l.name(),
+                (v, d, s)
+            );
+        }
+    }
+}
+
+#[test]
 fn derivatives_at_kinks_are_subgradients() {
     // At a kink the returned derivative must lie between the one-sided slopes.
     let mut rng = Rng::new(2);

@@ -310,6 +310,40 @@ fn vagbm_diverges_on_housing_where_agbm_converges() {
 }
 
 #[test]
+fn a_slowly_exploding_run_is_stopped_as_divergent() {
+    // AGBM with γ = 0.1 at η = 1 on housing drifts upward for a hundred iterations before it
+    // explodes (to ~1e5 by 200 trees, still far below 1e6 × its best): the guard must stop it,
+    // keep the best iterate, and leave a model no worse than the constant it started from.
+    let data = csv("boston_housing").shuffled(2);
+    let mut p = params(&[("learning_rate", "1"), ("max_depth", "3"), ("gamma", "0.1")]);
+    p.method = Method::Agbm;
+    p.n_iter = 100;
+    let (agbm, reason) = train(p, &data);
+    assert!(
+        matches!(reason, StopReason::Diverged { .. }),
+        "agbm: {reason:?}"
+    );
+    let losses = train_losses(&agbm);
+    let best = losses.iter().copied().fold(f64::INFINITY, f64::min);
+    let kept = agbm
+        .model()
+        .best_iteration
+        .expect("the best iterate is kept");
+    assert_eq!(losses[kept - 1], best);
+    let predictions = agbm.model().predict(&data.frame()).unwrap();
+    let kept_loss = predictions
+        .iter()
+        .zip(&data.y)
+        .map(|(p, y)| 0.5 * (y - p).powi(2))
+        .sum::<f64>()
+        / data.y.len() as f64;
+    assert!(
+        (kept_loss - best).abs() <= 1e-9 * best,
+        "kept model's loss {kept_loss} vs best {best}"
+    );
+}
+
+#[test]
 fn agbm_corrected_residual_uses_the_papers_plus_sign() {
     // With a weak learner c − b2(X) ≠ 0, so c^m = r^m + (m+1)/(m+2)·(c^{m−1} − b2^{m−1}(X)) is
     // checked against r^m recomputed from the sequences f and h.
@@ -545,7 +579,12 @@ fn bad_parameters_are_rejected_by_name() {
 fn resumed_training_ends_with_the_identical_model() {
     let data = friedman(300, 6, 8);
     let valid = friedman(100, 6, 9);
-    let settings: [&[(&str, &str)]; 5] = [
+    // gbm (Newton), residual_gbm and repeated_gbm start each iteration from derivatives that the
+    // previous iteration's loss pass cached; a resumed booster has to recompute them.
+    let settings: [&[(&str, &str)]; 8] = [
+        &[("method", "gbm")],
+        &[("method", "residual_gbm"), ("loss", "huber")],
+        &[("method", "repeated_gbm"), ("max_inner", "2")],
         &[("method", "agbm"), ("learning_rate", "0.3")],
         &[
             ("method", "agbmr"),

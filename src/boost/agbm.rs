@@ -22,12 +22,13 @@
 
 use super::step_rule::fit_target;
 use super::tracked::Tracked;
-use super::vectors::par_fill;
+use super::vectors::{par_fill, CHUNK};
 use super::{Context, Iteration};
 use crate::error::{Error, Result};
 use crate::loss::Loss;
 use crate::params::{Method, Params, Restart};
 use crate::tree::Candidates;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -112,18 +113,22 @@ pub fn step(state: &mut AgbmState, ctx: &mut Context<'_>, candidates: &Candidate
 
     let m = state.m as f64;
     let theta = 2.0 / (m + 2.0);
-    let g = Tracked::affine(1.0 - theta, &state.f, theta, &state.h);
+    // g ← (1−θ) f + θ h in f's buffers: f's old value is not needed again (f ← g + η b1).
+    state.f.affine_assign(1.0 - theta, theta, &state.h);
+    let g = &state.f;
     let n = g.train.len();
-    let mut r = vec![0.0; n];
+    // r in the buffer of the previous c, which this iteration's c (= r + …) replaces.
+    let mut r = std::mem::take(&mut state.c);
+    r.resize(n, 0.0);
     par_fill(&mut r, |i| -ctx.loss().derivative(ctx.y[i], g.train[i]));
     let b1 = fit_target(ctx, &r, candidates);
 
     let mut c = r;
     if !state.carry.is_empty() {
         let momentum = (m + 1.0) / (m + 2.0);
-        let carry = &state.carry;
-        c.iter_mut()
-            .zip(carry)
+        c.par_iter_mut()
+            .with_min_len(CHUNK)
+            .zip(state.carry.par_iter())
             .for_each(|(c, &e)| *c += momentum * e);
     }
     let b2 = fit_target(ctx, &c, candidates);
@@ -135,9 +140,10 @@ pub fn step(state: &mut AgbmState, ctx: &mut Context<'_>, candidates: &Candidate
     let cos = vec![b1.cos, b2.cos];
     let b1 = ctx.store_tree(b1, 0);
     let b2 = ctx.store_tree(b2, 0);
-    state.f = g;
     state.f.add_tree(&b1, eta);
     state.h.add_tree(&b2, ctx.params.gamma * eta / theta);
+    ctx.buffers.recycle_values(b1.train);
+    ctx.buffers.recycle_values(b2.train);
     state.c = c;
     state.carry = carry;
     state.m += 1;

@@ -9,7 +9,7 @@
 //! search is one γ along the K trees together, and the leaf line search re-solves each class's
 //! leaves.
 
-use super::outputs::column;
+use super::outputs::{column, Need};
 use super::step_rule::{apply_step_rule, fit_newton_all, fit_target};
 use super::vectors::add_column;
 use super::{Context, Iteration};
@@ -26,12 +26,19 @@ pub struct GbmState {
 pub fn step(state: &mut GbmState, ctx: &mut Context<'_>, candidates: &Candidates) -> Iteration {
     let rule = ctx.step_rule();
     let k = ctx.n_outputs();
+    // F is the output: the booster's loss pass usually has −g (and h) at F already.
     let (dirs, factor) = if rule == StepRule::Newton {
-        (fit_newton_all(ctx, &state.f, candidates), 1.0)
+        ctx.derivatives_at_output(&state.f, Need::GradientAndHessian);
+        let d = &*ctx.derivs;
+        (
+            fit_newton_all(ctx, &d.neg_gradient, &d.hessian, candidates),
+            1.0,
+        )
     } else {
-        let r = ctx.negative_gradient(&state.f);
+        ctx.derivatives_at_output(&state.f, Need::Gradient);
+        let r = &ctx.derivs.neg_gradient;
         let mut dirs: Vec<_> = (0..k)
-            .map(|class| fit_target(ctx, &column(&r, class, k), candidates))
+            .map(|class| fit_target(ctx, &column(r, class, k), candidates))
             .collect();
         let factor = apply_step_rule(ctx, rule, &state.f, &mut dirs);
         (dirs, factor)
@@ -41,6 +48,7 @@ pub fn step(state: &mut GbmState, ctx: &mut Context<'_>, candidates: &Candidates
     for (class, dir) in dirs.into_iter().enumerate() {
         add_column(&mut state.f, nu, &dir.values, class);
         ctx.add_tree(dir.grown.tree, nu, class);
+        ctx.buffers.recycle(dir.grown.rows, dir.values);
     }
     Iteration {
         cos,

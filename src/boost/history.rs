@@ -37,8 +37,14 @@ impl History {
 
 /// cos(t, b) = ⟨t, b⟩ / (‖t‖ ‖b‖); 0 when either vector is zero.
 pub fn cosine(t: &[f64], b: &[f64]) -> f64 {
+    cosine_by(|i| t[i], b)
+}
+
+/// cos(t, b) with t_i = `t(i)` computed on the fly (no vector for t).
+pub fn cosine_by(t: impl Fn(usize) -> f64, b: &[f64]) -> f64 {
     let (mut tb, mut tt, mut bb) = (0.0, 0.0, 0.0);
-    for (&x, &y) in t.iter().zip(b) {
+    for (i, &y) in b.iter().enumerate() {
+        let x = t(i);
         tb += x * y;
         tt += x * x;
         bb += y * y;

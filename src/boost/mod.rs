@@ -3,6 +3,7 @@
 //! A booster can be checkpointed (serialized) mid-training and resumed to the identical model.
 
 mod agbm;
+mod buffers;
 mod gbm;
 mod history;
 mod outputs;
@@ -14,6 +15,7 @@ mod step_rule;
 mod tracked;
 mod vagbm;
 mod vectors;
+mod weights;
 
 pub use agbm::AgbmState;
 pub use gbm::GbmState;
@@ -29,17 +31,21 @@ use crate::loss::Objective;
 use crate::model::{FeatureSpec, Model};
 use crate::params::{Init, Method, Params, Schedule, StepRule};
 use crate::tree::{Candidates, Tree};
-use outputs::mean_loss;
+use buffers::Buffers;
+use outputs::{mean_loss, train_loss_pass, Derivatives, Need};
 use rng::Rng;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Instant;
 use tracked::StoredTree;
 use vectors::{add_column, par_fill};
+use weights::Weights;
 
-/// The training loss may grow by this factor over its best value before training is declared
-/// divergent (accelerated methods in the overfitting regime, SPEC §4).
-const DIVERGENCE_FACTOR: f64 = 1e6;
+/// Training has diverged (accelerated methods in the overfitting regime, SPEC §4) once its loss
+/// exceeds this multiple of the starting constant's: no descent method legitimately ends up ten
+/// times worse than the model it started from, and slow explosions are caught long before
+/// overflow.
+const DIVERGENCE_FACTOR: f64 = 10.0;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum StopReason {
@@ -186,7 +192,7 @@ pub struct Booster {
     params: Params,
     data: BinnedData,
     y: Vec<f64>,
-    w: Vec<f64>,
+    w: Weights,
     objective: Objective,
     valid: Option<Validation>,
     valid_pred: Option<Vec<f64>>,
@@ -200,6 +206,10 @@ pub struct Booster {
     seconds: f64,
     /// Training loss of the initial constant (what iteration 1 starts from).
     initial_train_loss: f64,
+    /// Derivatives at the output, cached by the loss pass for the next iteration (not part of a
+    /// checkpoint).
+    derivs: Derivatives,
+    buffers: Buffers,
 }
 
 /// Borrowed view of a booster that a method's `step` works with.
@@ -207,7 +217,7 @@ pub struct Context<'a> {
     pub params: &'a Params,
     pub data: &'a BinnedData,
     pub y: &'a [f64],
-    pub w: &'a [f64],
+    pub w: &'a Weights,
     pub objective: &'a Objective,
     pub model: &'a mut Model,
     pub rng: &'a mut Rng,
@@ -217,14 +227,15 @@ pub struct Context<'a> {
     pub train_loss: f64,
     valid: Option<&'a Validation>,
     valid_pred: Option<&'a mut Vec<f64>>,
+    /// Derivatives at the method's output; see `derivatives_at_output`.
+    pub derivs: &'a mut Derivatives,
+    pub buffers: &'a Buffers,
 }
 
 impl Context<'_> {
     /// The step rule in force: the user's, or the method's default.
     pub fn step_rule(&self) -> StepRule {
-        self.params
-            .step
-            .unwrap_or_else(|| step_rule::default_step_rule(self.params.method, self.sigma()))
+        step_rule_in_force(self.params, self.objective)
     }
 
     /// ρ of the `constant` step rule: the user's, or the method's default.
@@ -256,6 +267,7 @@ impl Context<'_> {
         let valid = self.valid_values(&direction.grown.tree);
         let index = self.model.n_trees();
         self.model.push_tree(direction.grown.tree, 0.0, output);
+        self.buffers.grow().recycle(direction.grown.rows);
         StoredTree {
             index,
             output,
@@ -312,21 +324,33 @@ impl Booster {
         };
         let objective = params.loss.build(n_classes)?;
         let (y, w) = checked_target(train, &objective, "training")?;
+        let w = Weights::new(w, y.len());
         let valid = valid
             .map(|v| -> Result<Validation> {
                 let (y, w) = checked_target(v, &objective, "validation")?;
                 Ok(Validation {
                     matrix: data.bin(&v.frame)?,
+                    w: w.unwrap_or_else(|| vec![1.0; y.len()]),
                     y,
-                    w,
                 })
             })
             .transpose()?;
         let k = objective.n_outputs();
-        let bias = match (params.init, &objective) {
-            (Init::Optimal, Objective::Scalar(loss)) => vec![loss.init(&y, &w)],
-            (Init::Optimal, Objective::Multiclass(loss)) => loss.init(&y, &w),
-            (Init::Zero, _) => vec![0.0; k],
+        let bias = {
+            // A temporary vector of ones for unweighted data: the booster keeps none.
+            let ones;
+            let w = match w.given() {
+                Some(w) => w,
+                None => {
+                    ones = vec![1.0; y.len()];
+                    &ones
+                }
+            };
+            match (params.init, &objective) {
+                (Init::Optimal, Objective::Scalar(loss)) => vec![loss.init(&y, w)],
+                (Init::Optimal, Objective::Multiclass(loss)) => loss.init(&y, w),
+                (Init::Zero, _) => vec![0.0; k],
+            }
         };
         if let Some(b) = bias.iter().find(|b| !b.is_finite()) {
             return Err(Error::Training(format!(
@@ -385,8 +409,12 @@ impl Booster {
             pool,
             seconds: 0.0,
             initial_train_loss: f64::NAN,
+            derivs: Derivatives::default(),
+            buffers: Buffers::default(),
         };
-        (booster.best.loss, booster.initial_train_loss) = booster.monitored_loss();
+        // In the booster's pool, as every later loss pass.
+        let pool = Arc::clone(&booster.pool);
+        (booster.best.loss, booster.initial_train_loss) = pool.install(|| booster.monitored_loss());
         Ok(booster)
     }
 
@@ -448,6 +476,9 @@ impl Booster {
         booster.rng = checkpoint.rng;
         booster.valid_pred = checkpoint.valid_pred;
         booster.seconds = checkpoint.seconds;
+        // The loss pass of `start` cached derivatives at the initial constant, not at the
+        // checkpoint's output.
+        booster.derivs.invalidate();
         Ok(booster)
     }
 
@@ -533,6 +564,8 @@ impl Booster {
             train_loss,
             valid: self.valid.as_ref(),
             valid_pred: self.valid_pred.as_mut(),
+            derivs: &mut self.derivs,
+            buffers: &self.buffers,
         };
         let report = match &mut self.state {
             MethodState::Gbm(state) => gbm::step(state, &mut ctx, &candidates),
@@ -541,6 +574,7 @@ impl Booster {
             MethodState::Meta(state) => proximal::step(state, &mut ctx, &candidates),
             MethodState::Repeated(state) => projection::step(state, &mut ctx, &candidates),
         };
+        self.derivs.invalidate();
         let (train_loss, valid_loss) = self.monitored_losses();
         self.seconds += started.elapsed().as_secs_f64();
         let record = Record {
@@ -562,8 +596,18 @@ impl Booster {
         Ok(Step::Continue(record))
     }
 
-    fn monitored_losses(&self) -> (f64, Option<f64>) {
-        let train = mean_loss(&self.objective, &self.y, self.state.output(), &self.w);
+    /// The training and validation losses of the current output. The training loss pass also
+    /// caches the derivatives the next iteration needs at the output, if it starts from there.
+    fn monitored_losses(&mut self) -> (f64, Option<f64>) {
+        let need = self.output_need();
+        let train = train_loss_pass(
+            &self.objective,
+            &self.y,
+            self.state.output(),
+            &self.w,
+            need,
+            &mut self.derivs,
+        );
         let valid = self
             .valid
             .as_ref()
@@ -572,8 +616,27 @@ impl Booster {
         (train, valid)
     }
 
+    /// What the next iteration needs at the output: the gradient for the methods that start
+    /// from it (`gbm`, `rgbm`, `repeated_gbm`, `residual_gbm`), and the Hessian too for Newton
+    /// steps. The others start from another point or use the proximal direction.
+    fn output_need(&self) -> Option<Need> {
+        let newton = step_rule_in_force(&self.params, &self.objective) == StepRule::Newton;
+        let at_output = match &self.state {
+            MethodState::Gbm(_) | MethodState::Repeated(_) => true,
+            MethodState::Meta(s) => {
+                s.switches.direction == DirectionKind::Gradient && !s.switches.accelerated
+            }
+            MethodState::Agbm(_) | MethodState::Vagbm(_) => false,
+        };
+        at_output.then_some(if newton {
+            Need::GradientAndHessian
+        } else {
+            Need::Gradient
+        })
+    }
+
     /// (monitored loss, train loss): the validation loss when there is a validation set.
-    fn monitored_loss(&self) -> (f64, f64) {
+    fn monitored_loss(&mut self) -> (f64, f64) {
         let (train, valid) = self.monitored_losses();
         (valid.unwrap_or(train), train)
     }
@@ -588,18 +651,13 @@ impl Booster {
                 detail: "non-finite loss or step".into(),
             });
         }
-        let best_train = self
-            .history
-            .records
-            .iter()
-            .map(|r| r.train_loss)
-            .fold(f64::INFINITY, f64::min);
-        if record.train_loss > DIVERGENCE_FACTOR * best_train.max(f64::MIN_POSITIVE)
-            && record.train_loss > 1.0
-        {
+        if record.train_loss > DIVERGENCE_FACTOR * self.initial_train_loss {
             return Some(StopReason::Diverged {
                 iteration,
-                detail: format!("training loss {:.3e} exceeds {DIVERGENCE_FACTOR:.0e} × its best {best_train:.3e}", record.train_loss),
+                detail: format!(
+                    "training loss {:.3e} exceeds {DIVERGENCE_FACTOR} × the starting constant's {:.3e}",
+                    record.train_loss, self.initial_train_loss
+                ),
             });
         }
         if monitored < self.best.loss {
@@ -627,6 +685,17 @@ impl Booster {
         self.model.weights = best.weights.clone();
         self.model.best_iteration = Some(best.iteration);
     }
+}
+
+/// The step rule in force: the user's, or the method's default.
+fn step_rule_in_force(params: &Params, objective: &Objective) -> StepRule {
+    let sigma = match objective {
+        Objective::Scalar(loss) => loss.sigma(),
+        Objective::Multiclass(loss) => loss.sigma(),
+    };
+    params
+        .step
+        .unwrap_or_else(|| step_rule::default_step_rule(params.method, sigma))
 }
 
 fn thread_pool(n_threads: usize) -> Result<rayon::ThreadPool> {
@@ -663,7 +732,7 @@ fn checked_target(
     data: &TrainData<'_>,
     objective: &Objective,
     role: &str,
-) -> Result<(Vec<f64>, Vec<f64>)> {
+) -> Result<(Vec<f64>, Option<Vec<f64>>)> {
     let n = data.frame.n_rows();
     if data.y.len() != n {
         return Err(Error::data(format!(
@@ -720,7 +789,7 @@ fn checked_target(
         }
     }
     let w = match data.weights {
-        None => vec![1.0; n],
+        None => None,
         Some(w) => {
             if w.len() != n {
                 return Err(Error::data(format!(
@@ -740,7 +809,7 @@ fn checked_target(
                     "all weights are zero",
                 ));
             }
-            w.to_vec()
+            Some(w.to_vec())
         }
     };
     Ok((y, w))

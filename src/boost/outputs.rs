@@ -2,11 +2,39 @@
 //! one tree per class per iteration). Score matrices are row-major `n × K`; a scalar loss is the
 //! case K = 1, so every method that supports multiclass runs one code path.
 
-use super::vectors::{par_fill, par_sum, CHUNK};
+use super::vectors::{par_fill, par_sum, par_sum_rows_mut, CHUNK};
+use super::weights::Weights;
 use super::Context;
 use crate::loss::{Loss, Objective};
 use rayon::prelude::*;
 use std::borrow::Cow;
+
+/// What the next iteration needs at the method's output F, when it starts from there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    Gradient,
+    GradientAndHessian,
+}
+
+/// −∂ℓ/∂F and the Hessian diagonal (n × K) at the method's output, kept by the booster between
+/// iterations: the loss pass that records the training loss computes them in the same pass (one
+/// `exp` per row for the logistic loss instead of three), and the buffers are reused every
+/// iteration. Not part of a checkpoint: after a resume they are stale and recomputed, with the
+/// same functions, so the model is the same.
+#[derive(Debug, Default)]
+pub struct Derivatives {
+    pub neg_gradient: Vec<f64>,
+    pub hessian: Vec<f64>,
+    /// What the vectors hold at the current output; `None` when stale.
+    fresh: Option<Need>,
+}
+
+impl Derivatives {
+    /// Marks the vectors stale (the output moved).
+    pub fn invalidate(&mut self) {
+        self.fresh = None;
+    }
+}
 
 impl Context<'_> {
     /// The scalar loss. Only the methods that reject multiclass losses at validation call it.
@@ -37,28 +65,53 @@ impl Context<'_> {
     /// −∂ℓ/∂F at F (n × K).
     pub fn negative_gradient(&self, f: &[f64]) -> Vec<f64> {
         let mut out = vec![0.0; f.len()];
+        self.negative_gradient_into(f, &mut out);
+        out
+    }
+
+    fn negative_gradient_into(&self, f: &[f64], out: &mut [f64]) {
         match self.objective {
-            Objective::Scalar(loss) => par_fill(&mut out, |i| -loss.derivative(self.y[i], f[i])),
-            Objective::Multiclass(loss) => self.per_row(f, &mut out, |y, f, out| {
+            Objective::Scalar(loss) => par_fill(out, |i| -loss.derivative(self.y[i], f[i])),
+            Objective::Multiclass(loss) => self.per_row(f, out, |y, f, out| {
                 loss.gradient(y, f, out);
                 out.iter_mut().for_each(|g| *g = -*g);
             }),
         }
-        out
     }
 
     /// The diagonal of ∂²ℓ/∂F² at F (n × K).
     pub fn hessian(&self, f: &[f64]) -> Vec<f64> {
         let mut out = vec![0.0; f.len()];
+        self.hessian_into(f, &mut out);
+        out
+    }
+
+    fn hessian_into(&self, f: &[f64], out: &mut [f64]) {
         match self.objective {
-            Objective::Scalar(loss) => {
-                par_fill(&mut out, |i| loss.second_derivative(self.y[i], f[i]))
-            }
+            Objective::Scalar(loss) => par_fill(out, |i| loss.second_derivative(self.y[i], f[i])),
             Objective::Multiclass(loss) => {
-                self.per_row(f, &mut out, |y, f, out| loss.hessian_diag(y, f, out))
+                self.per_row(f, out, |y, f, out| loss.hessian_diag(y, f, out))
             }
         }
-        out
+    }
+
+    /// Leaves −∂ℓ/∂F (and the Hessian diagonal if `need` says so) at `f` in `self.derivs`. `f`
+    /// must be the method's output, where the booster's loss pass may have computed them
+    /// already.
+    pub fn derivatives_at_output(&mut self, f: &[f64], need: Need) {
+        let fresh = self.derivs.fresh;
+        if fresh == Some(need) || fresh == Some(Need::GradientAndHessian) {
+            return;
+        }
+        let mut derivs = std::mem::take(self.derivs);
+        derivs.neg_gradient.resize(f.len(), 0.0);
+        self.negative_gradient_into(f, &mut derivs.neg_gradient);
+        if need == Need::GradientAndHessian {
+            derivs.hessian.resize(f.len(), 0.0);
+            self.hessian_into(f, &mut derivs.hessian);
+        }
+        derivs.fresh = Some(need);
+        *self.derivs = derivs;
     }
 
     /// The proximal direction (prox_{λℓ(y,·)}(z) − z)/λ at z (n × K).
@@ -80,17 +133,19 @@ impl Context<'_> {
 
     /// argmin_c Σ_{rows} w ℓ(y, F + c e_class): the per-leaf line search.
     pub fn leaf_value(&self, f: &[f64], rows: &[u32], class: usize) -> f64 {
+        let w = self.w.slice();
         match self.objective {
-            Objective::Scalar(loss) => loss.leaf_value(self.y, f, self.w, rows),
-            Objective::Multiclass(loss) => loss.leaf_value(self.y, f, self.w, rows, class),
+            Objective::Scalar(loss) => loss.leaf_value(self.y, f, w, rows),
+            Objective::Multiclass(loss) => loss.leaf_value(self.y, f, w, rows, class),
         }
     }
 
     /// argmin_γ Σ w ℓ(y, F + γ B), B n × K.
     pub fn line_search(&self, f: &[f64], b: &[f64]) -> f64 {
+        let w = self.w.slice();
         let gamma = match self.objective {
-            Objective::Scalar(loss) => loss.line_search(self.y, f, b, self.w),
-            Objective::Multiclass(loss) => loss.line_search(self.y, f, b, self.w),
+            Objective::Scalar(loss) => loss.line_search(self.y, f, b, w),
+            Objective::Multiclass(loss) => loss.line_search(self.y, f, b, w),
         };
         if gamma.is_finite() {
             gamma
@@ -117,6 +172,72 @@ pub fn column(matrix: &[f64], k: usize, n_outputs: usize) -> Cow<'_, [f64]> {
     let mut out = vec![0.0; matrix.len() / n_outputs];
     par_fill(&mut out, |i| matrix[i * n_outputs + k]);
     Cow::Owned(out)
+}
+
+/// The training loss Σ w ℓ(y, F) / Σ w at the method's output F, summed as `mean_loss` sums it.
+/// With `need`, the same pass leaves −∂ℓ/∂F (and the Hessian diagonal) at F in `derivs` for the
+/// next iteration, from `Loss::value_and_derivatives` (scalar losses) or the per-row forms
+/// (multiclass losses), which give the numbers the separate passes would.
+pub fn train_loss_pass(
+    objective: &Objective,
+    y: &[f64],
+    f: &[f64],
+    w: &Weights,
+    need: Option<Need>,
+    derivs: &mut Derivatives,
+) -> f64 {
+    let Some(need) = need else {
+        if let Some(w) = w.given() {
+            return mean_loss(objective, y, f, w);
+        }
+        // Unweighted: the terms 1·ℓ of `mean_loss` without the ones.
+        let total = match objective {
+            Objective::Scalar(loss) => par_sum(y.len(), |i| loss.value(y[i], f[i])),
+            Objective::Multiclass(loss) => {
+                let k = loss.n_classes();
+                par_sum(y.len(), |i| loss.value(y[i], &f[i * k..(i + 1) * k]))
+            }
+        };
+        return total / w.total();
+    };
+    let hessian = need == Need::GradientAndHessian;
+    derivs.neg_gradient.resize(f.len(), 0.0);
+    if hessian {
+        derivs.hessian.resize(f.len(), 0.0);
+    }
+    let h_out: &mut [f64] = if hessian {
+        &mut derivs.hessian
+    } else {
+        &mut []
+    };
+    let weight = |i: usize| w.given().map_or(1.0, |w| w[i]);
+    let total = match objective {
+        Objective::Scalar(loss) => {
+            par_sum_rows_mut(1, &mut derivs.neg_gradient, h_out, |i, g, h| {
+                let (value, d1, d2) = loss.value_and_derivatives(y[i], f[i]);
+                g[0] = -d1;
+                if let Some(h) = h.first_mut() {
+                    *h = d2;
+                }
+                // 1·value is value: unweighted rows sum the same numbers as `mean_loss`.
+                weight(i) * value
+            })
+        }
+        Objective::Multiclass(loss) => {
+            let k = loss.n_classes();
+            par_sum_rows_mut(k, &mut derivs.neg_gradient, h_out, |i, g, h| {
+                let f = &f[i * k..(i + 1) * k];
+                loss.gradient(y[i], f, g);
+                g.iter_mut().for_each(|g| *g = -*g);
+                if !h.is_empty() {
+                    loss.hessian_diag(y[i], f, h);
+                }
+                weight(i) * loss.value(y[i], f)
+            })
+        }
+    };
+    derivs.fresh = Some(need);
+    total / w.total()
 }
 
 /// Σ w ℓ(y, F) / Σ w, in parallel and independent of the thread count.

@@ -15,7 +15,7 @@
 //! all enter the model with the same weight η_t · step. For a multiclass loss each class's
 //! gradient column is projected the same way (k_t trees per class).
 
-use super::outputs::column;
+use super::outputs::{column, Need};
 use super::step_rule::{fit_target, Direction};
 use super::vectors::{add_column, axpy};
 use super::{Context, Iteration};
@@ -36,7 +36,10 @@ pub fn step(
 ) -> Iteration {
     let k = ctx.n_outputs();
     let inner = ctx.iteration.min(ctx.params.max_inner);
-    let mut remaining = ctx.negative_gradient(&state.f);
+    // F is the output: the booster's loss pass usually has −g at F already. Its buffer serves
+    // as `remaining` and goes back to the booster afterwards.
+    ctx.derivatives_at_output(&state.f, Need::Gradient);
+    let mut remaining = std::mem::take(&mut ctx.derivs.neg_gradient);
     let mut direction = vec![0.0; state.f.len()];
     // (class, fitted tree) in fitting order.
     let mut trees: Vec<(usize, Direction)> = Vec::with_capacity(inner * k);
@@ -57,9 +60,11 @@ pub fn step(
     };
     let step = ctx.nu() * factor;
     axpy(&mut state.f, step, &direction);
+    ctx.derivs.neg_gradient = remaining;
     let cos = trees.iter().map(|(_, t)| t.cos).collect();
-    for (class, tree) in trees {
-        ctx.add_tree(tree.grown.tree, step, class);
+    for (class, fit) in trees {
+        ctx.add_tree(fit.grown.tree, step, class);
+        ctx.buffers.recycle(fit.grown.rows, fit.values);
     }
     Iteration { cos, step }
 }

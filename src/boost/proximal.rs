@@ -25,7 +25,7 @@
 //! gradient at v. x and v are `Tracked` sequences, so tree weights follow Property 8:
 //! `w ← (w − w_prev)(1 + α) + w_prev` plus the new tree at ν·step.
 
-use super::outputs::column;
+use super::outputs::{column, Need};
 use super::step_rule::{apply_step_rule, fit_newton_all, fit_target};
 use super::tracked::Tracked;
 use super::vectors::{add_column, axpy};
@@ -109,9 +109,20 @@ pub fn step(state: &mut MetaState, ctx: &mut Context<'_>, candidates: &Candidate
     let k = ctx.n_outputs();
 
     let (dirs, factor) = if rule == StepRule::Newton {
-        (fit_newton_all(ctx, &point.train, candidates), 1.0)
+        let (g, h) = (
+            ctx.negative_gradient(&point.train),
+            ctx.hessian(&point.train),
+        );
+        (fit_newton_all(ctx, &g, &h, candidates), 1.0)
     } else {
+        // Without momentum the point is the output x, where the booster's loss pass usually has
+        // −g already; its buffer becomes the target (and Δ).
+        let from_output = switches.direction == DirectionKind::Gradient && !switches.accelerated;
         let mut target = match switches.direction {
+            DirectionKind::Gradient if from_output => {
+                ctx.derivatives_at_output(&point.train, Need::Gradient);
+                std::mem::take(&mut ctx.derivs.neg_gradient)
+            }
             DirectionKind::Gradient => ctx.negative_gradient(&point.train),
             DirectionKind::Proximal => ctx.prox_directions(&point.train, ctx.params.lambda),
         };
@@ -126,23 +137,36 @@ pub fn step(state: &mut MetaState, ctx: &mut Context<'_>, candidates: &Candidate
             for (class, dir) in dirs.iter().enumerate() {
                 add_column(&mut target, -1.0, &dir.values, class);
             }
-            state.delta = target;
+            let old_delta = std::mem::replace(&mut state.delta, target);
+            if from_output {
+                // The old Δ's buffer takes the gradient's place, for the next loss pass.
+                ctx.derivs.neg_gradient = old_delta;
+            }
         }
         let factor = apply_step_rule(ctx, rule, &point.train, &mut dirs);
         (dirs, factor)
     };
     let cos = dirs.iter().map(|d| d.cos).collect();
     let nu = ctx.nu();
-    let mut x_new = point.clone();
+    // x_new ← point + ν·trees in the point's buffers (v, or x without momentum): the point is
+    // not needed afterwards.
+    let mut x_new = match state.v.take() {
+        Some(v) => v,
+        None => std::mem::take(&mut state.x),
+    };
     for (class, dir) in dirs.into_iter().enumerate() {
         // The step rule already scaled the tree, so its weight is ν.
         let tree = ctx.store_tree(dir, class);
         x_new.add_tree(&tree, nu);
+        ctx.buffers.recycle_values(tree.train);
     }
     if switches.accelerated {
         let beta_new = (1.0 + (1.0 + 4.0 * state.beta * state.beta).sqrt()) / 2.0;
         let alpha = (state.beta - 1.0) / beta_new;
-        state.v = Some(Tracked::affine(1.0 + alpha, &x_new, -alpha, &state.x));
+        // v ← (1 + α) x_new − α x, in the old x's buffers.
+        let mut v = std::mem::take(&mut state.x);
+        v.affine_from(1.0 + alpha, &x_new, -alpha);
+        state.v = Some(v);
         state.beta = beta_new;
     }
     state.x = x_new;

@@ -1,12 +1,12 @@
 //! The weak learner and the step rules of SPEC §2, shared by every method: fit a tree to a
 //! target (or a Newton tree at a point), then size the step along it.
 
-use super::history::cosine;
+use super::history::{cosine, cosine_by};
 use super::outputs::column;
 use super::vectors::par_fill;
 use super::Context;
 use crate::params::{Method, StepRule};
-use crate::tree::{grow, Candidates, FitStats, GrownTree};
+use crate::tree::{grow_with, Candidates, FitStats, GrownTree};
 
 /// A fitted tree and its values b(X) on the training rows.
 pub struct Direction {
@@ -18,7 +18,7 @@ pub struct Direction {
 
 impl Direction {
     fn new(ctx: &Context<'_>, grown: GrownTree, target: &[f64]) -> Direction {
-        let values = grown.fitted_values(ctx.data.n_rows());
+        let values = fitted_values(ctx, &grown);
         let cos = cosine(target, &values);
         Direction { grown, values, cos }
     }
@@ -30,53 +30,84 @@ impl Direction {
     }
 }
 
-/// b = argmin Σ w (t − b(x))² over the allowed trees.
-pub fn fit_target(ctx: &Context<'_>, target: &[f64], candidates: &Candidates) -> Direction {
-    let n = target.len();
-    let mut vt = vec![0.0; n];
-    par_fill(&mut vt, |i| ctx.w[i] * target[i]);
-    let grown = grow(
+/// b(X) on the training rows, in a reused buffer (every row is in one leaf, so all are written).
+fn fitted_values(ctx: &Context<'_>, grown: &GrownTree) -> Vec<f64> {
+    let mut values = ctx.buffers.values(ctx.data.n_rows());
+    grown.fitted_values_into(&mut values);
+    values
+}
+
+/// Grows a tree with the booster's reused row lists.
+fn grow(ctx: &Context<'_>, stats: FitStats<'_>, candidates: &Candidates) -> GrownTree {
+    grow_with(
         ctx.data,
-        FitStats { vt: &vt, v: ctx.w },
+        stats,
         &ctx.params.tree,
         candidates,
-    );
+        &mut ctx.buffers.grow(),
+    )
+}
+
+/// b = argmin Σ w (t − b(x))² over the allowed trees.
+pub fn fit_target(ctx: &Context<'_>, target: &[f64], candidates: &Candidates) -> Direction {
+    let grown = match ctx.w.given() {
+        // Unit weights: vt = 1·t = t, and the kernel's unit-weight path needs no vector of ones.
+        None => grow(ctx, FitStats { vt: target, v: &[] }, candidates),
+        Some(w) => {
+            let mut vt = vec![0.0; target.len()];
+            par_fill(&mut vt, |i| w[i] * target[i]);
+            grow(ctx, FitStats { vt: &vt, v: w }, candidates)
+        }
+    };
     Direction::new(ctx, grown, target)
 }
 
-/// The Newton tree of one output: grown on −g/h with weights w·h, where `gradient` and
+/// The Newton tree of one output: grown on −g/h with weights w·h, where `neg_gradient` (−g) and
 /// `hessian` are that output's columns at the current point; its leaves are the Newton steps
 /// −Σ w g / (Σ w h + λ_leaf).
 pub fn fit_newton(
     ctx: &Context<'_>,
-    gradient: &[f64],
+    neg_gradient: &[f64],
     hessian: &[f64],
     candidates: &Candidates,
 ) -> Direction {
-    let n = gradient.len();
-    let (mut vt, mut v) = (vec![0.0; n], vec![0.0; n]);
-    par_fill(&mut vt, |i| -ctx.w[i] * gradient[i]);
-    par_fill(&mut v, |i| ctx.w[i] * hessian[i]);
-    let grown = grow(
-        ctx.data,
-        FitStats { vt: &vt, v: &v },
-        &ctx.params.tree,
-        candidates,
-    );
-    let mut target = vec![0.0; n];
-    par_fill(&mut target, |i| if v[i] > 0.0 { vt[i] / v[i] } else { 0.0 });
-    Direction::new(ctx, grown, &target)
+    let weighted;
+    // vt = w·(−g), v = w·h; with unit weights these are −g and h themselves (1·x = x).
+    let (vt, v) = match ctx.w.given() {
+        None => (neg_gradient, hessian),
+        Some(w) => {
+            let n = neg_gradient.len();
+            let (mut vt, mut v) = (vec![0.0; n], vec![0.0; n]);
+            par_fill(&mut vt, |i| w[i] * neg_gradient[i]);
+            par_fill(&mut v, |i| w[i] * hessian[i]);
+            weighted = (vt, v);
+            (&weighted.0[..], &weighted.1[..])
+        }
+    };
+    let grown = grow(ctx, FitStats { vt, v }, candidates);
+    let values = fitted_values(ctx, &grown);
+    // cos(−g/h, b) without a vector for the target −g/h.
+    let cos = cosine_by(|i| if v[i] > 0.0 { vt[i] / v[i] } else { 0.0 }, &values);
+    Direction { grown, values, cos }
 }
 
-/// Newton trees for every output at point `f` (n × K).
-pub fn fit_newton_all(ctx: &Context<'_>, f: &[f64], candidates: &Candidates) -> Vec<Direction> {
+/// Newton trees for every output from −∂ℓ/∂F and the Hessian diagonal at the current point
+/// (n × K each).
+pub fn fit_newton_all(
+    ctx: &Context<'_>,
+    neg_gradient: &[f64],
+    hessian: &[f64],
+    candidates: &Candidates,
+) -> Vec<Direction> {
     let k = ctx.n_outputs();
-    let (gradient, hessian) = (ctx.negative_gradient(f), ctx.hessian(f));
     (0..k)
         .map(|class| {
-            let mut g = column(&gradient, class, k).into_owned();
-            g.iter_mut().for_each(|g| *g = -*g);
-            fit_newton(ctx, &g, &column(&hessian, class, k), candidates)
+            fit_newton(
+                ctx,
+                &column(neg_gradient, class, k),
+                &column(hessian, class, k),
+                candidates,
+            )
         })
         .collect()
 }

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::vectors::{add_column, CHUNK};
 use rayon::prelude::*;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Tracked {
     pub train: Vec<f64>,
     pub valid: Option<Vec<f64>>,
@@ -79,6 +79,21 @@ impl Tracked {
         }
     }
 
+    /// self ← a·x + b·self: the numbers of `Tracked::affine(a, x, b, self)` (same expressions,
+    /// same order), in self's buffers instead of a copy of x.
+    pub fn affine_from(&mut self, a: f64, x: &Tracked, b: f64) {
+        combine_from(&mut self.train, a, &x.train, b);
+        if let (Some(valid), Some(other)) = (self.valid.as_mut(), x.valid.as_ref()) {
+            combine_from(valid, a, other, b);
+        }
+        if self.weights.len() < x.weights.len() {
+            self.weights.resize(x.weights.len(), 0.0);
+        }
+        for (j, w) in self.weights.iter_mut().enumerate() {
+            *w = a * x.weights.get(j).copied().unwrap_or(0.0) + b * *w;
+        }
+    }
+
     /// The weights over a store of `n_trees` trees.
     pub fn weights_for(&self, n_trees: usize) -> Vec<f64> {
         let mut weights = self.weights.clone();
@@ -93,6 +108,14 @@ fn combine(x: &mut [f64], a: f64, b: f64, y: &[f64]) {
         .with_min_len(CHUNK)
         .zip(y.par_iter())
         .for_each(|(x, &y)| *x = a * *x + b * y);
+}
+
+/// y ← a·x + b·y
+fn combine_from(y: &mut [f64], a: f64, x: &[f64], b: f64) {
+    y.par_iter_mut()
+        .with_min_len(CHUNK)
+        .zip(x.par_iter())
+        .for_each(|(y, &x)| *y = a * x + b * *y);
 }
 
 #[cfg(test)]
@@ -115,6 +138,13 @@ mod tests {
         y.add_tree(&t1, 2.0);
         let z = Tracked::affine(0.25, &x, 0.75, &y);
         assert_eq!(z.weights, vec![0.125, 1.5]);
+        // The in-place form gives the same numbers, whichever sequence has more weights.
+        let mut in_place = y.clone();
+        in_place.affine_from(0.25, &x, 0.75);
+        assert_eq!(in_place, z);
+        let mut reversed = x.clone();
+        reversed.affine_from(0.75, &y, 0.25);
+        assert_eq!(reversed, Tracked::affine(0.75, &y, 0.25, &x));
         for i in 0..3 {
             let expected = 1.0 + 0.125 * t0.train[i] + 1.5 * t1.train[i];
             assert!((z.train[i] - expected).abs() < 1e-12);

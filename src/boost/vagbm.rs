@@ -29,16 +29,19 @@ pub struct VagbmState {
 pub fn step(state: &mut VagbmState, ctx: &mut Context<'_>, candidates: &Candidates) -> Iteration {
     let m = state.m as f64;
     let theta = 2.0 / (m + 2.0);
-    let g = Tracked::affine(1.0 - theta, &state.f, theta, &state.h);
-    let mut r = vec![0.0; g.train.len()];
+    // g ← (1−θ) f + θ h in f's buffers: f's old value is not needed again (f ← g + η b).
+    state.f.affine_assign(1.0 - theta, theta, &state.h);
+    let g = &state.f;
+    let mut r = ctx.buffers.values(g.train.len());
     par_fill(&mut r, |i| -ctx.loss().derivative(ctx.y[i], g.train[i]));
     let b = fit_target(ctx, &r, candidates);
     let eta = ctx.params.learning_rate * ctx.rho();
     let cos = vec![b.cos];
     let b = ctx.store_tree(b, 0);
-    state.f = g;
     state.f.add_tree(&b, eta);
     state.h.add_tree(&b, eta / theta);
+    ctx.buffers.recycle_values(b.train);
+    ctx.buffers.recycle_values(r);
     state.m += 1;
     ctx.publish(&state.f);
     Iteration { cos, step: eta }

@@ -18,6 +18,43 @@ pub fn par_sum(n: usize, term: impl Fn(usize) -> f64 + Sync) -> f64 {
     partials.iter().sum()
 }
 
+/// Σ_i term(i, a_i, b_i) over the n rows of the row-major n × k matrices `a` and `b` (row i's
+/// entries are passed mutably; `b` may be empty, then every b_i is), summed in the fixed row
+/// chunks and order of `par_sum`: a pass that both sums and fills gives the same sum.
+pub fn par_sum_rows_mut(
+    k: usize,
+    a: &mut [f64],
+    b: &mut [f64],
+    term: impl Fn(usize, &mut [f64], &mut [f64]) -> f64 + Sync,
+) -> f64 {
+    let chunk_sum = |c: usize, a: &mut [f64], b: &mut [f64]| {
+        let rows = a.len() / k;
+        (0..rows)
+            .map(|j| {
+                let b_row = if b.is_empty() {
+                    &mut [][..]
+                } else {
+                    &mut b[j * k..(j + 1) * k]
+                };
+                term(c * CHUNK + j, &mut a[j * k..(j + 1) * k], b_row)
+            })
+            .sum::<f64>()
+    };
+    let partials: Vec<f64> = if b.is_empty() {
+        a.par_chunks_mut(CHUNK * k)
+            .enumerate()
+            .map(|(c, a)| chunk_sum(c, a, &mut []))
+            .collect()
+    } else {
+        a.par_chunks_mut(CHUNK * k)
+            .zip(b.par_chunks_mut(CHUNK * k))
+            .enumerate()
+            .map(|(c, (a, b))| chunk_sum(c, a, b))
+            .collect()
+    };
+    partials.iter().sum()
+}
+
 /// out[i] = value(i) for every row, in parallel.
 pub fn par_fill(out: &mut [f64], value: impl Fn(usize) -> f64 + Sync) {
     out.par_iter_mut()

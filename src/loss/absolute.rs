@@ -10,31 +10,10 @@
 //! * Neither smooth nor strongly convex: σ, μ = None.
 
 use super::solve::{self, Kink};
-use super::Loss;
+use super::{Loss, Terms};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Absolute;
-
-impl Absolute {
-    fn argmin(rows: impl Iterator<Item = (f64, f64, f64, f64)>) -> f64 {
-        let mut kinks = Vec::new();
-        let mut slope = 0.0;
-        for (y, f, b, w) in rows {
-            let a = w * b.abs();
-            if a > 0.0 {
-                kinks.push(Kink {
-                    at: (y - f) / b,
-                    jump: 2.0 * a,
-                });
-                slope -= a;
-            }
-        }
-        if kinks.is_empty() {
-            return 0.0;
-        }
-        solve::pick(solve::piecewise_linear_argmin(slope, &mut kinks))
-    }
-}
 
 impl Loss for Absolute {
     fn name(&self) -> &'static str {
@@ -59,17 +38,20 @@ impl Loss for Absolute {
         let r = z - y;
         y + r.signum() * (r.abs() - lambda).max(0.0)
     }
-    fn init(&self, y: &[f64], w: &[f64]) -> f64 {
-        Self::argmin(y.iter().zip(w).map(|(&y, &w)| (y, 0.0, 1.0, w)))
-    }
-    fn leaf_value(&self, y: &[f64], f: &[f64], w: &[f64], rows: &[u32]) -> f64 {
-        Self::argmin(
-            rows.iter()
-                .map(|&i| (y[i as usize], f[i as usize], 1.0, w[i as usize])),
-        )
-    }
-    fn line_search(&self, y: &[f64], f: &[f64], b: &[f64], w: &[f64]) -> f64 {
-        Self::argmin((0..y.len()).map(|i| (y[i], f[i], b[i], w[i])))
+    fn minimize(&self, terms: Terms<'_>) -> f64 {
+        let mut kinks = Vec::new();
+        let mut slope = 0.0;
+        for (y, f, b, w) in terms.iter() {
+            let a = w * b.abs();
+            if a > 0.0 {
+                kinks.push(Kink {
+                    at: (y - f) / b,
+                    jump: 2.0 * a,
+                });
+                slope -= a;
+            }
+        }
+        solve::piecewise_linear_point(slope, &mut kinks)
     }
     fn sigma(&self) -> Option<f64> {
         None

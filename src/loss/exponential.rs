@@ -16,7 +16,7 @@
 //! * `response` = σ(2βf), the population minimiser's probability (f* = ln(p/(1−p))/(2β)).
 
 use super::solve::{self, log_sum_exp, sigmoid, Slope};
-use super::Loss;
+use super::{Loss, Terms};
 
 #[derive(Debug, Clone, Copy)]
 pub struct Exponential {
@@ -30,17 +30,18 @@ impl Exponential {
     fn cap(&self) -> f64 {
         solve::NEGLIGIBLE_LN / self.beta
     }
-    /// (ln Σ_{y>0} w e^{−βf} − ln Σ_{y<0} w e^{βf})/(2β); ±cap when one class is absent.
-    fn log_ratio(&self, rows: impl Iterator<Item = (f64, f64, f64)> + Clone) -> f64 {
-        let live = rows.filter(|&(_, _, w)| w > 0.0);
+    /// (ln Σ_{y>0} w e^{−βf} − ln Σ_{y<0} w e^{βf})/(2β), the argmin when every b = 1; ±cap when
+    /// one class is absent.
+    fn log_ratio(&self, terms: Terms<'_>) -> f64 {
+        let live = terms.iter().filter(|&(_, _, _, w)| w > 0.0);
         let pos = log_sum_exp(
             live.clone()
                 .filter(|r| r.0 > 0.0)
-                .map(|(_, f, w)| w.ln() - self.beta * f),
+                .map(|(_, f, _, w)| w.ln() - self.beta * f),
         );
         let neg = log_sum_exp(
             live.filter(|r| r.0 < 0.0)
-                .map(|(_, f, w)| w.ln() + self.beta * f),
+                .map(|(_, f, _, w)| w.ln() + self.beta * f),
         );
         match (pos == f64::NEG_INFINITY, neg == f64::NEG_INFINITY) {
             (true, true) => 0.0,
@@ -65,6 +66,13 @@ impl Loss for Exponential {
         let a = self.beta * y;
         a * a * (-a * f).exp()
     }
+    fn value_and_derivatives(&self, y: f64, f: f64) -> (f64, f64, f64) {
+        // One exponential for the three; −(βy) f = (−β) y f exactly, so each result is identical
+        // to the separate form's.
+        let e = (-self.beta * y * f).exp();
+        let a = self.beta * y;
+        (e, -self.beta * y * e, a * a * e)
+    }
     fn prox(&self, y: f64, z: f64, lambda: f64) -> f64 {
         let a = self.beta * y;
         if a == 0.0 {
@@ -73,35 +81,29 @@ impl Loss for Exponential {
         let v = solve::lambert_w_exp((lambda * a * a).ln() - a * z);
         z + v / a
     }
-    fn init(&self, y: &[f64], w: &[f64]) -> f64 {
-        self.log_ratio(y.iter().zip(w).map(|(&y, &w)| (y, 0.0, w)))
-    }
-    fn leaf_value(&self, y: &[f64], f: &[f64], w: &[f64], rows: &[u32]) -> f64 {
-        self.log_ratio(
-            rows.iter()
-                .map(|&i| (y[i as usize], f[i as usize], w[i as usize])),
-        )
-    }
-    fn line_search(&self, y: &[f64], f: &[f64], b: &[f64], w: &[f64]) -> f64 {
-        let live: Vec<usize> = (0..y.len())
-            .filter(|&i| w[i] > 0.0 && b[i] != 0.0 && y[i] != 0.0)
-            .collect();
-        if live.is_empty() {
+    fn minimize(&self, terms: Terms<'_>) -> f64 {
+        if let Terms::Constant { .. } | Terms::Leaf { .. } = terms {
+            return self.log_ratio(terms);
+        }
+        let live = terms
+            .iter()
+            .filter(|&(y, _, b, w)| w > 0.0 && b != 0.0 && y != 0.0);
+        if live.clone().next().is_none() {
             return 0.0;
         }
         let beta = self.beta;
         let deriv = |g: f64| {
-            let expo = |i: usize| -beta * y[i] * (f[i] + g * b[i]);
+            let expo = |y: f64, f: f64, b: f64| -beta * y * (f + g * b);
             let m = live
-                .iter()
-                .map(|&i| expo(i))
+                .clone()
+                .map(|(y, f, b, _)| expo(y, f, b))
                 .fold(f64::NEG_INFINITY, f64::max);
             let (mut d1, mut d2, mut noise) = (0.0, 0.0, 0.0);
-            for &i in &live {
-                let (a, e) = (beta * y[i], (expo(i) - m).exp());
-                d1 -= w[i] * b[i] * a * e;
-                d2 += w[i] * b[i] * b[i] * a * a * e;
-                noise += (w[i] * b[i] * a * e).abs();
+            for (y, f, b, w) in live.clone() {
+                let (a, e) = (beta * y, (expo(y, f, b) - m).exp());
+                d1 -= w * b * a * e;
+                d2 += w * b * b * a * a * e;
+                noise += (w * b * a * e).abs();
             }
             Slope {
                 d1,

@@ -14,34 +14,10 @@
 //! * σ, μ = None.
 
 use super::solve::{self, Kink};
-use super::Loss;
+use super::{Loss, Terms};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Hinge;
-
-impl Hinge {
-    fn argmin(rows: impl Iterator<Item = (f64, f64, f64, f64)>) -> f64 {
-        let mut kinks = Vec::new();
-        let mut slope = 0.0;
-        for (y, f, b, w) in rows {
-            // Row term: w · max(0, 1 − y f − γ a) with a = y b.
-            let a = y * b;
-            if w > 0.0 && a != 0.0 {
-                kinks.push(Kink {
-                    at: (1.0 - y * f) / a,
-                    jump: w * a.abs(),
-                });
-                if a > 0.0 {
-                    slope -= w * a;
-                }
-            }
-        }
-        if kinks.is_empty() {
-            return 0.0;
-        }
-        solve::pick(solve::piecewise_linear_argmin(slope, &mut kinks))
-    }
-}
 
 impl Loss for Hinge {
     fn name(&self) -> &'static str {
@@ -70,24 +46,34 @@ impl Loss for Hinge {
             y
         }
     }
-    fn init(&self, y: &[f64], w: &[f64]) -> f64 {
-        let s: f64 = y.iter().zip(w).map(|(y, w)| y * w).sum();
-        if s > 0.0 {
-            1.0
-        } else if s < 0.0 {
-            -1.0
-        } else {
-            0.0
+    fn minimize(&self, terms: Terms<'_>) -> f64 {
+        if let Terms::Constant { y, w } = terms {
+            // The constant minimiser in closed form, sign(Σ w y) (see the header).
+            let s: f64 = y.iter().zip(w).map(|(y, w)| y * w).sum();
+            return if s > 0.0 {
+                1.0
+            } else if s < 0.0 {
+                -1.0
+            } else {
+                0.0
+            };
         }
-    }
-    fn leaf_value(&self, y: &[f64], f: &[f64], w: &[f64], rows: &[u32]) -> f64 {
-        Self::argmin(
-            rows.iter()
-                .map(|&i| (y[i as usize], f[i as usize], 1.0, w[i as usize])),
-        )
-    }
-    fn line_search(&self, y: &[f64], f: &[f64], b: &[f64], w: &[f64]) -> f64 {
-        Self::argmin((0..y.len()).map(|i| (y[i], f[i], b[i], w[i])))
+        let mut kinks = Vec::new();
+        let mut slope = 0.0;
+        for (y, f, b, w) in terms.iter() {
+            // Row term: w · max(0, 1 − y f − γ a) with a = y b.
+            let a = y * b;
+            if w > 0.0 && a != 0.0 {
+                kinks.push(Kink {
+                    at: (1.0 - y * f) / a,
+                    jump: w * a.abs(),
+                });
+                if a > 0.0 {
+                    slope -= w * a;
+                }
+            }
+        }
+        solve::piecewise_linear_point(slope, &mut kinks)
     }
     fn sigma(&self) -> Option<f64> {
         None

@@ -10,7 +10,7 @@
 //!   that are inside their quadratic zone (O(n log n)). When the zero set is an interval (every
 //!   row saturated, balanced), its midpoint is returned. Negative steps are allowed.
 
-use super::Loss;
+use super::{Loss, Terms};
 
 #[derive(Debug, Clone, Copy)]
 pub struct Huber {
@@ -73,33 +73,6 @@ impl Huber {
     pub fn new(delta: f64) -> Self {
         Huber { delta }
     }
-    fn argmin(&self, rows: impl Iterator<Item = (f64, f64, f64, f64)>) -> f64 {
-        let mut ramps: Vec<Ramp> = Vec::new();
-        for (y, f, b, w) in rows {
-            if w > 0.0 && b != 0.0 {
-                let half = self.delta / b.abs();
-                ramps.push(Ramp {
-                    t: (y - f) / b,
-                    half,
-                    a: w * b * b,
-                    cap: w * b.abs() * self.delta,
-                });
-            }
-        }
-        if ramps.is_empty() {
-            return 0.0;
-        }
-        let left = first_root(&ramps);
-        for r in ramps.iter_mut() {
-            r.t = -r.t;
-        }
-        let right = -first_root(&ramps);
-        if right > left {
-            left + 0.5 * (right - left)
-        } else {
-            left
-        }
-    }
 }
 
 impl Loss for Huber {
@@ -132,17 +105,32 @@ impl Loss for Huber {
             z - lambda * self.delta * r.signum()
         }
     }
-    fn init(&self, y: &[f64], w: &[f64]) -> f64 {
-        self.argmin(y.iter().zip(w).map(|(&y, &w)| (y, 0.0, 1.0, w)))
-    }
-    fn leaf_value(&self, y: &[f64], f: &[f64], w: &[f64], rows: &[u32]) -> f64 {
-        self.argmin(
-            rows.iter()
-                .map(|&i| (y[i as usize], f[i as usize], 1.0, w[i as usize])),
-        )
-    }
-    fn line_search(&self, y: &[f64], f: &[f64], b: &[f64], w: &[f64]) -> f64 {
-        self.argmin((0..y.len()).map(|i| (y[i], f[i], b[i], w[i])))
+    fn minimize(&self, terms: Terms<'_>) -> f64 {
+        let mut ramps: Vec<Ramp> = Vec::new();
+        for (y, f, b, w) in terms.iter() {
+            if w > 0.0 && b != 0.0 {
+                let half = self.delta / b.abs();
+                ramps.push(Ramp {
+                    t: (y - f) / b,
+                    half,
+                    a: w * b * b,
+                    cap: w * b.abs() * self.delta,
+                });
+            }
+        }
+        if ramps.is_empty() {
+            return 0.0;
+        }
+        let left = first_root(&ramps);
+        for r in ramps.iter_mut() {
+            r.t = -r.t;
+        }
+        let right = -first_root(&ramps);
+        if right > left {
+            left + 0.5 * (right - left)
+        } else {
+            left
+        }
     }
     fn sigma(&self) -> Option<f64> {
         Some(1.0)

@@ -17,7 +17,7 @@
 //!   inf for finite scores, even ±1e6.
 
 use super::solve::{self, sigmoid, softplus, Slope};
-use super::Loss;
+use super::{Loss, Terms};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Logistic {
@@ -32,24 +32,22 @@ impl Logistic {
         let s = sigmoid(-(y * f).abs());
         y * y * s * (1.0 - s) + self.ridge
     }
-    fn argmin(&self, rows: impl Iterator<Item = (f64, f64, f64, f64)> + Clone) -> f64 {
-        let deriv = |g: f64| {
-            let (mut d1, mut d2, mut noise) = (0.0, 0.0, 0.0);
-            for (y, f, b, w) in rows.clone() {
-                if w != 0.0 && b != 0.0 {
-                    let u = f + g * b;
-                    let t = w * b * self.derivative(y, u);
-                    d1 += t;
-                    d2 += w * b * b * self.curvature(y, u);
-                    noise += t.abs();
-                }
+    /// The constant minimiser without ridge in closed form, ln(W₊/W₋) (capped, see the header).
+    fn log_odds(&self, y: &[f64], w: &[f64]) -> f64 {
+        let (mut pos, mut neg) = (0.0, 0.0);
+        for (&y, &w) in y.iter().zip(w) {
+            if y > 0.0 {
+                pos += w;
+            } else if y < 0.0 {
+                neg += w;
             }
-            Slope {
-                noise,
-                ..Slope::new(d1, d2)
-            }
-        };
-        solve::minimize_convex(deriv, solve::LINE_SEARCH_TOL, solve::LINE_SEARCH_MAX_ITER)
+        }
+        match (pos > 0.0, neg > 0.0) {
+            (false, false) => 0.0,
+            (true, false) => solve::NEGLIGIBLE_LN,
+            (false, true) => -solve::NEGLIGIBLE_LN,
+            (true, true) => pos.ln() - neg.ln(),
+        }
     }
 }
 
@@ -65,6 +63,25 @@ impl Loss for Logistic {
     }
     fn second_derivative(&self, y: f64, f: f64) -> f64 {
         self.curvature(y, f)
+    }
+    fn value_and_derivatives(&self, y: f64, f: f64) -> (f64, f64, f64) {
+        // softplus, sigmoid and the curvature all use e = exp(−|y f|); each expression below is
+        // the one of `value`, `derivative`, `second_derivative` with that e substituted, so the
+        // results are identical.
+        let x = -y * f;
+        let e = (-x.abs()).exp();
+        let ridge = 0.5 * self.ridge * f * f;
+        let value = x.max(0.0) + e.ln_1p() + ridge;
+        let sigmoid_x = if x >= 0.0 {
+            1.0 / (1.0 + e)
+        } else {
+            e / (1.0 + e)
+        };
+        let derivative = -y * sigmoid_x + self.ridge * f;
+        // sigmoid(−|y f|) = e/(1 + e), also when y f = 0 (e = 1: both branches give 1/2).
+        let s = e / (1.0 + e);
+        let curvature = y * y * s * (1.0 - s) + self.ridge;
+        (value, derivative, curvature)
     }
     fn prox(&self, y: f64, z: f64, lambda: f64) -> f64 {
         let h = |u: f64| {
@@ -98,33 +115,27 @@ impl Loss for Logistic {
             solve::PROX_MAX_ITER,
         )
     }
-    fn init(&self, y: &[f64], w: &[f64]) -> f64 {
-        if self.ridge > 0.0 {
-            return self.argmin(y.iter().zip(w).map(|(&y, &w)| (y, 0.0, 1.0, w)));
+    fn minimize(&self, terms: Terms<'_>) -> f64 {
+        if let (Terms::Constant { y, w }, false) = (terms, self.ridge > 0.0) {
+            return self.log_odds(y, w);
         }
-        let (mut pos, mut neg) = (0.0, 0.0);
-        for (&y, &w) in y.iter().zip(w) {
-            if y > 0.0 {
-                pos += w;
-            } else if y < 0.0 {
-                neg += w;
+        let deriv = |g: f64| {
+            let (mut d1, mut d2, mut noise) = (0.0, 0.0, 0.0);
+            for (y, f, b, w) in terms.iter() {
+                if w != 0.0 && b != 0.0 {
+                    let u = f + g * b;
+                    let t = w * b * self.derivative(y, u);
+                    d1 += t;
+                    d2 += w * b * b * self.curvature(y, u);
+                    noise += t.abs();
+                }
             }
-        }
-        match (pos > 0.0, neg > 0.0) {
-            (false, false) => 0.0,
-            (true, false) => solve::NEGLIGIBLE_LN,
-            (false, true) => -solve::NEGLIGIBLE_LN,
-            (true, true) => pos.ln() - neg.ln(),
-        }
-    }
-    fn leaf_value(&self, y: &[f64], f: &[f64], w: &[f64], rows: &[u32]) -> f64 {
-        self.argmin(
-            rows.iter()
-                .map(|&i| (y[i as usize], f[i as usize], 1.0, w[i as usize])),
-        )
-    }
-    fn line_search(&self, y: &[f64], f: &[f64], b: &[f64], w: &[f64]) -> f64 {
-        self.argmin((0..y.len()).map(|i| (y[i], f[i], b[i], w[i])))
+            Slope {
+                noise,
+                ..Slope::new(d1, d2)
+            }
+        };
+        solve::minimize_convex(deriv, solve::LINE_SEARCH_TOL, solve::LINE_SEARCH_MAX_ITER)
     }
     fn sigma(&self) -> Option<f64> {
         Some(0.25 + self.ridge)

@@ -4,6 +4,8 @@
 //! Every one-dimensional minimisation the step rules need (`init`, per-leaf line search, line search
 //! along a tree) is `argmin_c Σ w_i ℓ(y_i, f_i + c·b_i)` over some rows; each loss answers it in
 //! closed form where one exists and with the shared safeguarded solvers of `solve.rs` otherwise.
+//! A scalar loss implements it once, as `Loss::minimize` over [`Terms`]; the three entry points
+//! are provided methods that only describe their terms.
 //!
 //! Conventions shared by every loss:
 //! * `derivative` is ∂ℓ/∂f (squared: f − y); at a kink it is a subgradient (the paper's choice).
@@ -53,12 +55,22 @@ pub trait Loss: Send + Sync + Debug {
     fn second_derivative(&self, y: f64, f: f64) -> f64;
     /// prox_{λ ℓ(y, ·)}(z) = argmin_u ℓ(y, u) + (u − z)² / (2λ).
     fn prox(&self, y: f64, z: f64, lambda: f64) -> f64;
+    /// argmin_c Σ w_i ℓ(y_i, f_i + c·b_i) over `terms`, with the conventions of this module (0 for
+    /// a zero direction or zero total weight). The one place each loss answers every 1-D
+    /// minimisation; `init`, `leaf_value` and `line_search` only name the shape of the terms.
+    fn minimize(&self, terms: Terms<'_>) -> f64;
     /// The constant minimiser argmin_c Σ w ℓ(y, c).
-    fn init(&self, y: &[f64], w: &[f64]) -> f64;
+    fn init(&self, y: &[f64], w: &[f64]) -> f64 {
+        self.minimize(Terms::Constant { y, w })
+    }
     /// argmin_c Σ_{i ∈ rows} w_i ℓ(y_i, f_i + c): the per-leaf line search.
-    fn leaf_value(&self, y: &[f64], f: &[f64], w: &[f64], rows: &[u32]) -> f64;
+    fn leaf_value(&self, y: &[f64], f: &[f64], w: &[f64], rows: &[u32]) -> f64 {
+        self.minimize(Terms::Leaf { y, f, w, rows })
+    }
     /// argmin_γ Σ w_i ℓ(y_i, f_i + γ b_i): the line search along a tree's predictions.
-    fn line_search(&self, y: &[f64], f: &[f64], b: &[f64], w: &[f64]) -> f64;
+    fn line_search(&self, y: &[f64], f: &[f64], b: &[f64], w: &[f64]) -> f64 {
+        self.minimize(Terms::Along { y, f, b, w })
+    }
     /// Smoothness constant σ (ℓ'' ≤ σ), if ℓ is smooth.
     fn sigma(&self) -> Option<f64>;
     /// Strong-convexity constant μ (ℓ'' ≥ μ), if positive.
@@ -70,6 +82,18 @@ pub trait Loss: Send + Sync + Debug {
     /// Maps a link-scale score to the response scale (probability for binary losses).
     fn response(&self, f: f64) -> f64 {
         f
+    }
+
+    /// (ℓ, ∂ℓ/∂f, ∂²ℓ/∂f²) at one point, bit for bit equal to `value`, `derivative` and
+    /// `second_derivative`. The booster's per-iteration loss pass calls it; losses whose three
+    /// forms share their costly part (one `exp` for the logistic and exponential losses) override
+    /// it.
+    fn value_and_derivatives(&self, y: f64, f: f64) -> (f64, f64, f64) {
+        (
+            self.value(y, f),
+            self.derivative(y, f),
+            self.second_derivative(y, f),
+        )
     }
 
     /// Σ w ℓ(y, f) / Σ w.
@@ -101,6 +125,80 @@ pub trait Loss: Send + Sync + Debug {
         }
     }
 }
+
+/// The terms (y_i, f_i, b_i, w_i) of a one-dimensional minimisation argmin_c Σ w ℓ(y, f + c·b).
+/// The shape is kept (rather than only an iterator) so that a loss can take a closed form that
+/// holds for some shapes only, e.g. the ones with b = 1.
+#[derive(Debug, Clone, Copy)]
+pub enum Terms<'a> {
+    /// `init`: f = 0, b = 1 over all rows.
+    Constant { y: &'a [f64], w: &'a [f64] },
+    /// The per-leaf line search: b = 1 over the rows of one leaf.
+    Leaf {
+        y: &'a [f64],
+        f: &'a [f64],
+        w: &'a [f64],
+        rows: &'a [u32],
+    },
+    /// The line search along a tree's predictions b, all rows.
+    Along {
+        y: &'a [f64],
+        f: &'a [f64],
+        b: &'a [f64],
+        w: &'a [f64],
+    },
+}
+
+impl<'a> Terms<'a> {
+    /// The terms as (y, f, b, w) tuples, without allocating; `Clone`, so that iterative solvers
+    /// can pass over them several times.
+    pub fn iter(&self) -> TermsIter<'a> {
+        let len = match *self {
+            // A shorter `w` ends the terms, as the zip of the former `init`s did.
+            Terms::Constant { y, w } => y.len().min(w.len()),
+            Terms::Leaf { rows, .. } => rows.len(),
+            Terms::Along { y, .. } => y.len(),
+        };
+        TermsIter {
+            terms: *self,
+            next: 0,
+            len,
+        }
+    }
+}
+
+/// Iterator over [`Terms`], yielding (y, f, b, w).
+#[derive(Debug, Clone)]
+pub struct TermsIter<'a> {
+    terms: Terms<'a>,
+    next: usize,
+    len: usize,
+}
+
+impl Iterator for TermsIter<'_> {
+    type Item = (f64, f64, f64, f64);
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.next >= self.len {
+            return None;
+        }
+        let i = self.next;
+        self.next += 1;
+        Some(match self.terms {
+            Terms::Constant { y, w } => (y[i], 0.0, 1.0, w[i]),
+            Terms::Leaf { y, f, w, rows } => {
+                let r = rows[i] as usize;
+                (y[r], f[r], 1.0, w[r])
+            }
+            Terms::Along { y, f, b, w } => (y[i], f[i], b[i], w[i]),
+        })
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.len - self.next;
+        (left, Some(left))
+    }
+}
+
+impl ExactSizeIterator for TermsIter<'_> {}
 
 /// A multiclass loss: labels are class indices 0..K−1 stored as f64, scores are K values per row,
 /// stored row-major (n × K) in every slice argument `f`, `b`, `z`.

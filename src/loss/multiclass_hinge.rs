@@ -87,10 +87,7 @@ impl MulticlassHinge {
             }
             slope += envelope_kinks(&mut lines, w[i], &mut hull, &mut kinks);
         }
-        if kinks.is_empty() {
-            return 0.0;
-        }
-        solve::pick(solve::piecewise_linear_argmin(slope, &mut kinks))
+        solve::piecewise_linear_point(slope, &mut kinks)
     }
 }
 

@@ -10,7 +10,7 @@
 //! * σ, μ = None.
 
 use super::solve::{self, Kink};
-use super::Loss;
+use super::{Loss, Terms};
 
 #[derive(Debug, Clone, Copy)]
 pub struct Pinball {
@@ -20,28 +20,6 @@ pub struct Pinball {
 impl Pinball {
     pub fn new(tau: f64) -> Self {
         Pinball { tau }
-    }
-    fn argmin(&self, rows: impl Iterator<Item = (f64, f64, f64, f64)>) -> f64 {
-        let mut kinks = Vec::new();
-        let mut slope = 0.0;
-        for (y, f, b, w) in rows {
-            let a = w * b.abs();
-            if a > 0.0 {
-                kinks.push(Kink {
-                    at: (y - f) / b,
-                    jump: a,
-                });
-                slope -= if b > 0.0 {
-                    self.tau * a
-                } else {
-                    (1.0 - self.tau) * a
-                };
-            }
-        }
-        if kinks.is_empty() {
-            return 0.0;
-        }
-        solve::pick(solve::piecewise_linear_argmin(slope, &mut kinks))
     }
 }
 
@@ -75,17 +53,24 @@ impl Loss for Pinball {
             y
         }
     }
-    fn init(&self, y: &[f64], w: &[f64]) -> f64 {
-        self.argmin(y.iter().zip(w).map(|(&y, &w)| (y, 0.0, 1.0, w)))
-    }
-    fn leaf_value(&self, y: &[f64], f: &[f64], w: &[f64], rows: &[u32]) -> f64 {
-        self.argmin(
-            rows.iter()
-                .map(|&i| (y[i as usize], f[i as usize], 1.0, w[i as usize])),
-        )
-    }
-    fn line_search(&self, y: &[f64], f: &[f64], b: &[f64], w: &[f64]) -> f64 {
-        self.argmin((0..y.len()).map(|i| (y[i], f[i], b[i], w[i])))
+    fn minimize(&self, terms: Terms<'_>) -> f64 {
+        let mut kinks = Vec::new();
+        let mut slope = 0.0;
+        for (y, f, b, w) in terms.iter() {
+            let a = w * b.abs();
+            if a > 0.0 {
+                kinks.push(Kink {
+                    at: (y - f) / b,
+                    jump: a,
+                });
+                slope -= if b > 0.0 {
+                    self.tau * a
+                } else {
+                    (1.0 - self.tau) * a
+                };
+            }
+        }
+        solve::piecewise_linear_point(slope, &mut kinks)
     }
     fn sigma(&self) -> Option<f64> {
         None

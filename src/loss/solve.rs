@@ -3,7 +3,8 @@
 //! * [`piecewise_linear_argmin`]: exact minimiser of a convex piecewise-linear function
 //!   φ(γ) = Σ_i φ_i(γ) given by its slope below every kink and the slope increase (`jump`) at
 //!   each kink. Sorting the kinks once makes it O(n log n); the weighted τ-quantile is the special
-//!   case of the pinball loss. It returns the whole argmin interval; [`pick`] chooses one point.
+//!   case of the pinball loss. It returns the whole argmin interval; [`pick`] chooses one point
+//!   ([`piecewise_linear_point`] does both, and answers 0 when there is no kink).
 //! * [`minimize_convex`]: argmin of a smooth convex φ by a bracket search from γ = 0 followed by
 //!   safeguarded Newton (bisection whenever the Newton point leaves the bracket). When φ keeps
 //!   decreasing (the infimum is at ±∞, e.g. a one-class leaf under the logistic loss without
@@ -76,6 +77,15 @@ pub fn pick((lo, hi): (f64, f64)) -> f64 {
     } else {
         0.0f64.clamp(lo, hi)
     }
+}
+
+/// [`pick`] of [`piecewise_linear_argmin`], and 0 when there is no kink (a zero direction or no
+/// weight: φ is constant).
+pub fn piecewise_linear_point(slope_left: f64, kinks: &mut [Kink]) -> f64 {
+    if kinks.is_empty() {
+        return 0.0;
+    }
+    pick(piecewise_linear_argmin(slope_left, kinks))
 }
 
 /// The first and second derivatives of a convex function at a point, both multiplied by the same

@@ -1,7 +1,7 @@
-//! Squared loss ℓ(y, f) = (y − f)²/2. σ = μ = 1; every minimisation has a closed form
-//! (weighted means), and prox_{λℓ}(z) = (z + λy)/(1 + λ).
+//! Squared loss ℓ(y, f) = (y − f)²/2. σ = μ = 1; every minimisation has the closed form
+//! Σ w b (y − f) / Σ w b² (weighted means when b = 1), and prox_{λℓ}(z) = (z + λy)/(1 + λ).
 
-use super::Loss;
+use super::{Loss, Terms};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Squared;
@@ -22,36 +22,13 @@ impl Loss for Squared {
     fn prox(&self, y: f64, z: f64, lambda: f64) -> f64 {
         (z + lambda * y) / (1.0 + lambda)
     }
-    fn init(&self, y: &[f64], w: &[f64]) -> f64 {
-        let (mut sum, mut weight) = (0.0, 0.0);
-        for i in 0..y.len() {
-            sum += w[i] * y[i];
-            weight += w[i];
-        }
-        if weight > 0.0 {
-            sum / weight
-        } else {
-            0.0
-        }
-    }
-    fn leaf_value(&self, y: &[f64], f: &[f64], w: &[f64], rows: &[u32]) -> f64 {
-        let (mut sum, mut weight) = (0.0, 0.0);
-        for &i in rows {
-            let i = i as usize;
-            sum += w[i] * (y[i] - f[i]);
-            weight += w[i];
-        }
-        if weight > 0.0 {
-            sum / weight
-        } else {
-            0.0
-        }
-    }
-    fn line_search(&self, y: &[f64], f: &[f64], b: &[f64], w: &[f64]) -> f64 {
+    fn minimize(&self, terms: Terms<'_>) -> f64 {
+        // Σ w b (y − f) / Σ w b². With b = 1 and f = 0 every product is exact (w·1 = w, y − 0 = y),
+        // so `init` and `leaf_value` give the weighted means bit for bit.
         let (mut num, mut den) = (0.0, 0.0);
-        for i in 0..y.len() {
-            num += w[i] * b[i] * (y[i] - f[i]);
-            den += w[i] * b[i] * b[i];
+        for (y, f, b, w) in terms.iter() {
+            num += w * b * (y - f);
+            den += w * b * b;
         }
         if den > 0.0 {
             num / den

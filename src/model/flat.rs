@@ -36,13 +36,17 @@ impl FlatTree {
         {
             return None;
         }
+        // Rows that reach a leaf early keep walking in lock step, so a leaf still evaluates a
+        // rule: the root's, whose feature is numeric (no categorical rules here). Its result is
+        // ignored because a leaf's children are itself.
+        let root_feature = tree.nodes[0].feature;
         let nodes = tree
             .nodes
             .iter()
             .enumerate()
             .map(|(i, n)| FlatNode {
                 threshold: n.threshold,
-                feature: if n.is_leaf() { 0 } else { n.feature },
+                feature: if n.is_leaf() { root_feature } else { n.feature },
                 children: if n.is_leaf() {
                     [i as u32; 2]
                 } else {

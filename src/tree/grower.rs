@@ -97,6 +97,8 @@ impl TreeParams {
 #[derive(Debug, Clone, Copy)]
 pub struct FitStats<'a> {
     pub vt: &'a [f64],
+    /// Empty: every fitting weight is 1 (unweighted least squares on `vt`), which spares the
+    /// caller a vector of ones.
     pub v: &'a [f64],
 }
 
@@ -146,6 +148,23 @@ struct Pending {
     split: Option<SplitCandidate>,
 }
 
+/// The row lists of a fit (4 bytes per row each), which a caller fitting many trees keeps
+/// between fits: allocating them afresh for every tree makes the allocator hold on to freed
+/// blocks, which costs more memory than the buffers themselves.
+#[derive(Debug, Default)]
+pub struct GrowBuffers {
+    /// Row lists of finished trees, for the next fits.
+    rows: Vec<Vec<u32>>,
+    scratch: Vec<u32>,
+}
+
+impl GrowBuffers {
+    /// Takes back the row list of a tree that is no longer needed.
+    pub fn recycle(&mut self, rows: Vec<u32>) {
+        self.rows.push(rows);
+    }
+}
+
 /// Fits a tree to `stats` on all rows of `data`.
 pub fn grow(
     data: &BinnedData,
@@ -153,8 +172,22 @@ pub fn grow(
     params: &TreeParams,
     candidates: &Candidates,
 ) -> GrownTree {
+    grow_with(data, stats, params, candidates, &mut GrowBuffers::default())
+}
+
+/// `grow` with reusable row lists: the tree's `rows` come from `buffers` (give them back with
+/// `GrowBuffers::recycle`).
+pub fn grow_with(
+    data: &BinnedData,
+    stats: FitStats<'_>,
+    params: &TreeParams,
+    candidates: &Candidates,
+    buffers: &mut GrowBuffers,
+) -> GrownTree {
     let n = data.n_rows();
-    let mut rows: Vec<u32> = (0..n as u32).collect();
+    let mut rows = buffers.rows.pop().unwrap_or_default();
+    rows.clear();
+    rows.extend(0..n as u32);
     let split_params = params.split_params();
     let row_stats = RowStats::new(stats.vt, stats.v);
     let total = row_stats.totals(&rows);
@@ -168,7 +201,8 @@ pub fn grow(
             bins: vec![BinStats::default(); data.total_bins()],
         })
     };
-    let mut scratch = vec![0u32; n];
+    let scratch = &mut buffers.scratch;
+    scratch.resize(n, 0);
     let mut hist = new_hist(&mut spare);
     hist.build_into(data, &rows, &row_stats);
     let split = best_split(&hist, data, total, &split_params, candidates);
@@ -195,7 +229,7 @@ pub fn grow(
         };
         let n_left = split_rows(
             &mut rows[work.start..work.end],
-            &mut scratch,
+            scratch,
             data.column(split.feature),
             &split.left_bins,
         );

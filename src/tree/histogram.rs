@@ -80,8 +80,12 @@ pub(crate) enum RowStats<'a> {
 }
 
 impl<'a> RowStats<'a> {
-    /// Detects constant weights (one pass; exact comparison, so results are unchanged).
+    /// Detects constant weights (one pass; exact comparison, so results are unchanged). An empty
+    /// `v` means every weight is 1 (see `FitStats`).
     pub(crate) fn new(vt: &'a [f64], v: &'a [f64]) -> Self {
+        if v.is_empty() {
+            return RowStats::Uniform { vt, v: 1.0 };
+        }
         match v.first() {
             Some(&v0)
                 if v.par_iter()

@@ -8,7 +8,9 @@ mod partition;
 mod regression_tree;
 mod split;
 
-pub use grower::{grow, FitStats, GrownTree, Growth, LeafRows, TreeParams};
+pub use grower::{
+    grow, grow_with, FitStats, GrowBuffers, GrownTree, Growth, LeafRows, TreeParams,
+};
 pub use histogram::{BinStats, Histogram};
 pub use regression_tree::{CategorySplit, Node, Tree};
 pub use split::{best_split, BinSet, Candidates, SplitCandidate, SplitParams};
