@@ -290,8 +290,8 @@ def figure1(started: float, skipped: list[str]) -> None:
         "agbm_fig1_housing.png",
         "AGBM paper Fig. 1: VAGBM vs AGBM training loss on housing",
         f"python benches/reproduce/agbm.py · boston_housing 80% training part (seed {C.SEED}) · "
-        "depth 3, 100 bins, init 0, constant step, l2_leaf 1 · a curve ends where optboost stops a "
-        "diverging run (loss > 1e6 × its best)",
+        "depth 3, 100 bins, init 0, constant step, l2_leaf 1 · a curve ends where optboost's "
+        "divergence guard stops the run",
     )
 
 
