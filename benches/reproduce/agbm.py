@@ -251,7 +251,7 @@ def figure1(started: float, skipped: list[str]) -> None:
         "l2_leaf": 1.0,
     }
     for ax, eta in zip(axes[0], (1.0, 0.3)):
-        runs = [("gbm", None, "--"), ("vagbm", None, "k-")] + [("agbm", g, None) for g in gammas]
+        runs = [("gbm", None, "--"), ("vagbm", None, "-")] + [("agbm", g, None) for g in gammas]
         for method, gamma, style in runs:
             why = C.ob_probe(method, "squared", train, **base)
             if why:
@@ -278,7 +278,7 @@ def figure1(started: float, skipped: list[str]) -> None:
                 *([style] if style else []),
                 label=label,
                 lw=1.4,
-                color="0.5" if method == "gbm" else None,
+                color={"gbm": "0.5", "vagbm": "k"}.get(method),
             )
         C.style_axis(
             ax, f"housing, η = {eta}", "number of trees", "training loss ½(y − f)²", logy=True
