@@ -7,6 +7,7 @@ use super::vectors::par_fill;
 use super::Context;
 use crate::params::{Method, StepRule};
 use crate::tree::{grow_with, Candidates, FitStats, GrownTree};
+use rayon::prelude::*;
 
 /// A fitted tree and its values b(X) on the training rows.
 pub struct Direction {
@@ -148,8 +149,14 @@ pub fn apply_step_rule(
         }
         StepRule::LeafLineSearch => {
             for (class, dir) in dirs.iter_mut().enumerate() {
-                for leaf in &dir.grown.leaves {
-                    let value = ctx.leaf_value(f, dir.grown.leaf_rows(leaf), class);
+                // Leaves are independent one-dimensional problems: solve them in parallel.
+                let values: Vec<f64> = dir
+                    .grown
+                    .leaves
+                    .par_iter()
+                    .map(|leaf| ctx.leaf_value(f, dir.grown.leaf_rows(leaf), class))
+                    .collect();
+                for (leaf, value) in dir.grown.leaves.iter().zip(values) {
                     dir.grown.tree.nodes[leaf.node].value =
                         if value.is_finite() { value } else { 0.0 };
                 }
