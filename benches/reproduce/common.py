@@ -198,39 +198,9 @@ def ob_link(model, df: pl.DataFrame) -> np.ndarray:
     return np.asarray(model.predict(df, type="link"), dtype=float)
 
 
-# optboost's predict() panics for some models with momentum (agbm, vagbm, accelerated_*) on data
-# with categorical columns (index out of bounds in src/model/flat.rs; see docs/results.md). Where a
-# script needs a test loss, it then refits the same model with the test part monitored as `valid`
-# and reads the loss optboost recorded at the iteration the first model kept; the case is listed
-# in the footers.
-PREDICT_FAILURES: list[str] = []
-
-
-def ob_test_loss(model, refit, df: pl.DataFrame, loss: str, what: str) -> float:
-    """Mean loss of `model` on `df`. `refit(valid)` must train the same model with `valid`
-    monitored; it is only called if predict() fails. The first model is fitted without the test
-    part so that nothing about it (e.g. which iterate a diverging run keeps) depends on the test
-    data."""
-    try:
-        return loss_value(loss, df["y"].to_numpy(), ob_link(model, df))
-    except Exception as exc:
-        if "index out of bounds" not in str(exc):
-            raise
-    h = ob_history(refit(df))
-    kept = model.best_iteration or model.n_iter
-    PREDICT_FAILURES.append(what)
-    return float(h.filter(pl.col("iteration") == kept)["valid_loss"][0])
-
-
-def predict_failure_note() -> list[str]:
-    if not PREDICT_FAILURES:
-        return []
-    return [
-        f"optboost predict() failed (internal error: index out of bounds in src/model/flat.rs) "
-        f"for {len(PREDICT_FAILURES)} fitted models; a test loss then comes from the history of "
-        "the same model refitted with that data monitored as `valid` (no early stopping), a "
-        "tuning draw is discarded: " + "; ".join(PREDICT_FAILURES)
-    ]
+def ob_test_loss(model, df: pl.DataFrame, loss: str) -> float:
+    """Mean loss of `model` on `df`."""
+    return loss_value(loss, df["y"].to_numpy(), ob_link(model, df))
 
 
 def ob_history(model) -> pl.DataFrame:
@@ -250,8 +220,6 @@ def ob_probe(method: str, loss: str, task_df: pl.DataFrame, **params) -> str | N
     if key not in _PROBED:
         small = task_df.head(min(200, task_df.height))
         try:
-            # Training only: predict() has its own failure mode (PREDICT_FAILURES), handled
-            # where predictions are made, and must not make a supported method look missing.
             m = ob_fit(small, method=method, loss=loss, n_iter=3, **params)
             ok = np.all(np.isfinite(ob_history(m)["train_loss"].to_numpy()))
             _PROBED[key] = None if ok else "non-finite training loss"

@@ -126,15 +126,7 @@ def evaluate(task: str, name: str, split: int, skipped: list[str]) -> dict[str, 
                     continue
                 m, secs = ob_train(p, train, valid, n_classes)
                 desc = f"{p['method']}/{p['loss']}"
-                try:
-                    pv, predict = ob_pred(task, m, valid), (lambda d, m=m: ob_pred(task, m, d))
-                except Exception as exc:
-                    if "index out of bounds" not in str(exc):
-                        raise
-                    # optboost's predict() panic (see docs/results.md): this draw is lost.
-                    C.PREDICT_FAILURES.append(f"{name} split {split} {desc} (draw discarded)")
-                    tuning += secs
-                    continue
+                pv, predict = ob_pred(task, m, valid), (lambda d, m=m: ob_pred(task, m, d))
             else:
                 x_tr, y_tr = C.to_pandas_cat(train, levels)
                 x_va, _ = C.to_pandas_cat(valid, levels)
@@ -259,7 +251,6 @@ def main() -> None:
                 "own early stopping on the validation part (it keeps the extra iterations)."
             ),
             *sorted(set(skipped)),
-            *C.predict_failure_note(),
         ],
     )
     C.write_md("peers.md", text)
