@@ -7,6 +7,8 @@
 //! one gradient and one axpy: the cheapest possible iteration); the overhead of a method is its
 //! iteration time minus (trees per iteration × that per-tree time).
 
+mod common;
+
 use optboost::{Booster, Feature, Frame, Params, TrainData};
 use std::time::Instant;
 
@@ -18,14 +20,7 @@ fn main() {
     let n: usize = args.next().map_or(1_000_000, |a| a.parse().unwrap());
     let iterations: usize = args.next().map_or(5, |a| a.parse().unwrap());
     let p = 28;
-    let mut state = 42u64;
-    let mut uniform = move || {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut uniform = common::uniform_stream(42);
     let columns: Vec<Vec<f64>> = (0..p)
         .map(|_| (0..n).map(|_| uniform()).collect())
         .collect();

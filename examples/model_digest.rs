@@ -5,6 +5,8 @@
 //! `cargo run --release --example model_digest [rows] [iterations] [--full]` (`--full` prints the
 //! JSON itself instead of its hash).
 
+mod common;
+
 use optboost::{Booster, Feature, Frame, Params, TrainData};
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -16,14 +18,7 @@ fn main() {
     let n: usize = numbers.next().map_or(20_000, |a| a.parse().unwrap());
     let iterations = numbers.next().map_or("12", String::as_str);
     let p = 6;
-    let mut state = 7u64;
-    let mut uniform = move || {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut uniform = common::uniform_stream(7);
     let columns: Vec<Vec<f64>> = (0..p)
         .map(|_| (0..n).map(|_| uniform()).collect())
         .collect();
