@@ -283,8 +283,7 @@ def figure1(started: float, skipped: list[str]) -> None:
 
 def main() -> None:
     started = time.perf_counter()
-    if C.optboost_module() is None:
-        return
+    C.require_optboost()
     C.check_load()
     skipped: list[str] = []
     figure1(started, skipped)

@@ -159,8 +159,9 @@ def rmse(y, f) -> float:
 # ----------------------------------------------------------------------------- optboost
 
 
-def optboost_module():
-    """The optboost package, or None with a clear line if it is not installed yet."""
+def require_optboost():
+    """The optboost package; exits with an error (status 1) if it is not built: a script that
+    cannot run must not look like one that ran."""
     try:
         import optboost
 
@@ -174,11 +175,10 @@ def optboost_module():
 
         return optboost
     except ImportError as exc:
-        print(
-            f"SKIPPED: optboost is not importable ({exc}); build it with "
+        raise SystemExit(
+            f"error: optboost is not importable ({exc}); build it with "
             "`pip install -e .` or `maturin develop --release`."
-        )
-        return None
+        ) from exc
 
 
 def ob_fit(train: pl.DataFrame, valid: pl.DataFrame | None = None, **params):

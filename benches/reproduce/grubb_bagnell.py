@@ -47,8 +47,7 @@ def iterations_for(method: str, budget: int) -> int:
 
 def main() -> None:
     started = time.perf_counter()
-    if C.optboost_module() is None:
-        return
+    C.require_optboost()
     C.check_load()
     skipped: list[str] = []
     fig, axes = C.figure(len(DATA), 2, width=5.5, height=3.6)

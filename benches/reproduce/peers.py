@@ -172,8 +172,7 @@ def evaluate(task: str, name: str, split: int, skipped: list[str]) -> dict[str, 
 
 def main() -> None:
     started = time.perf_counter()
-    if C.optboost_module() is None:
-        return
+    C.require_optboost()
     C.check_load()
     skipped: list[str] = []
     text = "# optboost vs LightGBM, XGBoost and scikit-learn (same tuning budget)\n\n"

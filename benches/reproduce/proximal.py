@@ -377,8 +377,7 @@ def section_52(started: float, skipped: list[str]) -> None:
 
 def main() -> None:
     started = time.perf_counter()
-    if C.optboost_module() is None:
-        return
+    C.require_optboost()
     C.check_load()
     skipped: list[str] = []
     fig2(started, skipped)

@@ -49,8 +49,7 @@ def reference_optimum(train, n_iter: int) -> float:
 
 def main() -> None:
     started = time.perf_counter()
-    if C.optboost_module() is None:
-        return
+    C.require_optboost()
     C.check_load()
     skipped: list[str] = []
     fig, axes = C.figure(len(DATA), 3, width=4.8, height=3.6)
