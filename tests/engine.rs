@@ -155,7 +155,7 @@ fn numeric_split_search_equals_brute_force() {
                 );
                 // The chosen rule, applied to the raw rows, achieves the reported gain and stats.
                 let x = &columns[s.feature];
-                let bin_of = |i: usize| data.matrix.get(i, s.feature);
+                let bin_of = |i: usize| data.matrix().get(i, s.feature);
                 let recomputed =
                     brute_gain(&vt, &v, &params, |i| s.left_bins.contains(bin_of(i))).unwrap();
                 assert!(close(recomputed, s.gain, g, 1e-9), "trial {trial}");
@@ -239,7 +239,7 @@ fn categorical_split_search_equals_brute_force_over_subsets() {
                     s.gain
                 );
                 let recomputed = brute_gain(&vt, &v, &params, |i| {
-                    s.left_bins.contains(data.matrix.get(i, 0))
+                    s.left_bins.contains(data.matrix().get(i, 0))
                 })
                 .unwrap();
                 assert!(close(recomputed, g, g, 1e-9), "trial {trial}");
@@ -579,7 +579,7 @@ fn deep_tree_reproduces_a_piecewise_constant_target() {
             "raw prediction, row {i}"
         );
         assert_eq!(
-            grown.tree.predict_bins(data.matrix.row(i)),
+            grown.tree.predict_bins(data.matrix().row(i)),
             t[i],
             "binned prediction, row {i}"
         );
@@ -637,7 +637,7 @@ fn missing_values_go_to_their_own_side() {
     );
     for i in 0..n {
         assert_eq!(grown.tree.predict_raw(&frame, i), t[i]);
-        assert_eq!(grown.tree.predict_bins(data.matrix.row(i)), t[i]);
+        assert_eq!(grown.tree.predict_bins(data.matrix().row(i)), t[i]);
     }
 
     // Missing values that behave like large values join the large values' side.

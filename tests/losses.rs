@@ -200,7 +200,9 @@ fn derivative_matches_finite_differences() {
 fn fused_value_and_derivatives_equal_the_separate_forms_bit_for_bit() {
     // The booster's loss pass uses the fused form; models must not depend on which form ran.
     let mut rng = Rng::new(11);
-    let extremes = [0.0, -0.0, 1e-300, -1e-300, 36.0, -36.0, 709.0, -745.0, 1e6, -1e6];
+    let extremes = [
+        0.0, -0.0, 1e-300, -1e-300, 36.0, -36.0, 709.0, -745.0, 1e6, -1e6,
+    ];
     for case in cases() {
         let l = &case.loss;
         for i in 0..2000 {

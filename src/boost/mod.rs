@@ -307,15 +307,23 @@ impl Booster {
         valid: Option<&TrainData<'_>>,
     ) -> Result<Booster> {
         params.validate()?;
-        let data = BinnedData::learn(&train.frame, &params.binning)?;
-        Self::start(params, data, train, valid)
+        let pool = Arc::new(thread_pool(params.n_threads)?);
+        // Binning and every later pass run in the booster's pool: the thread count applies to
+        // all the work, and the allocator serves training from the arenas that binning freed
+        // memory into (with threads outside the pool, glibc keeps that memory in their arenas).
+        Arc::clone(&pool).install(|| {
+            let data = BinnedData::learn(&train.frame, &params.binning)?;
+            Self::start(params, data, train, valid, pool)
+        })
     }
 
+    /// Called inside `pool`.
     fn start(
         params: Params,
         data: BinnedData,
         train: &TrainData<'_>,
         valid: Option<&TrainData<'_>>,
+        pool: Arc<rayon::ThreadPool>,
     ) -> Result<Booster> {
         let n_classes = if params.loss.is_multiclass() {
             count_classes(train.y)?
@@ -358,9 +366,9 @@ impl Booster {
             )));
         }
         let features: Vec<FeatureSpec> = data
-            .names
+            .names()
             .iter()
-            .zip(&data.mappers)
+            .zip(data.mappers())
             .map(|(name, mapper)| FeatureSpec {
                 name: name.clone(),
                 mapper: mapper.clone(),
@@ -385,7 +393,6 @@ impl Booster {
             valid.as_ref().map(|v| v.y.len()),
         )?;
         let valid_pred = valid.as_ref().map(|v| bias.repeat(v.y.len()));
-        let pool = Arc::new(thread_pool(params.n_threads)?);
         let rng = Rng::new(params.seed);
         let mut booster = Booster {
             params,
@@ -412,9 +419,7 @@ impl Booster {
             derivs: Derivatives::default(),
             buffers: Buffers::default(),
         };
-        // In the booster's pool, as every later loss pass.
-        let pool = Arc::clone(&booster.pool);
-        (booster.best.loss, booster.initial_train_loss) = pool.install(|| booster.monitored_loss());
+        (booster.best.loss, booster.initial_train_loss) = booster.monitored_loss();
         Ok(booster)
     }
 
@@ -451,9 +456,11 @@ impl Booster {
             .iter()
             .map(|f| f.name.clone())
             .collect();
-        let matrix = BinnedMatrix::from_frame(&train.frame, &mappers)?;
-        let data = BinnedData::new(matrix, mappers, names);
-        let mut booster = Self::start(checkpoint.params, data, train, valid)?;
+        let pool = Arc::new(thread_pool(checkpoint.params.n_threads)?);
+        let mut booster = Arc::clone(&pool).install(|| {
+            let data = BinnedData::with_mappers(&train.frame, mappers, names)?;
+            Self::start(checkpoint.params, data, train, valid, pool)
+        })?;
         let k = booster.model.n_outputs;
         if booster.y.len() * k != checkpoint.state.output().len() {
             return Err(Error::data(format!(

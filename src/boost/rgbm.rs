@@ -25,7 +25,7 @@ pub fn draw(params: &Params, data: &BinnedData, rng: &mut Rng) -> Candidates {
         Selection::Groups => features(p, &rng.sample(p, params.t)),
         Selection::Random => {
             let thresholds: Vec<usize> = data
-                .mappers
+                .mappers()
                 .iter()
                 .map(|m| m.n_bins().saturating_sub(1))
                 .collect();

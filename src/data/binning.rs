@@ -71,6 +71,16 @@ impl BinMapper {
         }
     }
 
+    /// Every bin this mapper gives is below `n_bins()` ≤ 256 (mappers from a file may not).
+    pub fn bins_fit(&self) -> bool {
+        match self {
+            BinMapper::Numeric { cuts } => cuts.len() + 2 <= 256,
+            BinMapper::Categorical { level_bins, n_bins } => {
+                *n_bins <= 256 && level_bins.iter().all(|&b| (b as usize) < *n_bins)
+            }
+        }
+    }
+
     pub fn kind(&self) -> FeatureKind {
         match self {
             BinMapper::Numeric { .. } => FeatureKind::Numeric,
@@ -143,17 +153,17 @@ fn numeric_cuts(x: &[f64], max_bins: usize) -> Vec<f64> {
         return Vec::new();
     }
     sample.sort_unstable_by(f64::total_cmp);
-    let mut distinct: Vec<(f64, usize)> = Vec::new();
-    for &v in &sample {
-        match distinct.last_mut() {
-            Some((last, count)) if *last == v => *count += 1,
-            _ => distinct.push((v, 1)),
-        }
-    }
-    if distinct.len() <= max_bins {
-        return distinct
-            .windows(2)
-            .map(|w| cut_between(w[0].0, w[1].0))
+    // Runs of equal values, read off the sorted sample (no vector of distinct values: it would
+    // be up to twice the sample's size).
+    let runs = || {
+        sample
+            .chunk_by(|a, b| a == b)
+            .map(|run| (run[0], run.len()))
+    };
+    if runs().count() <= max_bins {
+        return runs()
+            .zip(runs().skip(1))
+            .map(|((a, _), (b, _))| cut_between(a, b))
             .collect();
     }
     // Greedy equal-frequency bins over distinct values: a heavy value closes its own bin, and the
@@ -161,13 +171,13 @@ fn numeric_cuts(x: &[f64], max_bins: usize) -> Vec<f64> {
     let mut cuts = Vec::with_capacity(max_bins - 1);
     let mut remaining = sample.len();
     let mut in_bin = 0usize;
-    for i in 0..distinct.len() - 1 {
+    let mut runs = runs().peekable();
+    while let (Some((value, count)), Some(&(next_value, next_count))) = (runs.next(), runs.peek()) {
         let bins_left = max_bins - cuts.len();
         let target = remaining.div_ceil(bins_left);
-        in_bin += distinct[i].1;
-        let next_count = distinct[i + 1].1;
+        in_bin += count;
         if in_bin >= target || in_bin + next_count > target.saturating_mul(2) {
-            cuts.push(cut_between(distinct[i].0, distinct[i + 1].0));
+            cuts.push(cut_between(value, next_value));
             remaining -= in_bin;
             in_bin = 0;
             if cuts.len() == max_bins - 1 {

@@ -10,15 +10,17 @@ pub use binned::BinnedMatrix;
 pub use binning::{BinMapper, BinningParams};
 pub use frame::{Feature, FeatureKind, FeatureValues, Frame};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// Training features in binned form, with the mappers that produced them and each feature's
 /// offset into a histogram laid out feature after feature.
 #[derive(Debug, Clone)]
 pub struct BinnedData {
-    pub matrix: BinnedMatrix,
-    pub mappers: Vec<BinMapper>,
-    pub names: Vec<String>,
+    /// Binned by `mappers`, always (fields private): the histogram kernel relies on every bin of
+    /// feature j being below `mappers[j].n_bins()`.
+    matrix: BinnedMatrix,
+    mappers: Vec<BinMapper>,
+    names: Vec<String>,
     offsets: Vec<usize>,
     /// The same bins column-major: a split reads one feature of every row of a node, and one
     /// contiguous column (n bytes, cache-resident) is far cheaper to read than a byte from every
@@ -38,11 +40,23 @@ impl BinnedData {
                 .map(|f| BinMapper::learn(f.values, params))
                 .collect()
         };
-        let matrix = BinnedMatrix::from_frame(frame, &mappers)?;
-        Ok(Self::new(matrix, mappers, frame.names()))
+        Self::with_mappers(frame, mappers, frame.names())
     }
 
-    pub fn new(matrix: BinnedMatrix, mappers: Vec<BinMapper>, names: Vec<String>) -> Self {
+    /// Bins `frame` with mappers learned earlier (resuming from a checkpoint).
+    pub fn with_mappers(
+        frame: &Frame<'_>,
+        mappers: Vec<BinMapper>,
+        names: Vec<String>,
+    ) -> Result<Self> {
+        if let Some(j) = (0..mappers.len()).find(|&j| !mappers[j].bins_fit()) {
+            return Err(Error::data(format!(
+                "the bin mapper of feature {} is inconsistent (more than 256 bins, or a level \
+                 binned outside its bin count)",
+                names.get(j).map_or("?", String::as_str)
+            )));
+        }
+        let matrix = BinnedMatrix::from_frame(frame, &mappers)?;
         let mut offsets = Vec::with_capacity(mappers.len() + 1);
         let mut total = 0;
         for m in &mappers {
@@ -51,13 +65,23 @@ impl BinnedData {
         }
         offsets.push(total);
         let columns = transpose(&matrix);
-        BinnedData {
+        Ok(BinnedData {
             matrix,
             mappers,
             names,
             offsets,
             columns,
-        }
+        })
+    }
+
+    pub fn matrix(&self) -> &BinnedMatrix {
+        &self.matrix
+    }
+    pub fn mappers(&self) -> &[BinMapper] {
+        &self.mappers
+    }
+    pub fn names(&self) -> &[String] {
+        &self.names
     }
 
     /// The bins of one feature for every row.

@@ -8,6 +8,7 @@ use super::regression_tree::{CategorySplit, Node, Tree};
 use super::split::{best_split, Candidates, SplitCandidate, SplitParams};
 use crate::data::{BinMapper, BinnedData};
 use crate::error::{Error, Result};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
@@ -125,13 +126,28 @@ impl GrownTree {
         out
     }
 
+    /// Leaves are written in parallel: each row belongs to exactly one leaf, so the writes never
+    /// meet.
     pub fn fitted_values_into(&self, out: &mut [f64]) {
-        for leaf in &self.leaves {
-            let value = self.tree.nodes[leaf.node].value;
-            for &r in &self.rows[leaf.start..leaf.end] {
-                out[r as usize] = value;
+        struct Shared(*mut f64, usize);
+        // SAFETY: tasks write disjoint entries (see below), so sharing the pointer is sound.
+        unsafe impl Sync for Shared {}
+        impl Shared {
+            fn write(&self, row: u32, value: f64) {
+                assert!((row as usize) < self.1);
+                // SAFETY: in bounds (checked above), and `rows` is a permutation of the row ids
+                // cut into disjoint leaf ranges, so no other task writes this entry.
+                unsafe { *self.0.add(row as usize) = value };
             }
         }
+        let out = Shared(out.as_mut_ptr(), out.len());
+        let fill = |leaf: &LeafRows| {
+            let value = self.tree.nodes[leaf.node].value;
+            for &r in &self.rows[leaf.start..leaf.end] {
+                out.write(r, value);
+            }
+        };
+        self.leaves.par_iter().for_each(fill);
     }
 
     pub fn leaf_rows(&self, leaf: &LeafRows) -> &[u32] {
@@ -358,7 +374,7 @@ fn set_rule(
     node.right = right as u32;
     node.gain = split.gain;
     node.default_left = split.default_left();
-    match (&data.mappers[split.feature], split.threshold) {
+    match (&data.mappers()[split.feature], split.threshold) {
         (BinMapper::Numeric { cuts }, Some(t)) => {
             node.bin = t;
             // t = the last bin sends every non-missing value left.

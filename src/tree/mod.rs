@@ -8,9 +8,7 @@ mod partition;
 mod regression_tree;
 mod split;
 
-pub use grower::{
-    grow, grow_with, FitStats, GrowBuffers, GrownTree, Growth, LeafRows, TreeParams,
-};
+pub use grower::{grow, grow_with, FitStats, GrowBuffers, GrownTree, Growth, LeafRows, TreeParams};
 pub use histogram::{BinStats, Histogram};
 pub use regression_tree::{CategorySplit, Node, Tree};
 pub use split::{best_split, BinSet, Candidates, SplitCandidate, SplitParams};

@@ -12,7 +12,7 @@ use super::split::BinSet;
 use rayon::prelude::*;
 
 /// Rows per parallel chunk; ranges of at most this many rows are partitioned by one task.
-const CHUNK_ROWS: usize = 32_768;
+const CHUNK_ROWS: usize = 8_192;
 
 /// Stably moves the rows of `rows` that go left to its front; returns how many went left.
 /// `scratch` is working space of at least `rows.len()` entries.
