@@ -1,5 +1,7 @@
 //! Per-iteration record of SPEC §4: the convergence diagnostics the papers' theory runs on.
 
+use super::vectors::CHUNK;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -40,14 +42,28 @@ pub fn cosine(t: &[f64], b: &[f64]) -> f64 {
     cosine_by(|i| t[i], b)
 }
 
-/// cos(t, b) with t_i = `t(i)` computed on the fly (no vector for t).
-pub fn cosine_by(t: impl Fn(usize) -> f64, b: &[f64]) -> f64 {
+/// cos(t, b) with t_i = `t(i)` computed on the fly (no vector for t), summed in the fixed chunks
+/// of `par_sum` (the same value with any number of threads).
+pub fn cosine_by(t: impl Fn(usize) -> f64 + Sync, b: &[f64]) -> f64 {
+    let partials: Vec<[f64; 3]> = b
+        .par_chunks(CHUNK)
+        .enumerate()
+        .map(|(c, chunk)| {
+            let mut sums = [0.0; 3];
+            for (j, &y) in chunk.iter().enumerate() {
+                let x = t(c * CHUNK + j);
+                sums[0] += x * y;
+                sums[1] += x * x;
+                sums[2] += y * y;
+            }
+            sums
+        })
+        .collect();
     let (mut tb, mut tt, mut bb) = (0.0, 0.0, 0.0);
-    for (i, &y) in b.iter().enumerate() {
-        let x = t(i);
-        tb += x * y;
-        tt += x * x;
-        bb += y * y;
+    for [xy, xx, yy] in partials {
+        tb += xy;
+        tt += xx;
+        bb += yy;
     }
     let denominator = (tt * bb).sqrt();
     if denominator > 0.0 {

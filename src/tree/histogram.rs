@@ -16,9 +16,11 @@ use rayon::prelude::*;
 use std::ops::{AddAssign, SubAssign};
 
 /// Rows per block below which a histogram is built by one task.
-const MIN_BLOCK_ROWS: usize = 16_384;
+const MIN_BLOCK_ROWS: usize = 8_192;
 /// At most this many blocks (and parallel tasks) per histogram.
 const MAX_BLOCKS: usize = 8;
+/// Rows per task when summing the totals of a node.
+const TOTALS_CHUNK: usize = 16_384;
 /// Rows between a prefetch and the use of the prefetched row.
 const PREFETCH_AHEAD: usize = 12;
 
@@ -98,26 +100,35 @@ impl<'a> RowStats<'a> {
         }
     }
 
-    /// Totals of `rows`, summed in row order.
+    /// Totals of `rows`, summed in fixed chunks of rows (the same sums with any number of
+    /// threads).
     pub(crate) fn totals(&self, rows: &[u32]) -> BinStats {
-        let mut total = BinStats::default();
-        match *self {
-            RowStats::Uniform { vt, v } => {
-                for &r in rows {
-                    total.sum_vt += vt[r as usize];
+        let chunk_totals: Vec<BinStats> = rows
+            .par_chunks(TOTALS_CHUNK)
+            .map(|chunk| {
+                let mut total = BinStats::default();
+                match *self {
+                    RowStats::Uniform { vt, .. } => {
+                        for &r in chunk {
+                            total.sum_vt += vt[r as usize];
+                        }
+                    }
+                    RowStats::Weighted { vt, v } => {
+                        for &r in chunk {
+                            total.sum_vt += vt[r as usize];
+                            total.sum_v += v[r as usize];
+                        }
+                    }
                 }
-                total.count = rows.len() as u32;
-                total.sum_v = v * rows.len() as f64;
-            }
-            RowStats::Weighted { vt, v } => {
-                for &r in rows {
-                    total += BinStats {
-                        sum_vt: vt[r as usize],
-                        sum_v: v[r as usize],
-                        count: 1,
-                    };
-                }
-            }
+                total
+            })
+            .collect();
+        let mut total = chunk_totals
+            .into_iter()
+            .fold(BinStats::default(), |a, b| a + b);
+        total.count = rows.len() as u32;
+        if let RowStats::Uniform { v, .. } = *self {
+            total.sum_v = v * rows.len() as f64;
         }
         total
     }
