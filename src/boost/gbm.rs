@@ -9,7 +9,7 @@
 //! search is one γ along the K trees together, and the leaf line search re-solves each class's
 //! leaves.
 
-use super::outputs::{column, Need};
+use super::outputs::{column, newton_need, Need};
 use super::step_rule::{apply_step_rule, fit_newton_all, fit_target};
 use super::vectors::add_column;
 use super::{Context, Iteration};
@@ -28,12 +28,14 @@ pub fn step(state: &mut GbmState, ctx: &mut Context<'_>, candidates: &Candidates
     let k = ctx.n_outputs();
     // F is the output: the booster's loss pass usually has −g (and h) at F already.
     let (dirs, factor) = if rule == StepRule::Newton {
-        ctx.derivatives_at_output(&state.f, Need::GradientAndHessian);
+        let need = newton_need(ctx.objective);
+        ctx.derivatives_at_output(&state.f, need);
         let d = &*ctx.derivs;
-        (
-            fit_newton_all(ctx, &d.neg_gradient, &d.hessian, candidates),
-            1.0,
-        )
+        let hessian: &[f64] = match need {
+            Need::GradientAndHessian => &d.hessian,
+            Need::Gradient => &[],
+        };
+        (fit_newton_all(ctx, &d.neg_gradient, hessian, candidates), 1.0)
     } else {
         ctx.derivatives_at_output(&state.f, Need::Gradient);
         let r = &ctx.derivs.neg_gradient;

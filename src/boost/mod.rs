@@ -32,7 +32,7 @@ use crate::model::{FeatureSpec, Model};
 use crate::params::{Init, Method, Params, Schedule, StepRule};
 use crate::tree::{Candidates, Tree};
 use buffers::Buffers;
-use outputs::{mean_loss, train_loss_pass, Derivatives, Need};
+use outputs::{mean_loss, newton_need, train_loss_pass, Derivatives, Need};
 use rng::Rng;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -636,7 +636,7 @@ impl Booster {
             MethodState::Agbm(_) | MethodState::Vagbm(_) => false,
         };
         at_output.then_some(if newton {
-            Need::GradientAndHessian
+            newton_need(&self.objective)
         } else {
             Need::Gradient
         })

@@ -164,6 +164,15 @@ impl Context<'_> {
     }
 }
 
+/// What a Newton step needs: the Hessian too, unless it is the constant 1 (then `fit_newton`
+/// takes an empty Hessian, which saves a vector of n ones).
+pub fn newton_need(objective: &Objective) -> Need {
+    match objective {
+        Objective::Scalar(loss) if loss.unit_curvature() => Need::Gradient,
+        _ => Need::GradientAndHessian,
+    }
+}
+
 /// Column `k` of a row-major n × K matrix (borrowed when K = 1).
 pub fn column(matrix: &[f64], k: usize, n_outputs: usize) -> Cow<'_, [f64]> {
     if n_outputs == 1 {

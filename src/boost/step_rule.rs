@@ -64,8 +64,8 @@ pub fn fit_target(ctx: &Context<'_>, target: &[f64], candidates: &Candidates) ->
 }
 
 /// The Newton tree of one output: grown on −g/h with weights w·h, where `neg_gradient` (−g) and
-/// `hessian` are that output's columns at the current point; its leaves are the Newton steps
-/// −Σ w g / (Σ w h + λ_leaf).
+/// `hessian` are that output's columns at the current point (an empty `hessian`: h ≡ 1); its
+/// leaves are the Newton steps −Σ w g / (Σ w h + λ_leaf).
 pub fn fit_newton(
     ctx: &Context<'_>,
     neg_gradient: &[f64],
@@ -80,7 +80,11 @@ pub fn fit_newton(
             let n = neg_gradient.len();
             let (mut vt, mut v) = (vec![0.0; n], vec![0.0; n]);
             par_fill(&mut vt, |i| w[i] * neg_gradient[i]);
-            par_fill(&mut v, |i| w[i] * hessian[i]);
+            if hessian.is_empty() {
+                v.copy_from_slice(w);
+            } else {
+                par_fill(&mut v, |i| w[i] * hessian[i]);
+            }
             weighted = (vt, v);
             (&weighted.0[..], &weighted.1[..])
         }
@@ -88,7 +92,11 @@ pub fn fit_newton(
     let grown = grow(ctx, FitStats { vt, v }, candidates);
     let values = fitted_values(ctx, &grown);
     // cos(−g/h, b) without a vector for the target −g/h.
-    let cos = cosine_by(|i| if v[i] > 0.0 { vt[i] / v[i] } else { 0.0 }, &values);
+    let cos = if v.is_empty() {
+        cosine(vt, &values)
+    } else {
+        cosine_by(|i| if v[i] > 0.0 { vt[i] / v[i] } else { 0.0 }, &values)
+    };
     Direction { grown, values, cos }
 }
 

@@ -79,6 +79,10 @@ pub trait Loss: Send + Sync + Debug {
     fn is_binary(&self) -> bool {
         false
     }
+    /// True when ℓ'' ≡ 1: a Newton tree is then the gradient tree, with no Hessian vector.
+    fn unit_curvature(&self) -> bool {
+        false
+    }
     /// Maps a link-scale score to the response scale (probability for binary losses).
     fn response(&self, f: f64) -> f64 {
         f

@@ -36,6 +36,9 @@ impl Loss for Squared {
             0.0
         }
     }
+    fn unit_curvature(&self) -> bool {
+        true
+    }
     fn sigma(&self) -> Option<f64> {
         Some(1.0)
     }
