@@ -35,7 +35,10 @@ pub fn step(state: &mut GbmState, ctx: &mut Context<'_>, candidates: &Candidates
             Need::GradientAndHessian => &d.hessian,
             Need::Gradient => &[],
         };
-        (fit_newton_all(ctx, &d.neg_gradient, hessian, candidates), 1.0)
+        (
+            fit_newton_all(ctx, &d.neg_gradient, hessian, candidates),
+            1.0,
+        )
     } else {
         ctx.derivatives_at_output(&state.f, Need::Gradient);
         let r = &ctx.derivs.neg_gradient;

@@ -4,7 +4,7 @@
 
 use super::flat::{Predictor, RawColumns};
 use super::Model;
-use crate::data::{BinnedMatrix, Frame};
+use crate::data::{BinMapper, BinnedMatrix, Frame};
 use crate::error::{Error, Result};
 use crate::loss::Objective;
 use rayon::prelude::*;
@@ -58,13 +58,20 @@ impl Model {
         add: impl Fn(&Predictor<'_>, usize, f64, &mut [f64]) + Sync,
     ) -> Vec<f64> {
         let k = self.n_outputs;
+        let numeric: Vec<bool> = self
+            .features
+            .iter()
+            .map(|f| matches!(f.mapper, BinMapper::Numeric { .. }))
+            .collect();
         let trees: Vec<(Predictor<'_>, f64, usize)> = self
             .trees
             .iter()
             .zip(&self.weights)
             .zip(&self.tree_outputs)
             .filter(|((_, &weight), _)| weight != 0.0)
-            .map(|((tree, &weight), &output)| (Predictor::new(tree), weight, output as usize))
+            .map(|((tree, &weight), &output)| {
+                (Predictor::new(tree, &numeric), weight, output as usize)
+            })
             .collect();
         let mut out = vec![0.0; n_rows * k];
         out.par_chunks_mut(ROW_BLOCK * k)
