@@ -229,6 +229,50 @@ fn fused_value_and_derivatives_equal_the_separate_forms_bit_for_bit() {
 }
 
 #[test]
+fn summed_pass_matches_the_row_forms() {
+    // The booster's unweighted loss pass: derivatives bit for bit those of the fused form, and
+    // the sum within 3e-16 per row of the row values (the logistic loss sums its logarithms by
+    // runs of products, absolutely accurate to rounding, also where each term is tiny).
+    let mut rng = Rng::new(12);
+    let extremes = [0.0, -0.0, 36.0, -36.0, 709.0, -745.0, 1e6, -1e6];
+    for case in cases() {
+        let l = &case.loss;
+        for scale in [0.5, 5.0, 40.0] {
+            let n = 1000;
+            let y: Vec<f64> = (0..n).map(|_| label(&mut rng, case.binary)).collect();
+            let f: Vec<f64> = (0..n)
+                .map(|i| match extremes.get(i) {
+                    Some(&f) if scale > 1.0 => f,
+                    _ => rng.uniform(-scale, scale) + if case.binary { 4.0 * y[i] } else { 0.0 },
+                })
+                .collect();
+            let (mut g, mut h) = (vec![0.0; n], vec![0.0; n]);
+            let total = l.sum_value_and_derivatives(&y, &f, &mut g, &mut h);
+            let mut g_only = vec![0.0; n];
+            let total_g_only = l.sum_value_and_derivatives(&y, &f, &mut g_only, &mut []);
+            assert_eq!(total.to_bits(), total_g_only.to_bits(), "{}", l.name());
+            let mut reference = 0.0;
+            for i in 0..n {
+                let (v, d, s) = l.value_and_derivatives(y[i], f[i]);
+                assert_eq!(
+                    (g[i].to_bits(), g_only[i].to_bits(), h[i].to_bits()),
+                    ((-d).to_bits(), (-d).to_bits(), s.to_bits()),
+                    "{} row {i}",
+                    l.name()
+                );
+                reference += v;
+            }
+            let tolerance = 3e-16 * n as f64 + 1e-15 * reference.abs();
+            assert!(
+                total == reference || (total - reference).abs() <= tolerance,
+                "{} (scale {scale}): summed {total}, rows {reference}",
+                l.name()
+            );
+        }
+    }
+}
+
+#[test]
 fn derivatives_at_kinks_are_subgradients() {
     // At a kink the returned derivative must lie between the one-sided slopes.
     let mut rng = Rng::new(2);

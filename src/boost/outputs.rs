@@ -2,7 +2,7 @@
 //! one tree per class per iteration). Score matrices are row-major `n × K`; a scalar loss is the
 //! case K = 1, so every method that supports multiclass runs one code path.
 
-use super::vectors::{par_fill, par_sum, par_sum_rows_mut, CHUNK};
+use super::vectors::{par_fill, par_sum, par_sum_chunks_mut, par_sum_rows_mut, CHUNK};
 use super::weights::Weights;
 use super::Context;
 use crate::loss::{Loss, Objective};
@@ -183,10 +183,12 @@ pub fn column(matrix: &[f64], k: usize, n_outputs: usize) -> Cow<'_, [f64]> {
     Cow::Owned(out)
 }
 
-/// The training loss Σ w ℓ(y, F) / Σ w at the method's output F, summed as `mean_loss` sums it.
-/// With `need`, the same pass leaves −∂ℓ/∂F (and the Hessian diagonal) at F in `derivs` for the
-/// next iteration, from `Loss::value_and_derivatives` (scalar losses) or the per-row forms
-/// (multiclass losses), which give the numbers the separate passes would.
+/// The training loss Σ w ℓ(y, F) / Σ w at the method's output F, in the chunks of `mean_loss`
+/// (equal to it, except that unweighted scalar losses may sum a chunk their own way, see
+/// `Loss::sum_value_and_derivatives`). With `need`, the same pass leaves −∂ℓ/∂F (and the Hessian
+/// diagonal) at F in `derivs` for the next iteration, from `Loss::value_and_derivatives`
+/// (scalar losses) or the per-row forms (multiclass losses), which give the numbers the separate
+/// passes would.
 pub fn train_loss_pass(
     objective: &Objective,
     y: &[f64],
@@ -221,6 +223,12 @@ pub fn train_loss_pass(
     };
     let weight = |i: usize| w.given().map_or(1.0, |w| w[i]);
     let total = match objective {
+        Objective::Scalar(loss) if w.given().is_none() => {
+            par_sum_chunks_mut(1, &mut derivs.neg_gradient, h_out, |start, g, h| {
+                let rows = start..start + g.len();
+                loss.sum_value_and_derivatives(&y[rows.clone()], &f[rows], g, h)
+            })
+        }
         Objective::Scalar(loss) => {
             par_sum_rows_mut(1, &mut derivs.neg_gradient, h_out, |i, g, h| {
                 let (value, d1, d2) = loss.value_and_derivatives(y[i], f[i]);
@@ -228,7 +236,6 @@ pub fn train_loss_pass(
                 if let Some(h) = h.first_mut() {
                     *h = d2;
                 }
-                // 1·value is value: unweighted rows sum the same numbers as `mean_loss`.
                 weight(i) * value
             })
         }

@@ -27,29 +27,38 @@ pub fn par_sum_rows_mut(
     b: &mut [f64],
     term: impl Fn(usize, &mut [f64], &mut [f64]) -> f64 + Sync,
 ) -> f64 {
-    let chunk_sum = |c: usize, a: &mut [f64], b: &mut [f64]| {
-        let rows = a.len() / k;
-        (0..rows)
+    par_sum_chunks_mut(k, a, b, |start, a, b| {
+        (0..a.len() / k)
             .map(|j| {
                 let b_row = if b.is_empty() {
                     &mut [][..]
                 } else {
                     &mut b[j * k..(j + 1) * k]
                 };
-                term(c * CHUNK + j, &mut a[j * k..(j + 1) * k], b_row)
+                term(start + j, &mut a[j * k..(j + 1) * k], b_row)
             })
             .sum::<f64>()
-    };
+    })
+}
+
+/// Σ over the fixed row chunks of `par_sum` of `chunk_sum(first row, a rows, b rows)`, where the
+/// row-major n × k matrices `a` and `b` (`b` may be empty) are cut into those chunks.
+pub fn par_sum_chunks_mut(
+    k: usize,
+    a: &mut [f64],
+    b: &mut [f64],
+    chunk_sum: impl Fn(usize, &mut [f64], &mut [f64]) -> f64 + Sync,
+) -> f64 {
     let partials: Vec<f64> = if b.is_empty() {
         a.par_chunks_mut(CHUNK * k)
             .enumerate()
-            .map(|(c, a)| chunk_sum(c, a, &mut []))
+            .map(|(c, a)| chunk_sum(c * CHUNK, a, &mut []))
             .collect()
     } else {
         a.par_chunks_mut(CHUNK * k)
             .zip(b.par_chunks_mut(CHUNK * k))
             .enumerate()
-            .map(|(c, (a, b))| chunk_sum(c, a, b))
+            .map(|(c, (a, b))| chunk_sum(c * CHUNK, a, b))
             .collect()
     };
     partials.iter().sum()

@@ -100,6 +100,29 @@ pub trait Loss: Send + Sync + Debug {
         )
     }
 
+    /// Σ ℓ(y_i, f_i) over a run of unweighted rows (summed in row order), leaving −∂ℓ/∂f in
+    /// `neg_gradient` and ∂²ℓ/∂f² in `hessian` unless it is empty: the booster's loss pass over
+    /// one chunk of rows. The derivatives are those of `value_and_derivatives`; a loss may sum
+    /// the values differently (to rounding) when that is much cheaper.
+    fn sum_value_and_derivatives(
+        &self,
+        y: &[f64],
+        f: &[f64],
+        neg_gradient: &mut [f64],
+        hessian: &mut [f64],
+    ) -> f64 {
+        (0..y.len())
+            .map(|i| {
+                let (value, d1, d2) = self.value_and_derivatives(y[i], f[i]);
+                neg_gradient[i] = -d1;
+                if let Some(h) = hessian.get_mut(i) {
+                    *h = d2;
+                }
+                value
+            })
+            .sum()
+    }
+
     /// Σ w ℓ(y, f) / Σ w.
     fn mean_value(&self, y: &[f64], f: &[f64], w: &[f64]) -> f64 {
         let (mut total, mut weight) = (0.0, 0.0);
