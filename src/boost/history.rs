@@ -65,6 +65,11 @@ pub fn cosine_by(t: impl Fn(usize) -> f64 + Sync, b: &[f64]) -> f64 {
         tt += xx;
         bb += yy;
     }
+    cosine_from_sums(tb, tt, bb)
+}
+
+/// cos(t, b) from ⟨t, b⟩, ‖t‖² and ‖b‖²; 0 when either vector is zero.
+pub fn cosine_from_sums(tb: f64, tt: f64, bb: f64) -> f64 {
     let denominator = (tt * bb).sqrt();
     if denominator > 0.0 {
         tb / denominator

@@ -1,7 +1,7 @@
 //! The weak learner and the step rules of SPEC §2, shared by every method: fit a tree to a
 //! target (or a Newton tree at a point), then size the step along it.
 
-use super::history::{cosine, cosine_by};
+use super::history::cosine_from_sums;
 use super::outputs::column;
 use super::vectors::par_fill;
 use super::Context;
@@ -18,10 +18,15 @@ pub struct Direction {
 }
 
 impl Direction {
-    fn new(ctx: &Context<'_>, grown: GrownTree, target: &[f64]) -> Direction {
-        let values = fitted_values(ctx, &grown);
-        let cos = cosine(target, &values);
-        Direction { grown, values, cos }
+    /// The tree's values b(X), in a reused buffer, and cos(t, b(X)) for t_i = `target(i)`.
+    fn new(ctx: &Context<'_>, grown: GrownTree, target: impl Fn(usize) -> f64 + Sync) -> Direction {
+        let mut values = ctx.buffers.values(ctx.data.n_rows());
+        let (tb, tt, bb) = grown.fitted_values_and_cosine_sums(&mut values, target);
+        Direction {
+            grown,
+            values,
+            cos: cosine_from_sums(tb, tt, bb),
+        }
     }
 
     /// Multiplies the tree and its values by `factor`.
@@ -29,13 +34,6 @@ impl Direction {
         self.grown.tree.scale(factor);
         self.values.iter_mut().for_each(|v| *v *= factor);
     }
-}
-
-/// b(X) on the training rows, in a reused buffer (every row is in one leaf, so all are written).
-fn fitted_values(ctx: &Context<'_>, grown: &GrownTree) -> Vec<f64> {
-    let mut values = ctx.buffers.values(ctx.data.n_rows());
-    grown.fitted_values_into(&mut values);
-    values
 }
 
 /// Grows a tree with the booster's reused row lists.
@@ -60,7 +58,7 @@ pub fn fit_target(ctx: &Context<'_>, target: &[f64], candidates: &Candidates) ->
             grow(ctx, FitStats { vt: &vt, v: w }, candidates)
         }
     };
-    Direction::new(ctx, grown, target)
+    Direction::new(ctx, grown, |i| target[i])
 }
 
 /// The Newton tree of one output: grown on −g/h with weights w·h, where `neg_gradient` (−g) and
@@ -90,14 +88,12 @@ pub fn fit_newton(
         }
     };
     let grown = grow(ctx, FitStats { vt, v }, candidates);
-    let values = fitted_values(ctx, &grown);
     // cos(−g/h, b) without a vector for the target −g/h.
-    let cos = if v.is_empty() {
-        cosine(vt, &values)
+    if v.is_empty() {
+        Direction::new(ctx, grown, |i| vt[i])
     } else {
-        cosine_by(|i| if v[i] > 0.0 { vt[i] / v[i] } else { 0.0 }, &values)
-    };
-    Direction { grown, values, cos }
+        Direction::new(ctx, grown, |i| if v[i] > 0.0 { vt[i] / v[i] } else { 0.0 })
+    }
 }
 
 /// Newton trees for every output from −∂ℓ/∂F and the Hessian diagonal at the current point

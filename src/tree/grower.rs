@@ -126,9 +126,41 @@ impl GrownTree {
         out
     }
 
-    /// Leaves are written in parallel: each row belongs to exactly one leaf, so the writes never
-    /// meet.
     pub fn fitted_values_into(&self, out: &mut [f64]) {
+        self.fill_leaves(out, |_, _| ());
+    }
+
+    /// `fitted_values_into`, returning in the same pass the sums (Σ t b, Σ t², Σ b²) over the
+    /// rows for t_i = `target(i)` and b the fitted values, which give cos(t, b): per leaf (b is
+    /// constant there), added in leaf order.
+    pub fn fitted_values_and_cosine_sums(
+        &self,
+        out: &mut [f64],
+        target: impl Fn(usize) -> f64 + Sync,
+    ) -> (f64, f64, f64) {
+        let per_leaf = self.fill_leaves(out, |value, rows| {
+            let (mut t_sum, mut tt) = (0.0, 0.0);
+            for &r in rows {
+                let t = target(r as usize);
+                t_sum += t;
+                tt += t * t;
+            }
+            (value * t_sum, tt, value * value * rows.len() as f64)
+        });
+        per_leaf
+            .into_iter()
+            .fold((0.0, 0.0, 0.0), |(a, b, c), (x, y, z)| {
+                (a + x, b + y, c + z)
+            })
+    }
+
+    /// Writes every leaf's value to its rows of `out`, leaves in parallel (each row belongs to
+    /// exactly one leaf, so the writes never meet), and returns `then(value, rows)` per leaf.
+    fn fill_leaves<T: Send>(
+        &self,
+        out: &mut [f64],
+        then: impl Fn(f64, &[u32]) -> T + Sync,
+    ) -> Vec<T> {
         struct Shared(*mut f64, usize);
         // SAFETY: tasks write disjoint entries (see below), so sharing the pointer is sound.
         unsafe impl Sync for Shared {}
@@ -141,13 +173,17 @@ impl GrownTree {
             }
         }
         let out = Shared(out.as_mut_ptr(), out.len());
-        let fill = |leaf: &LeafRows| {
-            let value = self.tree.nodes[leaf.node].value;
-            for &r in &self.rows[leaf.start..leaf.end] {
-                out.write(r, value);
-            }
-        };
-        self.leaves.par_iter().for_each(fill);
+        self.leaves
+            .par_iter()
+            .map(|leaf| {
+                let value = self.tree.nodes[leaf.node].value;
+                let rows = self.leaf_rows(leaf);
+                for &r in rows {
+                    out.write(r, value);
+                }
+                then(value, rows)
+            })
+            .collect()
     }
 
     pub fn leaf_rows(&self, leaf: &LeafRows) -> &[u32] {
