@@ -10,7 +10,7 @@
 //! leaves.
 
 use super::outputs::{column, newton_need, Need};
-use super::step_rule::{apply_step_rule, fit_newton_all, fit_target};
+use super::step_rule::{add_newton_tree, apply_step_rule, fit_target};
 use super::vectors::add_column;
 use super::{Context, Iteration};
 use crate::params::StepRule;
@@ -26,29 +26,17 @@ pub struct GbmState {
 pub fn step(state: &mut GbmState, ctx: &mut Context<'_>, candidates: &Candidates) -> Iteration {
     let rule = ctx.step_rule();
     let k = ctx.n_outputs();
-    // F is the output: the booster's loss pass usually has −g (and h) at F already.
-    let (dirs, factor) = if rule == StepRule::Newton {
-        let need = newton_need(ctx.objective);
-        ctx.derivatives_at_output(&state.f, need);
-        let d = &*ctx.derivs;
-        let hessian: &[f64] = match need {
-            Need::GradientAndHessian => &d.hessian,
-            Need::Gradient => &[],
-        };
-        (
-            fit_newton_all(ctx, &d.neg_gradient, hessian, candidates),
-            1.0,
-        )
-    } else {
-        ctx.derivatives_at_output(&state.f, Need::Gradient);
-        let r = &ctx.derivs.neg_gradient;
-        let mut dirs: Vec<_> = (0..k)
-            .map(|class| fit_target(ctx, &column(r, class, k), candidates))
-            .collect();
-        let factor = apply_step_rule(ctx, rule, &state.f, &mut dirs);
-        (dirs, factor)
-    };
     let nu = ctx.nu();
+    // F is the output: the booster's loss pass usually has −g (and h) at F already.
+    if rule == StepRule::Newton {
+        return newton_step(state, ctx, candidates, nu);
+    }
+    ctx.derivatives_at_output(&state.f, Need::Gradient);
+    let r = &ctx.derivs.neg_gradient;
+    let mut dirs: Vec<_> = (0..k)
+        .map(|class| fit_target(ctx, &column(r, class, k), candidates))
+        .collect();
+    let factor = apply_step_rule(ctx, rule, &state.f, &mut dirs);
     let cos = dirs.iter().map(|d| d.cos).collect();
     for (class, dir) in dirs.into_iter().enumerate() {
         add_column(&mut state.f, nu, &dir.values, class);
@@ -59,4 +47,38 @@ pub fn step(state: &mut GbmState, ctx: &mut Context<'_>, candidates: &Candidates
         cos,
         step: nu * factor,
     }
+}
+
+/// The Newton trees of one iteration, each added to F as soon as it is grown (no vector of
+/// fitted values). The trees of all classes are fitted at the same F: its derivatives are
+/// computed before any tree is added.
+fn newton_step(
+    state: &mut GbmState,
+    ctx: &mut Context<'_>,
+    candidates: &Candidates,
+    nu: f64,
+) -> Iteration {
+    let k = ctx.n_outputs();
+    let need = newton_need(ctx.objective);
+    ctx.derivatives_at_output(&state.f, need);
+    let derivs = std::mem::take(ctx.derivs);
+    let hessian: &[f64] = match need {
+        Need::GradientAndHessian => &derivs.hessian,
+        Need::Gradient => &[],
+    };
+    let mut cos = Vec::with_capacity(k);
+    for class in 0..k {
+        let (grown, c) = add_newton_tree(
+            ctx,
+            &column(&derivs.neg_gradient, class, k),
+            &column(hessian, class, k),
+            candidates,
+            (&mut state.f, class, nu),
+        );
+        cos.push(c);
+        ctx.add_tree(grown.tree, nu, class);
+        ctx.buffers.grow().recycle(grown.rows);
+    }
+    *ctx.derivs = derivs;
+    Iteration { cos, step: nu }
 }

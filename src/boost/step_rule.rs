@@ -70,6 +70,35 @@ pub fn fit_newton(
     hessian: &[f64],
     candidates: &Candidates,
 ) -> Direction {
+    newton_tree(ctx, neg_gradient, hessian, candidates, |grown, target| {
+        Direction::new(ctx, grown, target)
+    })
+}
+
+/// The Newton tree of output `class` added with weight `nu` to the n × K scores `f` (with no
+/// vector of fitted values); returns the tree and cos(−g/h, b). Arguments as `fit_newton`.
+pub fn add_newton_tree(
+    ctx: &Context<'_>,
+    neg_gradient: &[f64],
+    hessian: &[f64],
+    candidates: &Candidates,
+    (f, class, nu): (&mut [f64], usize, f64),
+) -> (GrownTree, f64) {
+    newton_tree(ctx, neg_gradient, hessian, candidates, |grown, target| {
+        let k = ctx.n_outputs();
+        let (tb, tt, bb) = grown.add_to_column_with_cosine_sums(f, k, class, nu, target);
+        (grown, cosine_from_sums(tb, tt, bb))
+    })
+}
+
+/// Grows the Newton tree and hands it, with the target −g/h row by row, to `finish`.
+fn newton_tree<T>(
+    ctx: &Context<'_>,
+    neg_gradient: &[f64],
+    hessian: &[f64],
+    candidates: &Candidates,
+    finish: impl FnOnce(GrownTree, &(dyn Fn(usize) -> f64 + Sync)) -> T,
+) -> T {
     let weighted;
     // vt = w·(−g), v = w·h; with unit weights these are −g and h themselves (1·x = x).
     let (vt, v) = match ctx.w.given() {
@@ -88,11 +117,11 @@ pub fn fit_newton(
         }
     };
     let grown = grow(ctx, FitStats { vt, v }, candidates);
-    // cos(−g/h, b) without a vector for the target −g/h.
+    // The target −g/h without a vector for it.
     if v.is_empty() {
-        Direction::new(ctx, grown, |i| vt[i])
+        finish(grown, &|i| vt[i])
     } else {
-        Direction::new(ctx, grown, |i| if v[i] > 0.0 { vt[i] / v[i] } else { 0.0 })
+        finish(grown, &|i| if v[i] > 0.0 { vt[i] / v[i] } else { 0.0 })
     }
 }
 

@@ -127,51 +127,69 @@ impl GrownTree {
     }
 
     pub fn fitted_values_into(&self, out: &mut [f64]) {
-        self.fill_leaves(out, |_, _| ());
+        self.for_each_leaf(out, 1, 0, |o, value| *o = value, |_, _| ());
     }
 
     /// `fitted_values_into`, returning in the same pass the sums (Σ t b, Σ t², Σ b²) over the
-    /// rows for t_i = `target(i)` and b the fitted values, which give cos(t, b): per leaf (b is
-    /// constant there), added in leaf order.
+    /// rows for t_i = `target(i)` and b the fitted values, which give cos(t, b).
     pub fn fitted_values_and_cosine_sums(
         &self,
         out: &mut [f64],
         target: impl Fn(usize) -> f64 + Sync,
     ) -> (f64, f64, f64) {
-        let per_leaf = self.fill_leaves(out, |value, rows| {
-            let (mut t_sum, mut tt) = (0.0, 0.0);
-            for &r in rows {
-                let t = target(r as usize);
-                t_sum += t;
-                tt += t * t;
-            }
-            (value * t_sum, tt, value * value * rows.len() as f64)
-        });
-        per_leaf
-            .into_iter()
-            .fold((0.0, 0.0, 0.0), |(a, b, c), (x, y, z)| {
-                (a + x, b + y, c + z)
-            })
+        let per_leaf = self.for_each_leaf(
+            out,
+            1,
+            0,
+            |o, value| *o = value,
+            |value, rows| cosine_sums(value, rows, &target),
+        );
+        add_in_order(per_leaf)
     }
 
-    /// Writes every leaf's value to its rows of `out`, leaves in parallel (each row belongs to
-    /// exactly one leaf, so the writes never meet), and returns `then(value, rows)` per leaf.
-    fn fill_leaves<T: Send>(
+    /// Adds `weight` × the tree's value to column `column` of the row-major n × `n_columns`
+    /// matrix `out`, with no vector of fitted values, and returns the cosine sums of
+    /// `fitted_values_and_cosine_sums` for the unweighted values.
+    pub fn add_to_column_with_cosine_sums(
         &self,
         out: &mut [f64],
+        n_columns: usize,
+        column: usize,
+        weight: f64,
+        target: impl Fn(usize) -> f64 + Sync,
+    ) -> (f64, f64, f64) {
+        let per_leaf = self.for_each_leaf(
+            out,
+            n_columns,
+            column,
+            |o, value| *o += weight * value,
+            |value, rows| cosine_sums(value, rows, &target),
+        );
+        add_in_order(per_leaf)
+    }
+
+    /// For every leaf, `update(entry, value)` on entry r·`stride` + `offset` of `out` for each
+    /// of its rows r, then `then(value, rows)`; leaves in parallel (each row belongs to exactly
+    /// one leaf, so no two tasks touch one entry). Returns `then`'s results in leaf order.
+    fn for_each_leaf<T: Send>(
+        &self,
+        out: &mut [f64],
+        stride: usize,
+        offset: usize,
+        update: impl Fn(&mut f64, f64) + Sync,
         then: impl Fn(f64, &[u32]) -> T + Sync,
     ) -> Vec<T> {
         struct Shared(*mut f64, usize);
-        // SAFETY: tasks write disjoint entries (see below), so sharing the pointer is sound.
+        // SAFETY: tasks touch disjoint entries (see below), so sharing the pointer is sound.
         unsafe impl Sync for Shared {}
         impl Shared {
-            fn write(&self, row: u32, value: f64) {
-                assert!((row as usize) < self.1);
-                // SAFETY: in bounds (checked above), and `rows` is a permutation of the row ids
-                // cut into disjoint leaf ranges, so no other task writes this entry.
-                unsafe { *self.0.add(row as usize) = value };
+            fn entry(&self, index: usize) -> *mut f64 {
+                assert!(index < self.1);
+                // SAFETY: in bounds, checked above.
+                unsafe { self.0.add(index) }
             }
         }
+        assert!(offset < stride);
         let out = Shared(out.as_mut_ptr(), out.len());
         self.leaves
             .par_iter()
@@ -179,7 +197,12 @@ impl GrownTree {
                 let value = self.tree.nodes[leaf.node].value;
                 let rows = self.leaf_rows(leaf);
                 for &r in rows {
-                    out.write(r, value);
+                    // SAFETY: `rows` is a permutation of the row ids cut into disjoint leaf
+                    // ranges and offset < stride, so no other task touches this entry.
+                    update(
+                        unsafe { &mut *out.entry(r as usize * stride + offset) },
+                        value,
+                    );
                 }
                 then(value, rows)
             })
@@ -357,6 +380,24 @@ pub fn grow_with(
         leaves,
         rows,
     }
+}
+
+/// (value Σ t, Σ t², value² · count) over the rows of one leaf.
+fn cosine_sums(value: f64, rows: &[u32], target: &impl Fn(usize) -> f64) -> (f64, f64, f64) {
+    let (mut t_sum, mut tt) = (0.0, 0.0);
+    for &r in rows {
+        let t = target(r as usize);
+        t_sum += t;
+        tt += t * t;
+    }
+    (value * t_sum, tt, value * value * rows.len() as f64)
+}
+
+fn add_in_order(sums: Vec<(f64, f64, f64)>) -> (f64, f64, f64) {
+    sums.into_iter()
+        .fold((0.0, 0.0, 0.0), |(a, b, c), (x, y, z)| {
+            (a + x, b + y, c + z)
+        })
 }
 
 /// Depth-wise takes nodes in creation order (level by level); leaf-wise the largest gain first.
