@@ -1,7 +1,8 @@
 //! Per-iteration time of every method at 1M rows × 28 features, depth 6, and how much of it is
 //! spent outside tree fitting (gradients, prox, line searches, weight updates).
 //!
-//! `cargo run --release --example bench_methods [rows] [iterations]`
+//! `cargo run --release --example bench_methods [rows] [iterations] [filter]` (`filter`: run only
+//! the methods whose label contains it, and the fit references)
 //!
 //! Fit time is measured as the time of gbm with `step = "constant"` per tree (one tree fit plus
 //! one gradient and one axpy: the cheapest possible iteration); the overhead of a method is its
@@ -19,6 +20,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let n: usize = args.next().map_or(1_000_000, |a| a.parse().unwrap());
     let iterations: usize = args.next().map_or(5, |a| a.parse().unwrap());
+    let filter = args.next().unwrap_or_default();
     let p = 28;
     let mut uniform = common::uniform_stream(42);
     let columns: Vec<Vec<f64>> = (0..p)
@@ -57,9 +59,19 @@ fn main() {
             &[("method", "gbm"), ("step", "leaf_line_search")],
         ),
         (
+            "rgbm groups t=1",
+            "squared",
+            &[("method", "rgbm"), ("selection", "groups"), ("t", "1")],
+        ),
+        (
             "rgbm groups t=7",
             "squared",
             &[("method", "rgbm"), ("selection", "groups"), ("t", "7")],
+        ),
+        (
+            "rgbm random t=10",
+            "squared",
+            &[("method", "rgbm"), ("selection", "random"), ("t", "10")],
         ),
         ("agbm", "squared", &[("method", "agbm")]),
         ("agbmr adaptive", "squared", &[("method", "agbmr")]),
@@ -95,14 +107,14 @@ fn main() {
         ("agbm logistic", "logistic", &[("method", "agbm")]),
         ("proximal logistic", "logistic", &[("method", "proximal")]),
         (
-            "accelerated_proximal hinge",
-            "hinge",
-            &[("method", "accelerated_proximal")],
-        ),
-        (
             "gbm constant hinge (fit ref.)",
             "hinge",
             &[("method", "gbm"), ("step", "constant")],
+        ),
+        (
+            "accelerated_proximal hinge",
+            "hinge",
+            &[("method", "accelerated_proximal")],
         ),
     ];
     println!("{n} rows × {p} features, depth 6, {iterations} iterations per method");
@@ -112,6 +124,9 @@ fn main() {
     );
     let mut reference = f64::NAN;
     for (label, loss, settings) in cases {
+        if !(label.contains(&filter) || label.contains("fit ref")) {
+            continue;
+        }
         let mut params = Params {
             n_iter: iterations,
             ..Params::default()

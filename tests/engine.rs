@@ -415,6 +415,60 @@ fn histogram_subtraction_equals_direct_construction() {
 }
 
 #[test]
+fn a_tree_restricted_to_some_features_is_the_tree_of_those_columns() {
+    // Histograms are built for the allowed features only: the tree must be the one grown on a
+    // frame holding just those columns, node for node.
+    let mut rng = Rng(11);
+    let n = 40_000;
+    let (numeric, codes) = mixed_frame_columns(&mut rng, n);
+    let frame = mixed_frame(&numeric, &codes);
+    let params = BinningParams {
+        max_bins: 64,
+        min_category_count: 1,
+    };
+    let data = BinnedData::learn(&frame, &params).unwrap();
+    let (vt, v) = random_stats(&mut rng, n);
+    let vt: Vec<f64> = (0..n)
+        .map(|i| vt[i] + v[i] * (numeric[0][i] * numeric[3][i]).sin() * 3.0)
+        .collect();
+    // 1 and 3 of 5 features take the column kernel, 4 the row one (more than 8 never occur here,
+    // so that case is the full pass of every other test).
+    for kept in [vec![0], vec![1, 3, 4], vec![0, 2, 3, 4]] {
+        let mut allowed = vec![false; 5];
+        kept.iter().for_each(|&f| allowed[f] = true);
+        let sub_frame =
+            Frame::new(kept.iter().map(|&f| frame.features()[f].clone()).collect()).unwrap();
+        let sub_data = BinnedData::learn(&sub_frame, &params).unwrap();
+        for growth in [Growth::Depthwise, Growth::Leafwise] {
+            let tree_params = TreeParams {
+                max_depth: 6,
+                max_leaves: 40,
+                growth,
+                ..TreeParams::default()
+            };
+            let stats = FitStats { vt: &vt, v: &v };
+            let restricted = grow(
+                &data,
+                stats,
+                &tree_params,
+                &Candidates::Features(allowed.clone()),
+            );
+            let reference = grow(&sub_data, stats, &tree_params, &Candidates::All);
+            assert!(reference.tree.n_leaves() > 10);
+            assert_eq!(restricted.rows, reference.rows);
+            assert_eq!(restricted.tree.nodes.len(), reference.tree.nodes.len());
+            for (a, b) in restricted.tree.nodes.iter().zip(&reference.tree.nodes) {
+                let mut mapped = b.clone();
+                if !b.is_leaf() {
+                    mapped.feature = kept[b.feature as usize] as u32;
+                }
+                assert_eq!(*a, mapped, "kept {kept:?}, {growth:?}");
+            }
+        }
+    }
+}
+
+#[test]
 fn same_model_with_one_and_two_threads() {
     let mut rng = Rng(4);
     let n = 70_000; // > 65 536: several histogram blocks and parallel partitions
@@ -428,7 +482,8 @@ fn same_model_with_one_and_two_threads() {
         .collect();
     let w: Vec<f64> = (0..n).map(|_| 0.5 + rng.uniform()).collect();
     // Unit weights take the kernel's one-statistic path, sample weights the general one.
-    let fit = |threads: usize, growth: &str, weights: Option<&[f64]>| {
+    // rgbm with t = 2 builds the histograms of two features only, column by column.
+    let fit = |threads: usize, growth: &str, weights: Option<&[f64]>, method: &str| {
         let frame = mixed_frame(&numeric, &codes);
         let mut params = Params::default();
         params
@@ -437,6 +492,12 @@ fn same_model_with_one_and_two_threads() {
             .set("max_depth", "5")
             .unwrap()
             .set("growth", growth)
+            .unwrap()
+            .set("method", method)
+            .unwrap()
+            .set("selection", "groups")
+            .unwrap()
+            .set("t", "2")
             .unwrap();
         params.set("min_category_count", "1").unwrap();
         params.n_threads = threads;
@@ -453,13 +514,15 @@ fn same_model_with_one_and_two_threads() {
         booster.run(|_| true).unwrap();
         booster.into_model().to_json()
     };
-    for growth in ["depthwise", "leafwise"] {
-        for weights in [None, Some(&w[..])] {
-            let one = fit(1, growth, weights);
-            assert!(
-                one == fit(2, growth, weights),
-                "{growth}: models differ between 1 and 2 threads"
-            );
+    for method in ["gbm", "rgbm"] {
+        for growth in ["depthwise", "leafwise"] {
+            for weights in [None, Some(&w[..])] {
+                let one = fit(1, growth, weights, method);
+                assert!(
+                    one == fit(2, growth, weights, method),
+                    "{method}, {growth}: models differ between 1 and 2 threads"
+                );
+            }
         }
     }
 }

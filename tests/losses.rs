@@ -505,6 +505,36 @@ fn leaf_value_matches_brute_force() {
 }
 
 #[test]
+fn all_leaves_at_once_equal_leaf_by_leaf_bit_for_bit() {
+    // The step rule solves every leaf of a tree through `leaf_values`, which a loss may answer in
+    // one pass over the rows; each value must be `leaf_value`'s exactly.
+    let mut rng = Rng::new(16);
+    for case in cases() {
+        let l = &case.loss;
+        for _ in 0..10 {
+            let n = 300;
+            let d = data(&mut rng, n, case.binary);
+            let n_leaves = 1 + rng.below(12);
+            let leaf_of: Vec<u32> = (0..n).map(|_| rng.below(n_leaves) as u32).collect();
+            // Rows ascending within each leaf, as the tree grower keeps them.
+            let leaves: Vec<Vec<u32>> = (0..n_leaves as u32)
+                .map(|j| {
+                    (0..n as u32)
+                        .filter(|&i| leaf_of[i as usize] == j)
+                        .collect()
+                })
+                .collect();
+            let slices: Vec<&[u32]> = leaves.iter().map(|r| &r[..]).collect();
+            let all = l.leaf_values(&d.y, &d.f, &d.w, &slices, &leaf_of);
+            for (j, rows) in leaves.iter().enumerate() {
+                let one = l.leaf_value(&d.y, &d.f, &d.w, rows);
+                assert_eq!(all[j].to_bits(), one.to_bits(), "{} leaf {j}", l.name());
+            }
+        }
+    }
+}
+
+#[test]
 fn line_search_matches_brute_force() {
     let mut rng = Rng::new(7);
     for case in cases() {

@@ -5,6 +5,7 @@ use super::history::cosine_from_sums;
 use super::outputs::column;
 use super::vectors::par_fill;
 use super::Context;
+use crate::loss::Objective;
 use crate::params::{Method, StepRule};
 use crate::tree::{grow_with, Candidates, FitStats, GrownTree};
 use rayon::prelude::*;
@@ -182,22 +183,43 @@ pub fn apply_step_rule(
         }
         StepRule::LeafLineSearch => {
             for (class, dir) in dirs.iter_mut().enumerate() {
-                // Leaves are independent one-dimensional problems: solve them in parallel.
-                let values: Vec<f64> = dir
-                    .grown
-                    .leaves
-                    .par_iter()
-                    .map(|leaf| ctx.leaf_value(f, dir.grown.leaf_rows(leaf), class))
+                let grown = &mut dir.grown;
+                let leaf_of = leaf_of_rows(grown, dir.values.len());
+                let leaves: Vec<&[u32]> = grown.leaves.iter().map(|l| grown.leaf_rows(l)).collect();
+                let values: Vec<f64> = match ctx.objective {
+                    Objective::Scalar(loss) => {
+                        loss.leaf_values(ctx.y, f, ctx.w.slice(), &leaves, &leaf_of)
+                    }
+                    // Leaves are independent one-dimensional problems: solve them in parallel.
+                    Objective::Multiclass(_) => leaves
+                        .par_iter()
+                        .map(|rows| ctx.leaf_value(f, rows, class))
+                        .collect(),
+                };
+                let values: Vec<f64> = values
+                    .into_iter()
+                    .map(|v| if v.is_finite() { v } else { 0.0 })
                     .collect();
-                for (leaf, value) in dir.grown.leaves.iter().zip(values) {
-                    dir.grown.tree.nodes[leaf.node].value =
-                        if value.is_finite() { value } else { 0.0 };
+                for (leaf, &value) in grown.leaves.iter().zip(&values) {
+                    grown.tree.nodes[leaf.node].value = value;
                 }
-                dir.grown.fitted_values_into(&mut dir.values);
+                // Row by row from the leaf index: contiguous writes, unlike a fill leaf by leaf.
+                par_fill(&mut dir.values, |r| values[leaf_of[r] as usize]);
             }
             1.0
         }
     }
+}
+
+/// For every row, the index in `grown.leaves` of its leaf.
+fn leaf_of_rows(grown: &GrownTree, n_rows: usize) -> Vec<u32> {
+    let mut leaf_of = vec![0; n_rows];
+    for (j, leaf) in grown.leaves.iter().enumerate() {
+        for &r in grown.leaf_rows(leaf) {
+            leaf_of[r as usize] = j as u32;
+        }
+    }
+    leaf_of
 }
 
 /// The step rule a method uses when the user names none:

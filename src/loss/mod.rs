@@ -41,6 +41,7 @@ pub use softmax::Softmax;
 pub use spec::{LossSpec, Objective};
 pub use squared::Squared;
 
+use rayon::prelude::*;
 use std::fmt::Debug;
 
 /// A scalar loss. Slices `y`, `f`, `b`, `w` are aligned by row; `w` are sample weights.
@@ -66,6 +67,23 @@ pub trait Loss: Send + Sync + Debug {
     /// argmin_c Σ_{i ∈ rows} w_i ℓ(y_i, f_i + c): the per-leaf line search.
     fn leaf_value(&self, y: &[f64], f: &[f64], w: &[f64], rows: &[u32]) -> f64 {
         self.minimize(Terms::Leaf { y, f, w, rows })
+    }
+    /// `leaf_value` of every leaf of a tree: `leaves[j]` are the rows of leaf j (ascending), and
+    /// `leaf_of[i]` is the leaf of row i. Leaves are independent problems, solved in parallel;
+    /// a loss whose solution is a few sums may instead sum all leaves in one pass over the rows.
+    fn leaf_values(
+        &self,
+        y: &[f64],
+        f: &[f64],
+        w: &[f64],
+        leaves: &[&[u32]],
+        leaf_of: &[u32],
+    ) -> Vec<f64> {
+        let _ = leaf_of;
+        leaves
+            .par_iter()
+            .map(|rows| self.leaf_value(y, f, w, rows))
+            .collect()
     }
     /// argmin_γ Σ w_i ℓ(y_i, f_i + γ b_i): the line search along a tree's predictions.
     fn line_search(&self, y: &[f64], f: &[f64], b: &[f64], w: &[f64]) -> f64 {

@@ -10,6 +10,12 @@
 //! - Rows are cut into a number of blocks that depends only on the row count, never on the thread
 //!   count, and block histograms are summed in block order: the same sums with 1 or N threads.
 //!   Blocks are few and large (each has its own buffer to clear and merge).
+//! - A pass may build only some features (RGBM's candidate features, `Features::Only`): the
+//!   others cost no additions, no clearing and no merging, and their bins are left as they were.
+//!   Those bins are stale, and nothing reads them: the split search only looks at candidate
+//!   features, and subtraction takes the same feature list. A few features are read from the
+//!   column-major copy of the bins instead of the rows. Every bin still sums its rows in the same
+//!   order, so a bin's sum does not depend on which other features are built, nor how.
 
 use crate::data::{BinnedData, BinnedMatrix};
 use rayon::prelude::*;
@@ -23,6 +29,10 @@ const MAX_BLOCKS: usize = 8;
 const TOTALS_CHUNK: usize = 16_384;
 /// Rows between a prefetch and the use of the prefetched row.
 const PREFETCH_AHEAD: usize = 12;
+/// Histograms of at most this many features (RGBM's small candidate sets) are built column by
+/// column. Measured at 1M rows × 28 features, depth 6: columns take 0.6× the time of row-major
+/// passes for 1 feature, 0.85× for 7, 1.2× for 14.
+const COLUMN_PASS_MAX_FEATURES: usize = 8;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct BinStats {
@@ -64,6 +74,26 @@ impl std::ops::Add for BinStats {
     fn add(mut self, o: Self) -> Self {
         self += o;
         self
+    }
+}
+
+/// The features whose bins a histogram pass builds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Features<'a> {
+    All,
+    /// These features only, ascending.
+    Only(&'a [usize]),
+}
+
+impl Features<'_> {
+    /// The (first bin, bin count) of every built feature in a histogram of `data`.
+    fn ranges(&self, data: &BinnedData) -> Vec<(usize, usize)> {
+        let offsets = data.offsets();
+        let range = |f: usize| (offsets[f], offsets[f + 1] - offsets[f]);
+        match *self {
+            Features::All => vec![(0, data.total_bins())],
+            Features::Only(features) => features.iter().map(|&f| range(f)).collect(),
+        }
     }
 }
 
@@ -145,12 +175,21 @@ impl Histogram {
         let mut hist = Histogram {
             bins: vec![BinStats::default(); data.total_bins()],
         };
-        hist.build_into(data, rows, &RowStats::new(vt, v));
+        hist.build_into(data, rows, &RowStats::new(vt, v), Features::All);
         hist
     }
 
-    /// Overwrites `self` (of `data.total_bins()` bins) with the histogram of `rows`.
-    pub(crate) fn build_into(&mut self, data: &BinnedData, rows: &[u32], stats: &RowStats<'_>) {
+    /// Overwrites the bins of `features` in `self` (of `data.total_bins()` bins) with the
+    /// histogram of `rows`; the other bins are left untouched.
+    pub(crate) fn build_into(
+        &mut self,
+        data: &BinnedData,
+        rows: &[u32],
+        stats: &RowStats<'_>,
+        features: Features<'_>,
+    ) {
+        let ranges = features.ranges(data);
+        let bins = &mut self.bins;
         match *stats {
             RowStats::Uniform { vt, v } => {
                 let unpack = |p: &[f64; 2]| BinStats {
@@ -161,13 +200,10 @@ impl Histogram {
                 build_packed::<2>(
                     data,
                     rows,
+                    features,
                     |r| [vt[r], 1.0],
                     |r| prefetch(&vt[r]),
-                    |packed| {
-                        for (out, p) in self.bins.iter_mut().zip(packed) {
-                            *out = unpack(p);
-                        }
-                    },
+                    |packed| unpack_into(bins, &ranges, packed, unpack),
                 );
             }
             RowStats::Weighted { vt, v } => {
@@ -181,10 +217,8 @@ impl Histogram {
                     prefetch(&vt[r]);
                     prefetch(&v[r]);
                 };
-                build_packed::<4>(data, rows, stat, prefetch_stat, |packed| {
-                    for (out, p) in self.bins.iter_mut().zip(packed) {
-                        *out = unpack(p);
-                    }
+                build_packed::<4>(data, rows, features, stat, prefetch_stat, |packed| {
+                    unpack_into(bins, &ranges, packed, unpack)
                 });
             }
         }
@@ -197,26 +231,86 @@ impl Histogram {
         }
     }
 
+    /// `subtract` on the bins of `features` only (the others may hold stale values).
+    pub(crate) fn subtract_features(
+        &mut self,
+        child: &Histogram,
+        data: &BinnedData,
+        features: Features<'_>,
+    ) {
+        for (start, len) in features.ranges(data) {
+            let range = start..start + len;
+            for (b, c) in self.bins[range.clone()].iter_mut().zip(&child.bins[range]) {
+                *b -= *c;
+            }
+        }
+    }
+
     pub fn feature<'h>(&'h self, data: &BinnedData, feature: usize) -> &'h [BinStats] {
         let offsets = data.offsets();
         &self.bins[offsets[feature]..offsets[feature + 1]]
     }
 }
 
-/// Packed per-bin sums of `stat(row)` over `rows`, blocks merged in block order.
+/// Writes the packed sums, which hold the bins of `ranges` one after another, into `bins`.
+fn unpack_into<P>(
+    bins: &mut [BinStats],
+    ranges: &[(usize, usize)],
+    packed: &[P],
+    unpack: impl Fn(&P) -> BinStats,
+) {
+    let mut at = 0;
+    for &(start, len) in ranges {
+        for (out, p) in bins[start..start + len]
+            .iter_mut()
+            .zip(&packed[at..at + len])
+        {
+            *out = unpack(p);
+        }
+        at += len;
+    }
+}
+
+/// Packed per-bin sums of `stat(row)` over `rows`, blocks merged in block order, for the bins of
+/// `features` one after another (all bins, for `Features::All`).
 fn build_packed<const K: usize>(
     data: &BinnedData,
     rows: &[u32],
+    features: Features<'_>,
     stat: impl Fn(usize) -> [f64; K] + Sync,
     prefetch_stat: impl Fn(usize) + Sync,
     consume: impl FnOnce(&[[f64; K]]),
 ) {
-    let total_bins = data.total_bins();
     let n_blocks = (rows.len() / MIN_BLOCK_ROWS).clamp(1, MAX_BLOCKS);
-    let offsets: Vec<u32> = data.offsets()[..data.n_features()]
-        .iter()
-        .map(|&o| o as u32)
-        .collect();
+    // Where each built feature's bins start in the packed buffer, and (for a subset) where its
+    // bin sits in a matrix row.
+    let (offsets, selected, total_bins): (Vec<u32>, Option<Vec<u32>>, usize) = match features {
+        Features::All => (
+            data.offsets()[..data.n_features()]
+                .iter()
+                .map(|&o| o as u32)
+                .collect(),
+            None,
+            data.total_bins(),
+        ),
+        Features::Only(list) => {
+            let mut offsets = Vec::with_capacity(list.len());
+            let mut total = 0;
+            for &f in list {
+                offsets.push(total as u32);
+                total += data.mappers()[f].n_bins();
+            }
+            (
+                offsets,
+                Some(list.iter().map(|&f| f as u32).collect()),
+                total,
+            )
+        }
+    };
+    let selected = selected.as_deref();
+    if total_bins == 0 {
+        return consume(&[]);
+    }
     // The block buffers are reused from call to call: fresh ones of this size come from mmap, and
     // their page faults and unmapping cost more than filling them.
     PACKED.with_borrow_mut(|buffer| {
@@ -228,7 +322,8 @@ fn build_packed<const K: usize>(
             accumulate_fastest(
                 partials,
                 &offsets,
-                data.matrix(),
+                selected,
+                data,
                 rows,
                 &stat,
                 &prefetch_stat,
@@ -238,7 +333,15 @@ fn build_packed<const K: usize>(
                 .par_chunks_mut(total_bins)
                 .zip(rows.par_chunks(block_rows))
                 .for_each(|(hist, block)| {
-                    accumulate_fastest(hist, &offsets, data.matrix(), block, &stat, &prefetch_stat);
+                    accumulate_fastest(
+                        hist,
+                        &offsets,
+                        selected,
+                        data,
+                        block,
+                        &stat,
+                        &prefetch_stat,
+                    );
                 });
         }
         let (first, rest) = partials.split_at_mut(total_bins);
@@ -262,7 +365,8 @@ thread_local! {
 fn accumulate_fastest<const K: usize>(
     hist: &mut [[f64; K]],
     offsets: &[u32],
-    matrix: &BinnedMatrix,
+    selected: Option<&[u32]>,
+    data: &BinnedData,
     rows: &[u32],
     stat: &impl Fn(usize) -> [f64; K],
     prefetch_stat: &impl Fn(usize),
@@ -270,10 +374,10 @@ fn accumulate_fastest<const K: usize>(
     #[cfg(target_arch = "x86_64")]
     if K == 4 && std::arch::is_x86_feature_detected!("avx") {
         // SAFETY: the CPU supports AVX, checked just above.
-        unsafe { accumulate_avx(hist, offsets, matrix, rows, stat, prefetch_stat) };
+        unsafe { accumulate_avx(hist, offsets, selected, data, rows, stat, prefetch_stat) };
         return;
     }
-    accumulate(hist, offsets, matrix, rows, stat, prefetch_stat);
+    accumulate(hist, offsets, selected, data, rows, stat, prefetch_stat);
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -281,22 +385,80 @@ fn accumulate_fastest<const K: usize>(
 fn accumulate_avx<const K: usize>(
     hist: &mut [[f64; K]],
     offsets: &[u32],
-    matrix: &BinnedMatrix,
+    selected: Option<&[u32]>,
+    data: &BinnedData,
     rows: &[u32],
     stat: &impl Fn(usize) -> [f64; K],
     prefetch_stat: &impl Fn(usize),
 ) {
-    accumulate(hist, offsets, matrix, rows, stat, prefetch_stat);
+    accumulate(hist, offsets, selected, data, rows, stat, prefetch_stat);
 }
 
 #[inline(always)]
 fn accumulate<const K: usize>(
     hist: &mut [[f64; K]],
     offsets: &[u32],
-    matrix: &BinnedMatrix,
+    selected: Option<&[u32]>,
+    data: &BinnedData,
     rows: &[u32],
     stat: &impl Fn(usize) -> [f64; K],
     prefetch_stat: &impl Fn(usize),
+) {
+    let add = |h: &mut [f64; K], s: &[f64; K]| {
+        for k in 0..K {
+            h[k] += s[k];
+        }
+    };
+    // Separate loops rather than one with a per-row branch: the loop over all features stays
+    // the tight zip it was.
+    let matrix = data.matrix();
+    match selected {
+        // A few features: one pass per feature over its column (one byte per row) costs less
+        // than reading every row of the matrix whole.
+        Some(selected) if selected.len() <= COLUMN_PASS_MAX_FEATURES => {
+            for (&offset, &feature) in offsets.iter().zip(selected) {
+                let column = data.column(feature as usize);
+                for (i, &r) in rows.iter().enumerate() {
+                    if let Some(&ahead) = rows.get(i + PREFETCH_AHEAD) {
+                        prefetch(&column[ahead as usize]);
+                        prefetch_stat(ahead as usize);
+                    }
+                    let r = r as usize;
+                    add(&mut hist[offset as usize + column[r] as usize], &stat(r));
+                }
+            }
+        }
+        None => for_rows(matrix, rows, prefetch_stat, |r, row| {
+            let s = stat(r);
+            for (&offset, &bin) in offsets.iter().zip(row) {
+                // SAFETY: `offset` is feature j's offset and `bin` < its bin count (a `BinnedData`
+                // is always binned by its checked mappers), so the index is below `total_bins`,
+                // the length of `hist`. The bounds check would cost ~5% of the kernel.
+                add(
+                    unsafe { hist.get_unchecked_mut(offset as usize + bin as usize) },
+                    &s,
+                );
+            }
+        }),
+        Some(selected) => for_rows(matrix, rows, prefetch_stat, |r, row| {
+            let s = stat(r);
+            for (&offset, &feature) in offsets.iter().zip(selected) {
+                add(
+                    &mut hist[offset as usize + row[feature as usize] as usize],
+                    &s,
+                );
+            }
+        }),
+    }
+}
+
+/// Calls `visit(r, bins of row r)` for every row of `rows`, in order, with prefetching.
+#[inline(always)]
+fn for_rows(
+    matrix: &BinnedMatrix,
+    rows: &[u32],
+    prefetch_stat: &impl Fn(usize),
+    mut visit: impl FnMut(usize, &[u8]),
 ) {
     for (i, &r) in rows.iter().enumerate() {
         if let Some(&ahead) = rows.get(i + PREFETCH_AHEAD) {
@@ -306,17 +468,7 @@ fn accumulate<const K: usize>(
             prefetch(row.as_ptr_range().end.wrapping_sub(1));
             prefetch_stat(ahead as usize);
         }
-        let r = r as usize;
-        let s = stat(r);
-        for (&offset, &bin) in offsets.iter().zip(matrix.row(r)) {
-            // SAFETY: `offset` is feature j's offset and `bin` < its bin count (a `BinnedData`
-            // is always binned by its checked mappers), so the index is below `total_bins`,
-            // the length of `hist`. The bounds check would cost ~5% of the kernel.
-            let h = unsafe { hist.get_unchecked_mut(offset as usize + bin as usize) };
-            for k in 0..K {
-                h[k] += s[k];
-            }
-        }
+        visit(r as usize, matrix.row(r as usize));
     }
 }
 
@@ -330,4 +482,90 @@ pub(crate) fn prefetch<T>(p: *const T) {
     };
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{BinningParams, Feature, Frame};
+
+    /// A value no histogram pass produces, to see which bins a pass wrote.
+    const SENTINEL: BinStats = BinStats {
+        sum_vt: -7.25,
+        sum_v: 3.5,
+        count: 12345,
+    };
+
+    fn uniform(state: &mut u64) -> f64 {
+        *state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (*state >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    #[test]
+    fn a_feature_subset_builds_exactly_its_bins_of_the_full_histogram() {
+        let mut state = 5;
+        let (n, p) = (40_000, 12); // 40 000 rows: two blocks at the root
+        let columns: Vec<Vec<f64>> = (0..p)
+            .map(|j| {
+                (0..n)
+                    .map(|_| (uniform(&mut state) * (3 + 20 * j) as f64).floor())
+                    .collect()
+            })
+            .collect();
+        let frame = Frame::new(
+            columns
+                .iter()
+                .enumerate()
+                .map(|(j, c)| Feature::numeric(format!("x{j}"), c))
+                .collect(),
+        )
+        .unwrap();
+        let data = BinnedData::learn(&frame, &BinningParams::default()).unwrap();
+        let vt: Vec<f64> = (0..n).map(|_| uniform(&mut state) - 0.3).collect();
+        let v: Vec<f64> = (0..n).map(|_| 0.5 + uniform(&mut state)).collect();
+        let all: Vec<u32> = (0..n as u32).collect();
+        let some: Vec<u32> = all.iter().copied().filter(|r| r % 3 != 1).collect();
+        let offsets = data.offsets();
+        // One feature and a few (column passes), and most (row passes).
+        let subsets: [&[usize]; 3] = [&[4], &[0, 5, 11], &[0, 1, 2, 3, 5, 6, 7, 9, 10, 11]];
+        for weights in [&v[..], &[]] {
+            let stats = RowStats::new(&vt, weights);
+            let full = |rows: &[u32]| {
+                let mut h = Histogram {
+                    bins: vec![SENTINEL; data.total_bins()],
+                };
+                h.build_into(&data, rows, &stats, Features::All);
+                h
+            };
+            let (parent, child) = (full(&all), full(&some));
+            assert!(!parent.bins.contains(&SENTINEL));
+            for subset in subsets {
+                let built = |b: usize| {
+                    subset
+                        .iter()
+                        .any(|&f| (offsets[f]..offsets[f + 1]).contains(&b))
+                };
+                let mut masked = Histogram {
+                    bins: vec![SENTINEL; data.total_bins()],
+                };
+                masked.build_into(&data, &all, &stats, Features::Only(subset));
+                for (b, (&m, &f)) in masked.bins.iter().zip(&parent.bins).enumerate() {
+                    // Bit for bit the full histogram's bins, and nothing else written.
+                    assert_eq!(m, if built(b) { f } else { SENTINEL }, "bin {b}");
+                }
+                let mut small = Histogram {
+                    bins: vec![SENTINEL; data.total_bins()],
+                };
+                small.build_into(&data, &some, &stats, Features::Only(subset));
+                masked.subtract_features(&small, &data, Features::Only(subset));
+                let mut sibling = parent.clone();
+                sibling.subtract(&child);
+                for (b, (&m, &s)) in masked.bins.iter().zip(&sibling.bins).enumerate() {
+                    assert_eq!(m, if built(b) { s } else { SENTINEL }, "bin {b}");
+                }
+            }
+        }
+    }
 }

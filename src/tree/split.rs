@@ -79,7 +79,8 @@ impl Scan<'_> {
 }
 
 /// Best admissible split of a node, or `None`. Ties go to the lower feature, then the lower
-/// threshold, so the result never depends on evaluation order.
+/// threshold, so the result never depends on evaluation order. Only the bins of features that
+/// `candidates` allows are read: the grower builds no others.
 pub fn best_split(
     hist: &Histogram,
     data: &BinnedData,
@@ -245,6 +246,14 @@ impl Candidates {
             Candidates::Features(allowed) => allowed[feature],
             Candidates::Splits(allowed) => allowed[feature].iter().any(|&a| a),
         }
+    }
+    /// The features with at least one allowed split, ascending, or `None` when all `n_features`
+    /// have one.
+    pub fn allowed_features(&self, n_features: usize) -> Option<Vec<usize>> {
+        let allowed: Vec<usize> = (0..n_features)
+            .filter(|&f| self.allows_feature(f))
+            .collect();
+        (allowed.len() < n_features).then_some(allowed)
     }
     #[inline]
     pub fn allows(&self, feature: usize, threshold: usize) -> bool {
