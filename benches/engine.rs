@@ -72,14 +72,16 @@ fn main() {
         let all: Vec<u32> = (0..n as u32).collect();
         let half: Vec<u32> = (0..n as u32).filter(|_| lcg(&mut s) < 0.5).collect();
         let tenth: Vec<u32> = (0..n as u32).filter(|_| lcg(&mut s) < 0.1).collect();
+        let hundredth: Vec<u32> = (0..n as u32).filter(|_| lcg(&mut s) < 0.01).collect();
         for (name, v) in [("unit weights", &ones), ("hessian weights", &hess)] {
             let vt: Vec<f64> = (0..n).map(|i| v[i] * y[i]).collect();
             for (rows_name, rows) in [
                 ("all rows", &all),
                 ("random half", &half),
                 ("random tenth", &tenth),
+                ("random 1%", &hundredth),
             ] {
-                let t = best_of(5, || {
+                let t = best_of(9, || {
                     black_box(Histogram::build(&data, rows, &vt, v));
                 });
                 println!("histogram {rows_name:<12} {name:<16} {:8.2} ms", 1e3 * t);
@@ -92,7 +94,7 @@ fn main() {
                 ..TreeParams::default()
             };
             let mut leaves = 0;
-            let t = best_of(3, || {
+            let t = best_of(7, || {
                 let g = grow(&data, FitStats { vt: &vt, v }, &params, &Candidates::All);
                 leaves = g.tree.n_leaves();
             });
