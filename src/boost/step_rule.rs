@@ -72,7 +72,7 @@ pub fn fit_newton(
     candidates: &Candidates,
 ) -> Direction {
     newton_tree(ctx, neg_gradient, hessian, candidates, |grown, target| {
-        Direction::new(ctx, grown, target)
+        Direction::new(ctx, grown, |i| target.at(i))
     })
 }
 
@@ -87,18 +87,18 @@ pub fn add_newton_tree(
 ) -> (GrownTree, f64) {
     newton_tree(ctx, neg_gradient, hessian, candidates, |grown, target| {
         let k = ctx.n_outputs();
-        let (tb, tt, bb) = grown.add_to_column_with_cosine_sums(f, k, class, nu, target);
+        let (tb, tt, bb) = grown.add_to_column_with_cosine_sums(f, k, class, nu, |i| target.at(i));
         (grown, cosine_from_sums(tb, tt, bb))
     })
 }
 
-/// Grows the Newton tree and hands it, with the target −g/h row by row, to `finish`.
+/// Grows the Newton tree and hands it, with the target −g/h, to `finish`.
 fn newton_tree<T>(
     ctx: &Context<'_>,
     neg_gradient: &[f64],
     hessian: &[f64],
     candidates: &Candidates,
-    finish: impl FnOnce(GrownTree, &(dyn Fn(usize) -> f64 + Sync)) -> T,
+    finish: impl FnOnce(GrownTree, NewtonTarget<'_>) -> T,
 ) -> T {
     let weighted;
     // vt = w·(−g), v = w·h; with unit weights these are −g and h themselves (1·x = x).
@@ -118,11 +118,28 @@ fn newton_tree<T>(
         }
     };
     let grown = grow(ctx, FitStats { vt, v }, candidates);
-    // The target −g/h without a vector for it.
-    if v.is_empty() {
-        finish(grown, &|i| vt[i])
-    } else {
-        finish(grown, &|i| if v[i] > 0.0 { vt[i] / v[i] } else { 0.0 })
+    finish(grown, NewtonTarget { vt, v })
+}
+
+/// The Newton target −g/h = vt/v row by row, without a vector for it (a concrete type rather
+/// than a `dyn Fn`, so that the per-row call inlines).
+#[derive(Clone, Copy)]
+struct NewtonTarget<'a> {
+    vt: &'a [f64],
+    /// Empty: every v is 1.
+    v: &'a [f64],
+}
+
+impl NewtonTarget<'_> {
+    #[inline]
+    fn at(&self, i: usize) -> f64 {
+        if self.v.is_empty() {
+            self.vt[i]
+        } else if self.v[i] > 0.0 {
+            self.vt[i] / self.v[i]
+        } else {
+            0.0
+        }
     }
 }
 
