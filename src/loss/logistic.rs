@@ -161,9 +161,11 @@ impl Loss for Logistic {
             for (y, f, b, w) in terms.iter() {
                 if w != 0.0 && b != 0.0 {
                     let u = f + g * b;
-                    let t = w * b * self.derivative(y, u);
+                    // One exponential for ℓ' and ℓ'' (bit for bit `derivative`, `curvature`).
+                    let (_, _, derivative, curvature) = self.terms(y, u);
+                    let t = w * b * derivative;
                     d1 += t;
-                    d2 += w * b * b * self.curvature(y, u);
+                    d2 += w * b * b * curvature;
                     noise += t.abs();
                 }
             }
