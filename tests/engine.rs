@@ -431,8 +431,8 @@ fn a_tree_restricted_to_some_features_is_the_tree_of_those_columns() {
     let vt: Vec<f64> = (0..n)
         .map(|i| vt[i] + v[i] * (numeric[0][i] * numeric[3][i]).sin() * 3.0)
         .collect();
-    // 1 and 3 of 5 features take the column kernel, 4 the row one (more than 8 never occur here,
-    // so that case is the full pass of every other test).
+    // 1 of 5 features takes the column kernel, 3 and 4 the row one restricted to them (all 5
+    // is the full pass of every other test).
     for kept in [vec![0], vec![1, 3, 4], vec![0, 2, 3, 4]] {
         let mut allowed = vec![false; 5];
         kept.iter().for_each(|&f| allowed[f] = true);
@@ -482,7 +482,7 @@ fn same_model_with_one_and_two_threads() {
         .collect();
     let w: Vec<f64> = (0..n).map(|_| 0.5 + rng.uniform()).collect();
     // Unit weights take the kernel's one-statistic path, sample weights the general one.
-    // rgbm with t = 2 builds the histograms of two features only, column by column.
+    // rgbm with t = 1 builds the histograms of one feature only, column by column.
     let fit = |threads: usize, growth: &str, weights: Option<&[f64]>, method: &str| {
         let frame = mixed_frame(&numeric, &codes);
         let mut params = Params::default();
@@ -497,7 +497,7 @@ fn same_model_with_one_and_two_threads() {
             .unwrap()
             .set("selection", "groups")
             .unwrap()
-            .set("t", "2")
+            .set("t", "1")
             .unwrap();
         params.set("min_category_count", "1").unwrap();
         params.n_threads = threads;

@@ -62,9 +62,9 @@ impl Context<'_> {
         }
     }
 
-    /// −∂ℓ/∂F at F (n × K).
+    /// −∂ℓ/∂F at F (n × K), in a reused buffer (`Buffers::recycle_values` takes it back).
     pub fn negative_gradient(&self, f: &[f64]) -> Vec<f64> {
-        let mut out = vec![0.0; f.len()];
+        let mut out = self.buffers.values(f.len());
         self.negative_gradient_into(f, &mut out);
         out
     }
@@ -114,9 +114,10 @@ impl Context<'_> {
         *self.derivs = derivs;
     }
 
-    /// The proximal direction (prox_{λℓ(y,·)}(z) − z)/λ at z (n × K).
+    /// The proximal direction (prox_{λℓ(y,·)}(z) − z)/λ at z (n × K), in a reused buffer
+    /// (`Buffers::recycle_values` takes it back).
     pub fn prox_directions(&self, z: &[f64], lambda: f64) -> Vec<f64> {
-        let mut out = vec![0.0; z.len()];
+        let mut out = self.buffers.values(z.len());
         match self.objective {
             Objective::Scalar(loss) => par_fill(&mut out, |i| {
                 super::prox_direction(loss.as_ref(), self.y[i], z[i], lambda)

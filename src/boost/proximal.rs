@@ -113,7 +113,10 @@ pub fn step(state: &mut MetaState, ctx: &mut Context<'_>, candidates: &Candidate
             ctx.negative_gradient(&point.train),
             ctx.hessian(&point.train),
         );
-        (fit_newton_all(ctx, &g, &h, candidates), 1.0)
+        let dirs = fit_newton_all(ctx, &g, &h, candidates);
+        ctx.buffers.recycle_values(g);
+        ctx.buffers.recycle_values(h);
+        (dirs, 1.0)
     } else {
         // Without momentum the point is the output x, where the booster's loss pass usually has
         // −g already; its buffer becomes the target (and Δ).
@@ -141,7 +144,11 @@ pub fn step(state: &mut MetaState, ctx: &mut Context<'_>, candidates: &Candidate
             if from_output {
                 // The old Δ's buffer takes the gradient's place, for the next loss pass.
                 ctx.derivs.neg_gradient = old_delta;
+            } else if !old_delta.is_empty() {
+                ctx.buffers.recycle_values(old_delta);
             }
+        } else {
+            ctx.buffers.recycle_values(target);
         }
         let factor = apply_step_rule(ctx, rule, &point.train, &mut dirs);
         (dirs, factor)

@@ -121,18 +121,23 @@ impl Loss for Logistic {
         linear_sum + log_sum
     }
     fn prox(&self, y: f64, z: f64, lambda: f64) -> f64 {
-        let h = |u: f64| {
-            (
-                u - z + lambda * self.derivative(y, u),
-                1.0 + lambda * self.curvature(y, u),
-            )
+        // ℓ' and ℓ'' from one exponential (`terms`, bit for bit `derivative` and `curvature`):
+        // the prox runs for every row at every iteration of the proximal methods.
+        let derivatives = |u: f64| {
+            let (_, _, derivative, curvature) = self.terms(y, u);
+            (derivative, curvature)
         };
+        let h = |u: f64| {
+            let (derivative, curvature) = derivatives(u);
+            (u - z + lambda * derivative, 1.0 + lambda * curvature)
+        };
+        let (derivative_z, curvature_z) = derivatives(z);
         let shrink = 1.0 + lambda * self.ridge;
         let (mut lo, mut hi) = (
             (z + lambda * y.min(0.0)) / shrink,
             (z + lambda * y.max(0.0)) / shrink,
         );
-        let other = z - lambda * self.derivative(y, z);
+        let other = z - lambda * derivative_z;
         if other.is_finite() {
             lo = lo.max(z.min(other));
             hi = hi.min(z.max(other));
@@ -140,7 +145,9 @@ impl Loss for Logistic {
         if hi <= lo {
             return lo;
         }
-        let x0 = z.clamp(lo, hi);
+        // Start from the Newton step from z (where h(z) = λℓ'(z)), the first iterate a start at z
+        // would take, without evaluating h at z once more.
+        let x0 = (z - lambda * derivative_z / (1.0 + lambda * curvature_z)).clamp(lo, hi);
         solve::bracketed_newton(
             h,
             lo,
@@ -161,9 +168,11 @@ impl Loss for Logistic {
             for (y, f, b, w) in terms.iter() {
                 if w != 0.0 && b != 0.0 {
                     let u = f + g * b;
-                    let t = w * b * self.derivative(y, u);
+                    // One exponential for ℓ' and ℓ'' (bit for bit `derivative`, `curvature`).
+                    let (_, _, derivative, curvature) = self.terms(y, u);
+                    let t = w * b * derivative;
                     d1 += t;
-                    d2 += w * b * b * self.curvature(y, u);
+                    d2 += w * b * b * curvature;
                     noise += t.abs();
                 }
             }

@@ -80,9 +80,15 @@ pub trait Loss: Send + Sync + Debug {
         leaf_of: &[u32],
     ) -> Vec<f64> {
         let _ = leaf_of;
+        // A leaf's rows are scattered, so reading its terms costs a cache line per row and vector,
+        // and iterative solvers read them many times: copy them out once (into buffers each
+        // thread reuses). The solver sees the same terms in the same order.
         leaves
             .par_iter()
-            .map(|rows| self.leaf_value(y, f, w, rows))
+            .map_init(LeafTerms::default, |terms, rows| {
+                terms.gather(y, f, w, rows);
+                self.leaf_value(&terms.y, &terms.f, &terms.w, &terms.rows)
+            })
             .collect()
     }
     /// argmin_γ Σ w_i ℓ(y_i, f_i + γ b_i): the line search along a tree's predictions.
@@ -209,6 +215,27 @@ impl<'a> Terms<'a> {
             next: 0,
             len,
         }
+    }
+}
+
+/// The terms of one leaf, copied out contiguously: `y`, `f`, `w` of its rows, and `rows` = 0, 1, …
+/// to index them.
+#[derive(Default)]
+struct LeafTerms {
+    y: Vec<f64>,
+    f: Vec<f64>,
+    w: Vec<f64>,
+    rows: Vec<u32>,
+}
+
+impl LeafTerms {
+    fn gather(&mut self, y: &[f64], f: &[f64], w: &[f64], rows: &[u32]) {
+        for (out, from) in [(&mut self.y, y), (&mut self.f, f), (&mut self.w, w)] {
+            out.clear();
+            out.extend(rows.iter().map(|&r| from[r as usize]));
+        }
+        self.rows.clear();
+        self.rows.extend(0..rows.len() as u32);
     }
 }
 
