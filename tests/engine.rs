@@ -1055,6 +1055,35 @@ fn a_categorical_code_not_below_its_level_count_is_an_error() {
 }
 
 #[test]
+fn inconsistent_bin_mappers_are_an_error() {
+    // Mappers from a hand-edited checkpoint: a level binned past the bin count, or too many
+    // cuts, would index outside the histogram.
+    use optboost::data::BinMapper;
+    let codes = [0, 1, 2, 1];
+    let frame = Frame::new(vec![Feature::categorical("colour", &codes, 3)]).unwrap();
+    let names = vec!["colour".to_string()];
+    let bad = BinMapper::Categorical {
+        level_bins: vec![1, 2, 7],
+        n_bins: 3,
+    };
+    let e = message(BinnedData::with_mappers(&frame, vec![bad], names.clone()).unwrap_err());
+    assert!(e.contains("colour") && e.contains("inconsistent"), "{e}");
+    let good = BinMapper::Categorical {
+        level_bins: vec![1, 2, 2],
+        n_bins: 3,
+    };
+    assert!(BinnedData::with_mappers(&frame, vec![good], names).is_ok());
+    let x = [0.5, 1.5];
+    let frame = Frame::new(vec![Feature::numeric("x", &x)]).unwrap();
+    let too_many = BinMapper::Numeric {
+        cuts: (0..255).map(f64::from).collect(),
+    };
+    let e =
+        message(BinnedData::with_mappers(&frame, vec![too_many], vec!["x".into()]).unwrap_err());
+    assert!(e.contains('x') && e.contains("inconsistent"), "{e}");
+}
+
+#[test]
 fn prediction_data_with_the_wrong_columns_is_an_error() {
     let (model, numeric, codes) = train_mixed(500, 9, &[]);
     let short = Frame::new(numeric.iter().map(|c| Feature::numeric("x", c)).collect()).unwrap();
