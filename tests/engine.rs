@@ -346,11 +346,11 @@ fn histogram_subtraction_equals_direct_construction() {
         );
         assert!(grown.tree.n_leaves() > 10);
         let leaves: Vec<_> = grown
-            .leaves
+            .leaves()
             .iter()
             .map(|l| (l.node, l.start, l.end))
             .collect();
-        let rows = node_rows(&grown.tree, &grown.rows, &leaves);
+        let rows = node_rows(&grown.tree, grown.rows(), &leaves);
         let hists: Vec<Histogram> = rows
             .iter()
             .map(|r| Histogram::build(&data, r, &vt, &v))
@@ -455,7 +455,7 @@ fn a_tree_restricted_to_some_features_is_the_tree_of_those_columns() {
             );
             let reference = grow(&sub_data, stats, &tree_params, &Candidates::All);
             assert!(reference.tree.n_leaves() > 10);
-            assert_eq!(restricted.rows, reference.rows);
+            assert_eq!(restricted.rows(), reference.rows());
             assert_eq!(restricted.tree.nodes.len(), reference.tree.nodes.len());
             for (a, b) in restricted.tree.nodes.iter().zip(&reference.tree.nodes) {
                 let mut mapped = b.clone();

@@ -40,8 +40,9 @@ pub fn step(state: &mut GbmState, ctx: &mut Context<'_>, candidates: &Candidates
     let cos = dirs.iter().map(|d| d.cos).collect();
     for (class, dir) in dirs.into_iter().enumerate() {
         add_column(&mut state.f, nu, &dir.values, class);
-        ctx.add_tree(dir.grown.tree, nu, class);
-        ctx.buffers.recycle(dir.grown.rows, dir.values);
+        let (tree, rows) = dir.grown.into_parts();
+        ctx.add_tree(tree, nu, class);
+        ctx.buffers.recycle(rows, dir.values);
     }
     Iteration {
         cos,
@@ -76,8 +77,9 @@ fn newton_step(
             (&mut state.f, class, nu),
         );
         cos.push(c);
-        ctx.add_tree(grown.tree, nu, class);
-        ctx.buffers.grow().recycle(grown.rows);
+        let (tree, rows) = grown.into_parts();
+        ctx.add_tree(tree, nu, class);
+        ctx.buffers.grow().recycle(rows);
     }
     *ctx.derivs = derivs;
     Iteration { cos, step: nu }

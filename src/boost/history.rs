@@ -37,21 +37,15 @@ impl History {
     }
 }
 
-/// cos(t, b) = ⟨t, b⟩ / (‖t‖ ‖b‖); 0 when either vector is zero.
+/// cos(t, b) = ⟨t, b⟩ / (‖t‖ ‖b‖); 0 when either vector is zero. Summed in the fixed chunks of
+/// `par_sum` (the same value with any number of threads).
 pub fn cosine(t: &[f64], b: &[f64]) -> f64 {
-    cosine_by(|i| t[i], b)
-}
-
-/// cos(t, b) with t_i = `t(i)` computed on the fly (no vector for t), summed in the fixed chunks
-/// of `par_sum` (the same value with any number of threads).
-pub fn cosine_by(t: impl Fn(usize) -> f64 + Sync, b: &[f64]) -> f64 {
-    let partials: Vec<[f64; 3]> = b
+    let partials: Vec<[f64; 3]> = t
         .par_chunks(CHUNK)
-        .enumerate()
-        .map(|(c, chunk)| {
+        .zip(b.par_chunks(CHUNK))
+        .map(|(t, b)| {
             let mut sums = [0.0; 3];
-            for (j, &y) in chunk.iter().enumerate() {
-                let x = t(c * CHUNK + j);
+            for (&x, &y) in t.iter().zip(b) {
                 sums[0] += x * y;
                 sums[1] += x * x;
                 sums[2] += y * y;

@@ -266,8 +266,9 @@ impl Context<'_> {
     pub fn store_tree(&mut self, direction: step_rule::Direction, output: usize) -> StoredTree {
         let valid = self.valid_values(&direction.grown.tree);
         let index = self.model.n_trees();
-        self.model.push_tree(direction.grown.tree, 0.0, output);
-        self.buffers.grow().recycle(direction.grown.rows);
+        let (tree, rows) = direction.grown.into_parts();
+        self.model.push_tree(tree, 0.0, output);
+        self.buffers.grow().recycle(rows);
         StoredTree {
             index,
             output,
@@ -307,18 +308,28 @@ impl Booster {
         valid: Option<&TrainData<'_>>,
     ) -> Result<Booster> {
         params.validate()?;
-        let pool = Arc::new(thread_pool(params.n_threads)?);
-        // Binning and every later pass run in the booster's pool: the thread count applies to
-        // all the work, and the allocator serves training from the arenas that binning freed
-        // memory into (with threads outside the pool, glibc keeps that memory in their arenas).
-        Arc::clone(&pool).install(|| {
-            let data = BinnedData::learn(&train.frame, &params.binning)?;
-            Self::start(params, data, train, valid, pool)
+        let binning = params.binning;
+        Self::start(params, train, valid, || {
+            BinnedData::learn(&train.frame, &binning)
         })
     }
 
-    /// Called inside `pool`.
+    /// Creates the booster's thread pool and, inside it, bins the training data with `bin` and
+    /// prepares iteration 0. Binning and every later pass run in that pool: the thread count
+    /// applies to all the work, and the allocator serves training from the arenas that binning
+    /// freed memory into (with threads outside the pool, glibc keeps that memory in their arenas).
     fn start(
+        params: Params,
+        train: &TrainData<'_>,
+        valid: Option<&TrainData<'_>>,
+        bin: impl FnOnce() -> Result<BinnedData> + Send,
+    ) -> Result<Booster> {
+        let pool = Arc::new(thread_pool(params.n_threads)?);
+        Arc::clone(&pool).install(|| Self::prepare(params, bin()?, train, valid, pool))
+    }
+
+    /// Called inside `pool`.
+    fn prepare(
         params: Params,
         data: BinnedData,
         train: &TrainData<'_>,
@@ -456,10 +467,8 @@ impl Booster {
             .iter()
             .map(|f| f.name.clone())
             .collect();
-        let pool = Arc::new(thread_pool(checkpoint.params.n_threads)?);
-        let mut booster = Arc::clone(&pool).install(|| {
-            let data = BinnedData::with_mappers(&train.frame, mappers, names)?;
-            Self::start(checkpoint.params, data, train, valid, pool)
+        let mut booster = Self::start(checkpoint.params, train, valid, || {
+            BinnedData::with_mappers(&train.frame, mappers, names)
         })?;
         let k = booster.model.n_outputs;
         if booster.y.len() * k != checkpoint.state.output().len() {

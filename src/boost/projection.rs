@@ -63,8 +63,9 @@ pub fn step(
     ctx.derivs.neg_gradient = remaining;
     let cos = trees.iter().map(|(_, t)| t.cos).collect();
     for (class, fit) in trees {
-        ctx.add_tree(fit.grown.tree, step, class);
-        ctx.buffers.recycle(fit.grown.rows, fit.values);
+        let (tree, rows) = fit.grown.into_parts();
+        ctx.add_tree(tree, step, class);
+        ctx.buffers.recycle(rows, fit.values);
     }
     Iteration { cos, step }
 }

@@ -202,7 +202,8 @@ pub fn apply_step_rule(
             for (class, dir) in dirs.iter_mut().enumerate() {
                 let grown = &mut dir.grown;
                 let leaf_of = leaf_of_rows(grown, dir.values.len());
-                let leaves: Vec<&[u32]> = grown.leaves.iter().map(|l| grown.leaf_rows(l)).collect();
+                let leaves: Vec<&[u32]> =
+                    grown.leaves().iter().map(|l| grown.leaf_rows(l)).collect();
                 let values: Vec<f64> = match ctx.objective {
                     Objective::Scalar(loss) => {
                         loss.leaf_values(ctx.y, f, ctx.w.slice(), &leaves, &leaf_of)
@@ -217,9 +218,7 @@ pub fn apply_step_rule(
                     .into_iter()
                     .map(|v| if v.is_finite() { v } else { 0.0 })
                     .collect();
-                for (leaf, &value) in grown.leaves.iter().zip(&values) {
-                    grown.tree.nodes[leaf.node].value = value;
-                }
+                grown.set_leaf_values(&values);
                 // Row by row from the leaf index: contiguous writes, unlike a fill leaf by leaf.
                 par_fill(&mut dir.values, |r| values[leaf_of[r] as usize]);
             }
@@ -231,7 +230,7 @@ pub fn apply_step_rule(
 /// For every row, the index in `grown.leaves` of its leaf.
 fn leaf_of_rows(grown: &GrownTree, n_rows: usize) -> Vec<u32> {
     let mut leaf_of = vec![0; n_rows];
-    for (j, leaf) in grown.leaves.iter().enumerate() {
+    for (j, leaf) in grown.leaves().iter().enumerate() {
         for &r in grown.leaf_rows(leaf) {
             leaf_of[r as usize] = j as u32;
         }

@@ -113,12 +113,33 @@ pub struct LeafRows {
 
 #[derive(Debug, Clone)]
 pub struct GrownTree {
+    /// Leaf values may be changed (step rules re-solve them); the rows of each leaf may not.
     pub tree: Tree,
-    pub leaves: Vec<LeafRows>,
-    pub rows: Vec<u32>,
+    /// Private: only `grow` makes them, so `rows` is always a permutation of the row ids cut
+    /// into disjoint leaf ranges, which the parallel leaf fill relies on.
+    leaves: Vec<LeafRows>,
+    rows: Vec<u32>,
 }
 
 impl GrownTree {
+    pub fn leaves(&self) -> &[LeafRows] {
+        &self.leaves
+    }
+    /// Row ids grouped by leaf (see `LeafRows`).
+    pub fn rows(&self) -> &[u32] {
+        &self.rows
+    }
+    /// Sets the value of leaf j (in `leaves()` order) to `values[j]`.
+    pub fn set_leaf_values(&mut self, values: &[f64]) {
+        for (leaf, &value) in self.leaves.iter().zip(values) {
+            self.tree.nodes[leaf.node].value = value;
+        }
+    }
+    /// The tree, and the row list for `GrowBuffers::recycle`.
+    pub fn into_parts(self) -> (Tree, Vec<u32>) {
+        (self.tree, self.rows)
+    }
+
     /// The tree's value on every training row, from the leaf row lists (no traversal).
     pub fn fitted_values(&self, n_rows: usize) -> Vec<f64> {
         let mut out = vec![0.0; n_rows];
