@@ -655,6 +655,60 @@ fn deep_tree_reproduces_a_piecewise_constant_target() {
 }
 
 #[test]
+fn row_order_passes_give_every_row_its_leaf_value() {
+    // Enough rows for several row chunks, and leaves whose rows are scattered over all of them.
+    let mut rng = Rng(12);
+    let n = 30_001;
+    let x: Vec<Vec<f64>> = (0..3)
+        .map(|_| (0..n).map(|_| rng.uniform()).collect())
+        .collect();
+    let t: Vec<f64> = (0..n)
+        .map(|i| (9.0 * x[0][i]).sin() + x[1][i] * x[2][i] + rng.uniform())
+        .collect();
+    let frame = Frame::new(
+        x.iter()
+            .enumerate()
+            .map(|(j, c)| Feature::numeric(format!("x{j}"), c))
+            .collect(),
+    )
+    .unwrap();
+    let data = BinnedData::learn(&frame, &BinningParams::default()).unwrap();
+    let params = TreeParams {
+        max_depth: 8,
+        max_leaves: 40,
+        growth: Growth::Leafwise,
+        ..TreeParams::default()
+    };
+    let grown = fit_tree(&data, &t, &params);
+    assert_eq!(grown.tree.n_leaves(), 40);
+    let walked: Vec<f64> = (0..n)
+        .map(|i| grown.tree.predict_bins(data.matrix().row(i)))
+        .collect();
+    assert_eq!(grown.fitted_values(n), walked);
+
+    // Column 2 of an n × 3 matrix gets 0.5 b; the other columns are left alone.
+    let mut out: Vec<f64> = (0..3 * n).map(|k| k as f64).collect();
+    let target = |i: usize| t[i] - 0.25;
+    let (tb, tt, bb) = grown.add_to_column_with_cosine_sums(&mut out, 3, 2, 0.5, target);
+    for i in 0..n {
+        assert_eq!(out[3 * i], (3 * i) as f64);
+        assert_eq!(out[3 * i + 1], (3 * i + 1) as f64);
+        assert_eq!(
+            out[3 * i + 2],
+            (3 * i + 2) as f64 + 0.5 * walked[i],
+            "row {i}"
+        );
+    }
+    let expected = (0..n).fold((0.0, 0.0, 0.0), |(a, b, c), i| {
+        let (ti, bi) = (target(i), walked[i]);
+        (a + ti * bi, b + ti * ti, c + bi * bi)
+    });
+    for (got, want) in [(tb, expected.0), (tt, expected.1), (bb, expected.2)] {
+        assert!(close(got, want, want.abs(), 1e-12), "{got} vs {want}");
+    }
+}
+
+#[test]
 fn missing_values_go_to_their_own_side() {
     let mut rng = Rng(6);
     let n = 2_000;

@@ -103,6 +103,9 @@ pub struct FitStats<'a> {
     pub v: &'a [f64],
 }
 
+/// Rows per task of the passes over a tree's values in row order.
+const ROW_CHUNK: usize = 8_192;
+
 /// The rows of one leaf: `rows[start..end]` of `GrownTree::rows`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LeafRows {
@@ -116,7 +119,7 @@ pub struct GrownTree {
     /// Leaf values may be changed (step rules re-solve them); the rows of each leaf may not.
     pub tree: Tree,
     /// Private: only `grow` makes them, so `rows` is always a permutation of the row ids cut
-    /// into disjoint leaf ranges, which the parallel leaf fill relies on.
+    /// into disjoint leaf ranges, ascending within each (the row-order passes rely on it).
     leaves: Vec<LeafRows>,
     rows: Vec<u32>,
 }
@@ -148,7 +151,7 @@ impl GrownTree {
     }
 
     pub fn fitted_values_into(&self, out: &mut [f64]) {
-        self.for_each_leaf(out, 1, 0, |o, value| *o = value, |_, _| ());
+        self.fold_rows(out, 1, 0, |(), _, o, value| *o = value);
     }
 
     /// `fitted_values_into`, returning in the same pass the sums (Σ t b, Σ t², Σ b²) over the
@@ -158,14 +161,11 @@ impl GrownTree {
         out: &mut [f64],
         target: impl Fn(usize) -> f64 + Sync,
     ) -> (f64, f64, f64) {
-        let per_leaf = self.for_each_leaf(
-            out,
-            1,
-            0,
-            |o, value| *o = value,
-            |value, rows| cosine_sums(value, rows, &target),
-        );
-        add_in_order(per_leaf)
+        let per_chunk = self.fold_rows(out, 1, 0, |sums, i, o, value| {
+            *o = value;
+            add_cosine_terms(sums, target(i), value);
+        });
+        add_in_order(per_chunk)
     }
 
     /// Adds `weight` × the tree's value to column `column` of the row-major n × `n_columns`
@@ -179,53 +179,57 @@ impl GrownTree {
         weight: f64,
         target: impl Fn(usize) -> f64 + Sync,
     ) -> (f64, f64, f64) {
-        let per_leaf = self.for_each_leaf(
-            out,
-            n_columns,
-            column,
-            |o, value| *o += weight * value,
-            |value, rows| cosine_sums(value, rows, &target),
-        );
-        add_in_order(per_leaf)
+        let per_chunk = self.fold_rows(out, n_columns, column, |sums, i, o, value| {
+            *o += weight * value;
+            add_cosine_terms(sums, target(i), value);
+        });
+        add_in_order(per_chunk)
     }
 
-    /// For every leaf, `update(entry, value)` on entry r·`stride` + `offset` of `out` for each
-    /// of its rows r, then `then(value, rows)`; leaves in parallel (each row belongs to exactly
-    /// one leaf, so no two tasks touch one entry). Returns `then`'s results in leaf order.
-    fn for_each_leaf<T: Send>(
+    /// Calls `visit(acc, i, entry, value)` for every row i in order, with `entry` the entry
+    /// i·`stride` + `offset` of `out` and `value` the tree's value on row i. Rows are taken in
+    /// fixed chunks, in parallel, each with its own accumulator; returns the accumulators in
+    /// chunk order (the same with any number of threads).
+    ///
+    /// Row order rather than leaf by leaf: a leaf's rows are scattered over `out` and the
+    /// caller's vectors, and one cache miss per row and vector cost more than finding each
+    /// leaf's rows inside a chunk (its rows are ascending, so two binary searches).
+    fn fold_rows<A: Default + Send>(
         &self,
         out: &mut [f64],
         stride: usize,
         offset: usize,
-        update: impl Fn(&mut f64, f64) + Sync,
-        then: impl Fn(f64, &[u32]) -> T + Sync,
-    ) -> Vec<T> {
-        struct Shared(*mut f64, usize);
-        // SAFETY: tasks touch disjoint entries (see below), so sharing the pointer is sound.
-        unsafe impl Sync for Shared {}
-        impl Shared {
-            fn entry(&self, index: usize) -> *mut f64 {
-                assert!(index < self.1);
-                // SAFETY: in bounds, checked above.
-                unsafe { self.0.add(index) }
-            }
-        }
+        visit: impl Fn(&mut A, usize, &mut f64, f64) + Sync,
+    ) -> Vec<A> {
         assert!(offset < stride);
-        let out = Shared(out.as_mut_ptr(), out.len());
-        self.leaves
-            .par_iter()
-            .map(|leaf| {
-                let value = self.tree.nodes[leaf.node].value;
-                let rows = self.leaf_rows(leaf);
-                for &r in rows {
-                    // SAFETY: `rows` is a permutation of the row ids cut into disjoint leaf
-                    // ranges and offset < stride, so no other task touches this entry.
-                    update(
-                        unsafe { &mut *out.entry(r as usize * stride + offset) },
-                        value,
-                    );
+        let n_rows = out.len() / stride;
+        assert_eq!(self.rows.len(), n_rows, "a tree's leaves cover every row");
+        out.par_chunks_mut(ROW_CHUNK * stride)
+            .enumerate()
+            .map_init(Vec::new, |values: &mut Vec<f64>, (k, entries)| {
+                let first = k * ROW_CHUNK;
+                let end = first + entries.len() / stride;
+                values.clear();
+                values.resize(end - first, 0.0);
+                for leaf in &self.leaves {
+                    let rows = self.leaf_rows(leaf);
+                    let from = rows.partition_point(|&r| (r as usize) < first);
+                    let to = from + rows[from..].partition_point(|&r| (r as usize) < end);
+                    let value = self.tree.nodes[leaf.node].value;
+                    for &r in &rows[from..to] {
+                        values[r as usize - first] = value;
+                    }
                 }
-                then(value, rows)
+                let mut acc = A::default();
+                for (j, (entry, &value)) in entries
+                    .chunks_exact_mut(stride)
+                    .map(|row| &mut row[offset])
+                    .zip(values.iter())
+                    .enumerate()
+                {
+                    visit(&mut acc, first + j, entry, value);
+                }
+                acc
             })
             .collect()
     }
@@ -407,15 +411,11 @@ pub fn grow_with(
     }
 }
 
-/// (value Σ t, Σ t², value² · count) over the rows of one leaf.
-fn cosine_sums(value: f64, rows: &[u32], target: &impl Fn(usize) -> f64) -> (f64, f64, f64) {
-    let (mut t_sum, mut tt) = (0.0, 0.0);
-    for &r in rows {
-        let t = target(r as usize);
-        t_sum += t;
-        tt += t * t;
-    }
-    (value * t_sum, tt, value * value * rows.len() as f64)
+#[inline]
+fn add_cosine_terms(sums: &mut (f64, f64, f64), t: f64, b: f64) {
+    sums.0 += t * b;
+    sums.1 += t * t;
+    sums.2 += b * b;
 }
 
 fn add_in_order(sums: Vec<(f64, f64, f64)>) -> (f64, f64, f64) {
