@@ -26,6 +26,8 @@ pub struct BinnedData {
     /// contiguous column (n bytes, cache-resident) is far cheaper to read than a byte from every
     /// row of the row-major matrix (which the histogram kernel wants).
     columns: Vec<u8>,
+    /// Whether some row of feature j is in its missing bin 0.
+    has_missing: Vec<bool>,
 }
 
 impl BinnedData {
@@ -65,12 +67,22 @@ impl BinnedData {
         }
         offsets.push(total);
         let columns = transpose(&matrix);
+        let has_missing = if matrix.n_rows() == 0 {
+            vec![false; mappers.len()]
+        } else {
+            use rayon::prelude::*;
+            columns
+                .par_chunks(matrix.n_rows())
+                .map(|column| column.contains(&0))
+                .collect()
+        };
         Ok(BinnedData {
             matrix,
             mappers,
             names,
             offsets,
             columns,
+            has_missing,
         })
     }
 
@@ -106,6 +118,10 @@ impl BinnedData {
     }
     pub fn total_bins(&self) -> usize {
         *self.offsets.last().unwrap_or(&0)
+    }
+    /// Whether some row has a missing value of `feature` (bin 0).
+    pub fn has_missing(&self, feature: usize) -> bool {
+        self.has_missing[feature]
     }
     pub fn is_categorical(&self, feature: usize) -> bool {
         matches!(self.mappers[feature], BinMapper::Categorical { .. })

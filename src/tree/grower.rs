@@ -5,7 +5,9 @@
 use super::histogram::{BinStats, Features, Histogram, RowStats};
 use super::partition::split_rows;
 use super::regression_tree::{CategorySplit, Node, Tree};
-use super::split::{best_split, Candidates, SplitCandidate, SplitParams};
+use super::split::{
+    best_split, best_split_bounded, Candidates, NeedCounts, SplitCandidate, SplitParams,
+};
 use crate::data::{BinMapper, BinnedData};
 use crate::error::{Error, Result};
 use rayon::prelude::*;
@@ -284,20 +286,52 @@ pub fn grow_with(
     candidates: &Candidates,
     buffers: &mut GrowBuffers,
 ) -> GrownTree {
+    // Histograms hold the bins of the candidate features only (all of this tree's splits draw
+    // from the same set): with a few of many features, that is most of the fitting time saved.
+    let allowed = candidates.allowed_features(data.n_features());
+    let features = allowed.as_deref().map_or(Features::All, Features::Only);
+    // On numeric features without missing values, bin counts serve only to check
+    // `min_samples_leaf`, which the weights mostly decide: weighted histograms go without them.
+    let row_stats = RowStats::new(stats.vt, stats.v);
+    let complete_numeric = |f: usize| !data.is_categorical(f) && !data.has_missing(f);
+    let row_stats = match features {
+        Features::All if (0..data.n_features()).all(complete_numeric) => row_stats.without_counts(),
+        Features::Only(list) if list.iter().all(|&f| complete_numeric(f)) => {
+            row_stats.without_counts()
+        }
+        _ => row_stats,
+    };
+    grow_from(data, &row_stats, features, params, candidates, buffers)
+}
+
+fn grow_from(
+    data: &BinnedData,
+    row_stats: &RowStats<'_>,
+    features: Features<'_>,
+    params: &TreeParams,
+    candidates: &Candidates,
+    buffers: &mut GrowBuffers,
+) -> GrownTree {
     let n = data.n_rows();
     let mut rows = buffers.rows.pop().unwrap_or_default();
     rows.clear();
     rows.extend(0..n as u32);
     let split_params = params.split_params();
-    let row_stats = RowStats::new(stats.vt, stats.v);
+    let find_split = |hist: &Histogram, node_rows: &[u32], stats: BinStats| {
+        let exact = |hist: &Histogram| best_split(hist, data, stats, &split_params, candidates);
+        match row_stats.count_bounds() {
+            None => exact(hist),
+            Some(bounds) => {
+                best_split_bounded(hist, data, stats, &split_params, candidates, bounds)
+                    .unwrap_or_else(|NeedCounts| {
+                        exact(&hist.with_counts(data, node_rows, features))
+                    })
+            }
+        }
+    };
     let total = row_stats.totals(&rows);
     let mut nodes = vec![leaf_node(total, params.l2_leaf)];
     let mut categories = Vec::new();
-
-    // Histograms hold the bins of the candidate features only (all of this tree's splits draw
-    // from the same set): with a few of many features, that is most of the fitting time saved.
-    let allowed = candidates.allowed_features(data.n_features());
-    let features = allowed.as_deref().map_or(Features::All, Features::Only);
     // Histograms of finished nodes are reused (build_into overwrites every bin that is read).
     let mut spare: Vec<Histogram> = Vec::new();
     let new_hist = |spare: &mut Vec<Histogram>| {
@@ -308,8 +342,8 @@ pub fn grow_with(
     let scratch = &mut buffers.scratch;
     scratch.resize(n, 0);
     let mut hist = new_hist(&mut spare);
-    hist.build_into(data, &rows, &row_stats, features);
-    let split = best_split(&hist, data, total, &split_params, candidates);
+    hist.build_into(data, &rows, row_stats, features);
+    let split = find_split(&hist, &rows, total);
     let mut pending = VecDeque::from([Pending {
         node: 0,
         start: 0,
@@ -322,7 +356,7 @@ pub fn grow_with(
     let mut n_leaves = 1;
 
     while let Some(mut work) = next_node(&mut pending, params.growth) {
-        let Some(split) = work.split.take().filter(|_| n_leaves < params.max_leaves) else {
+        let Some(mut split) = work.split.take().filter(|_| n_leaves < params.max_leaves) else {
             spare.extend(work.hist.take());
             leaves.push(LeafRows {
                 node: work.node,
@@ -337,6 +371,17 @@ pub fn grow_with(
             data.column(split.feature),
             &split.left_bins,
         );
+        if row_stats.count_bounds().is_some() {
+            let n_right = work.end - work.start - n_left;
+            split.left.count = n_left as u32;
+            split.right.count = n_right as u32;
+            // Where best_split sends the missing values of a feature that has none here.
+            if n_left >= n_right {
+                split.left_bins.insert(0);
+            } else {
+                split.left_bins.remove(0);
+            }
+        }
         debug_assert_eq!(n_left, split.left.count as usize);
         let mid = work.start + n_left;
         let (left_id, right_id) = (nodes.len(), nodes.len() + 1);
@@ -368,7 +413,7 @@ pub fn grow_with(
                 &rows[mid..work.end]
             };
             let mut small = new_hist(&mut spare);
-            small.build_into(data, small_rows, &row_stats, features);
+            small.build_into(data, small_rows, row_stats, features);
             parent.subtract_features(&small, data, features);
             if left_is_smaller {
                 (Some(small), Some(parent))
@@ -386,7 +431,7 @@ pub fn grow_with(
             let split = hist
                 .as_ref()
                 .filter(|_| splittable(&child_stats))
-                .and_then(|h| best_split(h, data, child_stats, &split_params, candidates));
+                .and_then(|h| find_split(h, &rows[start..end], child_stats));
             let hist = match split {
                 Some(_) => hist,
                 None => {
@@ -496,5 +541,81 @@ fn set_rule(
             });
         }
         _ => unreachable!("split kind follows the feature kind"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{BinningParams, Feature, Frame};
+
+    fn uniform(state: &mut u64) -> f64 {
+        *state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (*state >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    #[test]
+    fn trees_from_histograms_without_counts_equal_trees_with_counts() {
+        // Weights over three orders of magnitude, some zero, and leaves small enough that
+        // min_samples_leaf binds: the count bounds leave many candidates undecided, so nodes
+        // also take the path that counts their rows.
+        let mut state = 9;
+        let (n, p) = (20_000, 4);
+        let columns: Vec<Vec<f64>> = (0..p)
+            .map(|_| (0..n).map(|_| uniform(&mut state)).collect())
+            .collect();
+        let frame = Frame::new(
+            columns
+                .iter()
+                .enumerate()
+                .map(|(j, c)| Feature::numeric(format!("x{j}"), c))
+                .collect(),
+        )
+        .unwrap();
+        let data = BinnedData::learn(&frame, &BinningParams::default()).unwrap();
+        let v: Vec<f64> = (0..n)
+            .map(|i| {
+                if i % 97 == 0 {
+                    0.0
+                } else {
+                    10f64.powf(-3.0 * uniform(&mut state))
+                }
+            })
+            .collect();
+        let vt: Vec<f64> = (0..n)
+            .map(|i| v[i] * ((7.0 * columns[0][i]).sin() + columns[1][i] + uniform(&mut state)))
+            .collect();
+        let counted = RowStats::new(&vt, &v);
+        let uncounted = counted.without_counts();
+        assert!(uncounted.count_bounds().is_some());
+        for growth in [Growth::Depthwise, Growth::Leafwise] {
+            for min_samples_leaf in [1, 40, 700] {
+                let params = TreeParams {
+                    max_depth: 8,
+                    max_leaves: 120,
+                    min_samples_leaf,
+                    min_weight_leaf: 0.0,
+                    growth,
+                    ..TreeParams::default()
+                };
+                let grow = |stats: &RowStats<'_>| {
+                    let buffers = &mut GrowBuffers::default();
+                    grow_from(
+                        &data,
+                        stats,
+                        Features::All,
+                        &params,
+                        &Candidates::All,
+                        buffers,
+                    )
+                };
+                let (with, without) = (grow(&counted), grow(&uncounted));
+                assert!(with.tree.n_leaves() > 20, "{growth:?} {min_samples_leaf}");
+                assert_eq!(with.tree, without.tree, "{growth:?} {min_samples_leaf}");
+                assert_eq!(with.rows, without.rows);
+            }
+        }
     }
 }

@@ -6,6 +6,7 @@
 use super::histogram::{BinStats, Histogram};
 use crate::data::BinnedData;
 use serde::{Deserialize, Serialize};
+use std::cell::Cell;
 
 /// A set of bins (0..=255) as a 256-bit mask.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -18,6 +19,9 @@ impl BinSet {
     }
     pub fn insert(&mut self, bin: u8) {
         self.0[(bin >> 6) as usize] |= 1 << (bin & 63);
+    }
+    pub fn remove(&mut self, bin: u8) {
+        self.0[(bin >> 6) as usize] &= !(1 << (bin & 63));
     }
 }
 
@@ -52,10 +56,58 @@ fn score(s: &BinStats, l2: f64) -> f64 {
     s.sum_vt * s.sum_vt / (s.sum_v + l2)
 }
 
+/// Bounds on the row count of a set of rows from its weight Σ v, when every weight lies in
+/// [min_v, max_v]: count ≥ Σv / max_v and count ≤ Σv / min_v, with Σv widened by `slack`, a bound
+/// on the rounding error of any bin or prefix sum of v (sums of at most n terms of at most
+/// max_v, one subtraction and at most 256 more additions deep).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CountBounds {
+    min_v: f64,
+    max_v: f64,
+    slack: f64,
+}
+
+impl CountBounds {
+    /// `None` when the weights bound nothing (none positive, or not finite).
+    pub(crate) fn new(min_v: f64, max_v: f64, n_rows: usize) -> Option<CountBounds> {
+        let n = n_rows as f64;
+        let slack = 4.0 * (n + 1024.0) * f64::EPSILON * n * max_v;
+        (min_v >= 0.0 && max_v > 0.0 && max_v.is_finite() && slack.is_finite()).then_some(
+            CountBounds {
+                min_v,
+                max_v,
+                slack,
+            },
+        )
+    }
+
+    /// Whether a set of weight `sum_v` surely has at least `m` rows (`Some(true)`), surely has
+    /// fewer (`Some(false)`), or may have either.
+    fn at_least(&self, sum_v: f64, m: usize) -> Option<bool> {
+        let m = m as f64;
+        if (sum_v - self.slack) / self.max_v >= m {
+            Some(true)
+        } else if (sum_v + self.slack) < m * self.min_v {
+            Some(false)
+        } else {
+            None
+        }
+    }
+}
+
+/// A split search needs the bin counts of this node: the bounds could not decide whether a
+/// candidate that might win has enough rows on each side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NeedCounts;
+
 struct Scan<'a> {
     params: &'a SplitParams,
     total: BinStats,
     parent_score: f64,
+    /// `None`: bins hold exact counts.
+    bounds: Option<&'a CountBounds>,
+    /// The largest gain of a candidate the count bounds could not decide.
+    undecided: Cell<f64>,
 }
 
 impl Scan<'_> {
@@ -64,9 +116,7 @@ impl Scan<'_> {
     fn gain(&self, left: BinStats) -> Option<f64> {
         let right = self.total - left;
         let p = self.params;
-        let admissible = left.count as usize >= p.min_samples_leaf.max(1)
-            && right.count as usize >= p.min_samples_leaf.max(1)
-            && left.sum_v >= p.min_weight_leaf
+        let admissible = left.sum_v >= p.min_weight_leaf
             && right.sum_v >= p.min_weight_leaf
             && left.sum_v + p.l2_leaf > 0.0
             && right.sum_v + p.l2_leaf > 0.0;
@@ -74,7 +124,28 @@ impl Scan<'_> {
             return None;
         }
         let gain = score(&left, p.l2_leaf) + score(&right, p.l2_leaf) - self.parent_score;
-        (gain > p.min_split_gain && gain > 0.0).then_some(gain)
+        if !(gain > p.min_split_gain && gain > 0.0) {
+            return None;
+        }
+        let m = p.min_samples_leaf.max(1);
+        let enough_rows = match self.bounds {
+            None => Some(left.count as usize >= m && right.count as usize >= m),
+            Some(bounds) => match (
+                bounds.at_least(left.sum_v, m),
+                bounds.at_least(right.sum_v, m),
+            ) {
+                (Some(false), _) | (_, Some(false)) => Some(false),
+                (Some(true), Some(true)) => Some(true),
+                _ => None,
+            },
+        };
+        match enough_rows {
+            Some(enough) => enough.then_some(gain),
+            None => {
+                self.undecided.set(self.undecided.get().max(gain));
+                None
+            }
+        }
     }
 }
 
@@ -88,10 +159,39 @@ pub fn best_split(
     params: &SplitParams,
     candidates: &Candidates,
 ) -> Option<SplitCandidate> {
+    search(hist, data, total, params, candidates, None).expect("exact counts decide every split")
+}
+
+/// `best_split` on a histogram without bin counts, from `bounds` (see `CountBounds`), for
+/// numeric features whose missing bin is empty. The answer is `best_split`'s whenever it is
+/// `Ok`: the best candidate the bounds admit is the best admissible one when every candidate
+/// they leave undecided has a lower gain. Otherwise `NeedCounts`. The winner's default direction
+/// for missing values is left to the caller: the larger child, once the counts are known.
+pub(crate) fn best_split_bounded(
+    hist: &Histogram,
+    data: &BinnedData,
+    total: BinStats,
+    params: &SplitParams,
+    candidates: &Candidates,
+    bounds: &CountBounds,
+) -> Result<Option<SplitCandidate>, NeedCounts> {
+    search(hist, data, total, params, candidates, Some(bounds))
+}
+
+fn search(
+    hist: &Histogram,
+    data: &BinnedData,
+    total: BinStats,
+    params: &SplitParams,
+    candidates: &Candidates,
+    bounds: Option<&CountBounds>,
+) -> Result<Option<SplitCandidate>, NeedCounts> {
     let scan = Scan {
         params,
         total,
         parent_score: score(&total, params.l2_leaf),
+        bounds,
+        undecided: Cell::new(f64::NEG_INFINITY),
     };
     let mut best: Option<SplitCandidate> = None;
     for feature in 0..data.n_features() {
@@ -110,7 +210,11 @@ pub fn best_split(
             }
         }
     }
-    best
+    let undecided = scan.undecided.get();
+    if undecided > f64::NEG_INFINITY && best.as_ref().is_none_or(|b| undecided >= b.gain) {
+        return Err(NeedCounts);
+    }
+    Ok(best)
 }
 
 /// Bins 0..=255 in their natural order: the scan order of numeric features.
