@@ -265,7 +265,9 @@ fn node_rows(tree: &Tree, grown_rows: &[u32], leaves: &[(usize, usize, usize)]) 
         } else {
             collect(tree, n.left as usize, rows, leaves, out);
             collect(tree, n.right as usize, rows, leaves, out);
-            out[node] = [out[n.left as usize].clone(), out[n.right as usize].clone()].concat();
+            let mut rows = [out[n.left as usize].clone(), out[n.right as usize].clone()].concat();
+            rows.sort_unstable(); // a node's rows, as the histogram wants them
+            out[node] = rows;
         }
     }
     let mut out = vec![Vec::new(); tree.nodes.len()];

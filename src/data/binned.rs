@@ -72,6 +72,11 @@ impl BinnedMatrix {
     pub fn row(&self, row: usize) -> &[u8] {
         &self.bins[row * self.n_features..(row + 1) * self.n_features]
     }
+    /// The bins of rows `start..end`, one row after another.
+    #[inline]
+    pub fn rows(&self, start: usize, end: usize) -> &[u8] {
+        &self.bins[start * self.n_features..end * self.n_features]
+    }
     #[inline]
     pub fn get(&self, row: usize, feature: usize) -> u8 {
         self.bins[row * self.n_features + feature]

@@ -211,7 +211,8 @@ pub struct Histogram {
 }
 
 impl Histogram {
-    /// The histogram of `rows` (indices into the binned matrix and the statistics).
+    /// The histogram of `rows` (indices into the binned matrix and the statistics, ascending
+    /// and distinct, as a node's rows always are).
     pub fn build(data: &BinnedData, rows: &[u32], vt: &[f64], v: &[f64]) -> Histogram {
         let mut hist = Histogram {
             bins: vec![BinStats::default(); data.total_bins()],
@@ -229,6 +230,10 @@ impl Histogram {
         stats: &RowStats<'_>,
         features: Features<'_>,
     ) {
+        debug_assert!(
+            rows.windows(2).all(|w| w[0] < w[1]),
+            "rows ascending and distinct"
+        );
         let ranges = features.ranges(data);
         let bins = &mut self.bins;
         match *stats {
@@ -548,6 +553,18 @@ fn for_rows(
     prefetch_stat: &impl Fn(usize),
     mut visit: impl FnMut(usize, &[u8]),
 ) {
+    // Rows are ascending and distinct, so these are consecutive (a block of the root): walk
+    // the matrix in order, where the hardware prefetcher does better than the hints.
+    if let (Some(&first), Some(&last)) = (rows.first(), rows.last()) {
+        if last.checked_sub(first).map(|d| d as usize + 1) == Some(rows.len()) {
+            let p = matrix.n_features();
+            let bins = &matrix.rows(first as usize, last as usize + 1);
+            for (r, row) in (first as usize..).zip(bins.chunks_exact(p.max(1))) {
+                visit(r, row);
+            }
+            return;
+        }
+    }
     for (i, &r) in rows.iter().enumerate() {
         if let Some(&ahead) = rows.get(i + PREFETCH_AHEAD) {
             // A row may straddle two cache lines: fetch both ends.
