@@ -195,7 +195,7 @@ impl GrownTree {
     ///
     /// Row order rather than leaf by leaf: a leaf's rows are scattered over `out` and the
     /// caller's vectors, and one cache miss per row and vector cost more than finding each
-    /// leaf's rows inside a chunk (its rows are ascending, so two binary searches).
+    /// leaf's rows inside a chunk (its rows are ascending).
     fn fold_rows<A: Default + Send>(
         &self,
         out: &mut [f64],
@@ -206,19 +206,35 @@ impl GrownTree {
         assert!(offset < stride);
         let n_rows = out.len() / stride;
         assert_eq!(self.rows.len(), n_rows, "a tree's leaves cover every row");
+        // cuts[j][k]: where chunk k's rows start among leaf j's rows (found by one scan of each
+        // leaf's rows, not a binary search per chunk and leaf: its cache misses cost more).
+        let n_chunks = n_rows.div_ceil(ROW_CHUNK);
+        let cuts: Vec<Vec<u32>> = self
+            .leaves
+            .par_iter()
+            .map(|leaf| {
+                let rows = self.leaf_rows(leaf);
+                let mut cut = Vec::with_capacity(n_chunks + 1);
+                let mut i = 0;
+                for k in 0..=n_chunks {
+                    while rows.get(i).is_some_and(|&r| (r as usize) < k * ROW_CHUNK) {
+                        i += 1;
+                    }
+                    cut.push(i as u32);
+                }
+                cut
+            })
+            .collect();
         out.par_chunks_mut(ROW_CHUNK * stride)
             .enumerate()
             .map_init(Vec::new, |values: &mut Vec<f64>, (k, entries)| {
                 let first = k * ROW_CHUNK;
-                let end = first + entries.len() / stride;
                 values.clear();
-                values.resize(end - first, 0.0);
-                for leaf in &self.leaves {
-                    let rows = self.leaf_rows(leaf);
-                    let from = rows.partition_point(|&r| (r as usize) < first);
-                    let to = from + rows[from..].partition_point(|&r| (r as usize) < end);
+                values.resize(entries.len() / stride, 0.0);
+                for (leaf, cut) in self.leaves.iter().zip(&cuts) {
+                    let rows = &self.leaf_rows(leaf)[cut[k] as usize..cut[k + 1] as usize];
                     let value = self.tree.nodes[leaf.node].value;
-                    for &r in &rows[from..to] {
+                    for &r in rows {
                         values[r as usize - first] = value;
                     }
                 }
