@@ -310,12 +310,14 @@ pub fn grow_with(
     // `min_samples_leaf`, which the weights mostly decide: weighted histograms go without them.
     let row_stats = RowStats::new(stats.vt, stats.v);
     let complete_numeric = |f: usize| !data.is_categorical(f) && !data.has_missing(f);
-    let row_stats = match features {
-        Features::All if (0..data.n_features()).all(complete_numeric) => row_stats.without_counts(),
-        Features::Only(list) if list.iter().all(|&f| complete_numeric(f)) => {
-            row_stats.without_counts()
-        }
-        _ => row_stats,
+    let all_complete_numeric = match features {
+        Features::All => (0..data.n_features()).all(complete_numeric),
+        Features::Only(list) => list.iter().all(|&f| complete_numeric(f)),
+    };
+    let row_stats = if all_complete_numeric {
+        row_stats.without_counts(params.max_depth.min(params.max_leaves))
+    } else {
+        row_stats
     };
     grow_from(data, &row_stats, features, params, candidates, buffers)
 }
@@ -604,7 +606,7 @@ mod tests {
             .map(|i| v[i] * ((7.0 * columns[0][i]).sin() + columns[1][i] + uniform(&mut state)))
             .collect();
         let counted = RowStats::new(&vt, &v);
-        let uncounted = counted.without_counts();
+        let uncounted = counted.without_counts(8);
         assert!(uncounted.count_bounds().is_some());
         for growth in [Growth::Depthwise, Growth::Leafwise] {
             for min_samples_leaf in [1, 40, 700] {

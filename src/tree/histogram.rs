@@ -141,8 +141,9 @@ impl<'a> RowStats<'a> {
 
     /// Weighted statistics whose histograms carry no bin counts, with the bounds on counts that
     /// the weights give. Only for features whose missing bin is empty in every node: the split
-    /// search reads no other count (categorical splits need every bin's count).
-    pub(crate) fn without_counts(self) -> Self {
+    /// search reads no other count (categorical splits need every bin's count). Trees have at
+    /// most `max_depth` levels.
+    pub(crate) fn without_counts(self, max_depth: usize) -> Self {
         let RowStats::Weighted { vt, v } = self else {
             return self;
         };
@@ -157,7 +158,7 @@ impl<'a> RowStats<'a> {
                 || (f64::INFINITY, f64::NEG_INFINITY),
                 |a, b| (a.0.min(b.0), a.1.max(b.1)),
             );
-        match CountBounds::new(min_v, max_v, v.len()) {
+        match CountBounds::new(min_v, max_v, v.len(), max_depth) {
             Some(bounds) => RowStats::WeightedUncounted { vt, v, bounds },
             None => self,
         }
@@ -636,7 +637,7 @@ mod tests {
         // One feature and a few (column passes), and most (row passes).
         let subsets: [&[usize]; 3] = [&[4], &[0, 5, 11], &[0, 1, 2, 3, 5, 6, 7, 9, 10, 11]];
         let weighted = RowStats::new(&vt, &v);
-        let uncounted = weighted.without_counts();
+        let uncounted = weighted.without_counts(6);
         assert!(uncounted.count_bounds().is_some());
         let build = |stats: &RowStats<'_>, rows: &[u32]| {
             let mut h = Histogram {

@@ -58,8 +58,10 @@ fn score(s: &BinStats, l2: f64) -> f64 {
 
 /// Bounds on the row count of a set of rows from its weight Σ v, when every weight lies in
 /// [min_v, max_v]: count ≥ Σv / max_v and count ≤ Σv / min_v, with Σv widened by `slack`, a bound
-/// on the rounding error of any bin or prefix sum of v (sums of at most n terms of at most
-/// max_v, one subtraction and at most 256 more additions deep).
+/// on the rounding error of any bin or prefix sum of v. A bin of a node at depth d is a sum of
+/// at most n terms (error ≤ n ε Σ) or its parent's minus a child's, so at most d + 1 such sums
+/// and d subtractions; prefix sums add at most 256 terms. With Σ ≤ n max_v:
+/// slack = 2 (d + 2) (n + 1024) ε n max_v covers both sides of a split.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CountBounds {
     min_v: f64,
@@ -68,10 +70,17 @@ pub struct CountBounds {
 }
 
 impl CountBounds {
-    /// `None` when the weights bound nothing (none positive, or not finite).
-    pub(crate) fn new(min_v: f64, max_v: f64, n_rows: usize) -> Option<CountBounds> {
+    /// Bounds for weights in [min_v, max_v] on `n_rows` rows, in trees of at most `max_depth`
+    /// levels; `None` when the weights bound nothing (none positive, or not finite).
+    pub(crate) fn new(
+        min_v: f64,
+        max_v: f64,
+        n_rows: usize,
+        max_depth: usize,
+    ) -> Option<CountBounds> {
         let n = n_rows as f64;
-        let slack = 4.0 * (n + 1024.0) * f64::EPSILON * n * max_v;
+        let levels = max_depth as f64 + 2.0;
+        let slack = 2.0 * levels * (n + 1024.0) * f64::EPSILON * n * max_v;
         (min_v >= 0.0 && max_v > 0.0 && max_v.is_finite() && slack.is_finite()).then_some(
             CountBounds {
                 min_v,
