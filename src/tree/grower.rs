@@ -565,14 +565,7 @@ fn set_rule(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::{BinningParams, Feature, Frame};
-
-    fn uniform(state: &mut u64) -> f64 {
-        *state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (*state >> 11) as f64 / (1u64 << 53) as f64
-    }
+    use crate::tree::test_data::{binned, uniform};
 
     #[test]
     fn trees_from_histograms_without_counts_equal_trees_with_counts() {
@@ -584,15 +577,7 @@ mod tests {
         let columns: Vec<Vec<f64>> = (0..p)
             .map(|_| (0..n).map(|_| uniform(&mut state)).collect())
             .collect();
-        let frame = Frame::new(
-            columns
-                .iter()
-                .enumerate()
-                .map(|(j, c)| Feature::numeric(format!("x{j}"), c))
-                .collect(),
-        )
-        .unwrap();
-        let data = BinnedData::learn(&frame, &BinningParams::default()).unwrap();
+        let data = binned(&columns);
         let v: Vec<f64> = (0..n)
             .map(|i| {
                 if i % 97 == 0 {

@@ -593,7 +593,7 @@ pub(crate) fn prefetch<T>(p: *const T) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::{BinningParams, Feature, Frame};
+    use crate::tree::test_data::{binned, uniform};
 
     /// A value no histogram pass produces, to see which bins a pass wrote.
     const SENTINEL: BinStats = BinStats {
@@ -601,13 +601,6 @@ mod tests {
         sum_v: 3.5,
         count: 12345,
     };
-
-    fn uniform(state: &mut u64) -> f64 {
-        *state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (*state >> 11) as f64 / (1u64 << 53) as f64
-    }
 
     #[test]
     fn a_feature_subset_builds_exactly_its_bins_of_the_full_histogram() {
@@ -620,15 +613,7 @@ mod tests {
                     .collect()
             })
             .collect();
-        let frame = Frame::new(
-            columns
-                .iter()
-                .enumerate()
-                .map(|(j, c)| Feature::numeric(format!("x{j}"), c))
-                .collect(),
-        )
-        .unwrap();
-        let data = BinnedData::learn(&frame, &BinningParams::default()).unwrap();
+        let data = binned(&columns);
         let vt: Vec<f64> = (0..n).map(|_| uniform(&mut state) - 0.3).collect();
         let v: Vec<f64> = (0..n).map(|_| 0.5 + uniform(&mut state)).collect();
         let all: Vec<u32> = (0..n as u32).collect();

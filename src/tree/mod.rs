@@ -7,6 +7,8 @@ mod histogram;
 mod partition;
 mod regression_tree;
 mod split;
+#[cfg(test)]
+mod test_data;
 
 pub use grower::{grow, grow_with, FitStats, GrowBuffers, GrownTree, Growth, LeafRows, TreeParams};
 pub use histogram::{BinStats, Histogram};
