@@ -442,14 +442,20 @@ fn grow_from(
             spare.extend(work.hist.take());
             (None, None)
         };
-        for (id, start, end, child_stats, hist) in [
-            (left_id, work.start, mid, split.left, left_hist),
-            (right_id, mid, work.end, split.right, right_hist),
+        // The two searches are independent: run them side by side (a search is serial).
+        let search = |hist: &Option<Histogram>, start: usize, end: usize, stats: BinStats| {
+            hist.as_ref()
+                .filter(|_| splittable(&stats))
+                .and_then(|h| find_split(h, &rows[start..end], stats))
+        };
+        let (left_split, right_split) = rayon::join(
+            || search(&left_hist, work.start, mid, split.left),
+            || search(&right_hist, mid, work.end, split.right),
+        );
+        for (id, start, end, hist, split) in [
+            (left_id, work.start, mid, left_hist, left_split),
+            (right_id, mid, work.end, right_hist, right_split),
         ] {
-            let split = hist
-                .as_ref()
-                .filter(|_| splittable(&child_stats))
-                .and_then(|h| find_split(h, &rows[start..end], child_stats));
             let hist = match split {
                 Some(_) => hist,
                 None => {
