@@ -3,8 +3,8 @@
 //! search) against brute force, extreme margins, and the `LossSpec` vocabulary.
 
 use optboost::loss::{
-    Absolute, Exponential, Hinge, Huber, Logistic, Loss, LossSpec, MulticlassHinge, MulticlassLoss,
-    Objective, Pinball, Softmax, Squared,
+    Absolute, Exponential, Hinge, Huber, LeafScratch, Logistic, Loss, LossSpec, MulticlassHinge,
+    MulticlassLoss, Objective, Pinball, Softmax, Squared,
 };
 use optboost::Error;
 
@@ -507,12 +507,14 @@ fn leaf_value_matches_brute_force() {
 #[test]
 fn all_leaves_at_once_equal_leaf_by_leaf_bit_for_bit() {
     // The step rule solves every leaf of a tree through `leaf_values`, which a loss may answer in
-    // one pass over the rows; each value must be `leaf_value`'s exactly.
+    // one pass over the rows or from the leaves' terms copied out block by block; each value
+    // must be `leaf_value`'s exactly. One scratch serves every call, as in the booster; the
+    // larger sizes span several copy blocks.
     let mut rng = Rng::new(16);
+    let mut scratch = LeafScratch::default();
     for case in cases() {
         let l = &case.loss;
-        for _ in 0..10 {
-            let n = 300;
+        for n in [300, 40_000, 300, 70_000, 1] {
             let d = data(&mut rng, n, case.binary);
             let n_leaves = 1 + rng.below(12);
             let leaf_of: Vec<u32> = (0..n).map(|_| rng.below(n_leaves) as u32).collect();
@@ -525,10 +527,15 @@ fn all_leaves_at_once_equal_leaf_by_leaf_bit_for_bit() {
                 })
                 .collect();
             let slices: Vec<&[u32]> = leaves.iter().map(|r| &r[..]).collect();
-            let all = l.leaf_values(&d.y, &d.f, &d.w, &slices, &leaf_of);
+            let all = l.leaf_values(&d.y, &d.f, &d.w, &slices, &leaf_of, &mut scratch);
             for (j, rows) in leaves.iter().enumerate() {
                 let one = l.leaf_value(&d.y, &d.f, &d.w, rows);
-                assert_eq!(all[j].to_bits(), one.to_bits(), "{} leaf {j}", l.name());
+                assert_eq!(
+                    all[j].to_bits(),
+                    one.to_bits(),
+                    "{} n {n} leaf {j}",
+                    l.name()
+                );
             }
         }
     }

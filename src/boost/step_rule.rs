@@ -209,9 +209,14 @@ pub fn apply_step_rule(
                 let leaves: Vec<&[u32]> =
                     grown.leaves().iter().map(|l| grown.leaf_rows(l)).collect();
                 let values: Vec<f64> = match ctx.objective {
-                    Objective::Scalar(loss) => {
-                        loss.leaf_values(ctx.y, f, ctx.w.slice(), &leaves, &leaf_of)
-                    }
+                    Objective::Scalar(loss) => loss.leaf_values(
+                        ctx.y,
+                        f,
+                        ctx.w.slice(),
+                        &leaves,
+                        &leaf_of,
+                        &mut ctx.buffers.leaf_scratch(),
+                    ),
                     // Leaves are independent one-dimensional problems: solve them in parallel.
                     Objective::Multiclass(_) => leaves
                         .par_iter()

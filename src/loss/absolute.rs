@@ -40,7 +40,7 @@ impl Loss for Absolute {
         y + r.signum() * (r.abs() - lambda).max(0.0)
     }
     fn minimize(&self, terms: Terms<'_>) -> f64 {
-        let mut kinks = Vec::new();
+        let mut kinks = Vec::with_capacity(terms.iter().len());
         let mut slope = 0.0;
         for (y, f, b, w) in terms.iter() {
             let a = w * b.abs();

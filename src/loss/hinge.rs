@@ -58,7 +58,7 @@ impl Loss for Hinge {
                 0.0
             };
         }
-        let mut kinks = Vec::new();
+        let mut kinks = Vec::with_capacity(terms.iter().len());
         let mut slope = 0.0;
         for (y, f, b, w) in terms.iter() {
             // Row term: w · max(0, 1 − y f − γ a) with a = y b.
