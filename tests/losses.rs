@@ -230,10 +230,11 @@ fn fused_value_and_derivatives_equal_the_separate_forms_bit_for_bit() {
 
 #[test]
 fn summed_pass_matches_the_row_forms() {
-    // The booster's unweighted loss pass: derivatives bit for bit those of the fused form, and
-    // the sum within 3e-16 per row of the row values (the logistic loss sums its logarithms by
+    // The booster's unweighted loss pass, with or without derivatives: derivatives bit for bit
+    // those of the fused form, and the sum within 3e-16 per row of the row values (the logistic loss sums its logarithms by
     // runs of products, absolutely accurate to rounding, also where each term is tiny).
     let mut rng = Rng::new(12);
+    let mut weight_rng = Rng::new(13);
     let extremes = [0.0, -0.0, 36.0, -36.0, 709.0, -745.0, 1e6, -1e6];
     for case in cases() {
         let l = &case.loss;
@@ -251,6 +252,17 @@ fn summed_pass_matches_the_row_forms() {
             let mut g_only = vec![0.0; n];
             let total_g_only = l.sum_value_and_derivatives(&y, &f, &mut g_only, &mut []);
             assert_eq!(total.to_bits(), total_g_only.to_bits(), "{}", l.name());
+            // The pass without derivatives sums as the fused one; with weights, row by row.
+            let values_only = l.sum_values(&y, &f, &[]);
+            assert_eq!(total.to_bits(), values_only.to_bits(), "{}", l.name());
+            let w: Vec<f64> = (0..n).map(|_| weight_rng.uniform(0.0, 2.0)).collect();
+            let weighted: f64 = (0..n).map(|i| w[i] * l.value(y[i], f[i])).sum();
+            assert_eq!(
+                l.sum_values(&y, &f, &w).to_bits(),
+                weighted.to_bits(),
+                "{}",
+                l.name()
+            );
             let mut reference = 0.0;
             for i in 0..n {
                 let (v, d, s) = l.value_and_derivatives(y[i], f[i]);

@@ -59,6 +59,31 @@ impl Logistic {
             y * y * s * (1.0 - s) + self.ridge,
         )
     }
+    /// Σ ℓ(y_i, f_i) over unweighted rows, handing each row's (∂ℓ/∂f, ∂²ℓ/∂f²) of `terms` to
+    /// `derivatives`. Σ ln(1 + e_i) is taken as the logarithm of products of LOG_RUN factors in
+    /// [1, 2] (at most 2^64, far from overflow): one `ln` per run instead of a `ln_1p` per row,
+    /// which was the costliest step of the pass. Rounding 1 + e_i loses at most 1.1e-16 of each
+    /// term.
+    fn sum_unweighted(
+        &self,
+        y: &[f64],
+        f: &[f64],
+        mut derivatives: impl FnMut(usize, f64, f64),
+    ) -> f64 {
+        const LOG_RUN: usize = 64;
+        let (mut linear_sum, mut log_sum) = (0.0, 0.0);
+        for start in (0..y.len()).step_by(LOG_RUN) {
+            let mut product = 1.0;
+            for i in start..(start + LOG_RUN).min(y.len()) {
+                let (e, x_plus, derivative, curvature) = self.terms(y[i], f[i]);
+                derivatives(i, derivative, curvature);
+                linear_sum += x_plus + self.ridge_term(f[i]);
+                product *= 1.0 + e;
+            }
+            log_sum += product.ln();
+        }
+        linear_sum + log_sum
+    }
     fn ridge_term(&self, f: f64) -> f64 {
         0.5 * self.ridge * f * f
     }
@@ -113,25 +138,20 @@ impl Loss for Logistic {
         neg_gradient: &mut [f64],
         hessian: &mut [f64],
     ) -> f64 {
-        // Σ ln(1 + e_i) as the logarithm of products of LOG_RUN factors in [1, 2] (at most 2^64,
-        // far from overflow): one `ln` per run instead of a `ln_1p` per row, which was the
-        // costliest step of the pass. Rounding 1 + e_i loses at most 1.1e-16 of each term.
-        const LOG_RUN: usize = 64;
-        let (mut linear_sum, mut log_sum) = (0.0, 0.0);
-        for start in (0..y.len()).step_by(LOG_RUN) {
-            let mut product = 1.0;
-            for i in start..(start + LOG_RUN).min(y.len()) {
-                let (e, x_plus, derivative, curvature) = self.terms(y[i], f[i]);
-                neg_gradient[i] = -derivative;
-                if let Some(h) = hessian.get_mut(i) {
-                    *h = curvature;
-                }
-                linear_sum += x_plus + self.ridge_term(f[i]);
-                product *= 1.0 + e;
+        self.sum_unweighted(y, f, |i, derivative, curvature| {
+            neg_gradient[i] = -derivative;
+            if let Some(h) = hessian.get_mut(i) {
+                *h = curvature;
             }
-            log_sum += product.ln();
+        })
+    }
+    fn sum_values(&self, y: &[f64], f: &[f64], w: &[f64]) -> f64 {
+        if w.is_empty() {
+            // The sum of the fused pass, without its derivatives.
+            self.sum_unweighted(y, f, |_, _, _| {})
+        } else {
+            (0..y.len()).map(|i| w[i] * self.value(y[i], f[i])).sum()
         }
-        linear_sum + log_sum
     }
     fn prox(&self, y: f64, z: f64, lambda: f64) -> f64 {
         // ℓ' and ℓ'' from one exponential and one division (within a few ulps of `terms`): the
