@@ -287,7 +287,7 @@ fn leaf_newton(deriv: impl Fn(f64) -> Slope) -> Option<f64> {
     let mut last_step = f64::INFINITY;
     for _ in 0..solve::LINE_SEARCH_MAX_ITER {
         let step = -slope.d1 / slope.d2;
-        if !(step.abs() < last_step) {
+        if step.is_nan() || step.abs() >= last_step {
             return None;
         }
         last_step = step.abs();
