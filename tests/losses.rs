@@ -3,8 +3,8 @@
 //! search) against brute force, extreme margins, and the `LossSpec` vocabulary.
 
 use optboost::loss::{
-    Absolute, Exponential, Hinge, Huber, Logistic, Loss, LossSpec, MulticlassHinge, MulticlassLoss,
-    Objective, Pinball, Softmax, Squared,
+    Absolute, Exponential, Hinge, Huber, LeafScratch, Logistic, Loss, LossSpec, MulticlassHinge,
+    MulticlassLoss, Objective, Pinball, Softmax, Squared,
 };
 use optboost::Error;
 
@@ -230,10 +230,11 @@ fn fused_value_and_derivatives_equal_the_separate_forms_bit_for_bit() {
 
 #[test]
 fn summed_pass_matches_the_row_forms() {
-    // The booster's unweighted loss pass: derivatives bit for bit those of the fused form, and
-    // the sum within 3e-16 per row of the row values (the logistic loss sums its logarithms by
+    // The booster's unweighted loss pass, with or without derivatives: derivatives bit for bit
+    // those of the fused form, and the sum within 3e-16 per row of the row values (the logistic loss sums its logarithms by
     // runs of products, absolutely accurate to rounding, also where each term is tiny).
     let mut rng = Rng::new(12);
+    let mut weight_rng = Rng::new(13);
     let extremes = [0.0, -0.0, 36.0, -36.0, 709.0, -745.0, 1e6, -1e6];
     for case in cases() {
         let l = &case.loss;
@@ -251,6 +252,17 @@ fn summed_pass_matches_the_row_forms() {
             let mut g_only = vec![0.0; n];
             let total_g_only = l.sum_value_and_derivatives(&y, &f, &mut g_only, &mut []);
             assert_eq!(total.to_bits(), total_g_only.to_bits(), "{}", l.name());
+            // The pass without derivatives sums as the fused one; with weights, row by row.
+            let values_only = l.sum_values(&y, &f, &[]);
+            assert_eq!(total.to_bits(), values_only.to_bits(), "{}", l.name());
+            let w: Vec<f64> = (0..n).map(|_| weight_rng.uniform(0.0, 2.0)).collect();
+            let weighted: f64 = (0..n).map(|i| w[i] * l.value(y[i], f[i])).sum();
+            assert_eq!(
+                l.sum_values(&y, &f, &w).to_bits(),
+                weighted.to_bits(),
+                "{}",
+                l.name()
+            );
             let mut reference = 0.0;
             for i in 0..n {
                 let (v, d, s) = l.value_and_derivatives(y[i], f[i]);
@@ -507,12 +519,14 @@ fn leaf_value_matches_brute_force() {
 #[test]
 fn all_leaves_at_once_equal_leaf_by_leaf_bit_for_bit() {
     // The step rule solves every leaf of a tree through `leaf_values`, which a loss may answer in
-    // one pass over the rows; each value must be `leaf_value`'s exactly.
+    // one pass over the rows or from the leaves' terms copied out block by block; each value
+    // must be `leaf_value`'s exactly. One scratch serves every call, as in the booster; the
+    // larger sizes span several copy blocks.
     let mut rng = Rng::new(16);
+    let mut scratch = LeafScratch::default();
     for case in cases() {
         let l = &case.loss;
-        for _ in 0..10 {
-            let n = 300;
+        for n in [300, 40_000, 300, 70_000, 1] {
             let d = data(&mut rng, n, case.binary);
             let n_leaves = 1 + rng.below(12);
             let leaf_of: Vec<u32> = (0..n).map(|_| rng.below(n_leaves) as u32).collect();
@@ -525,10 +539,15 @@ fn all_leaves_at_once_equal_leaf_by_leaf_bit_for_bit() {
                 })
                 .collect();
             let slices: Vec<&[u32]> = leaves.iter().map(|r| &r[..]).collect();
-            let all = l.leaf_values(&d.y, &d.f, &d.w, &slices, &leaf_of);
+            let all = l.leaf_values(&d.y, &d.f, &d.w, &slices, &leaf_of, &mut scratch);
             for (j, rows) in leaves.iter().enumerate() {
                 let one = l.leaf_value(&d.y, &d.f, &d.w, rows);
-                assert_eq!(all[j].to_bits(), one.to_bits(), "{} leaf {j}", l.name());
+                assert_eq!(
+                    all[j].to_bits(),
+                    one.to_bits(),
+                    "{} n {n} leaf {j}",
+                    l.name()
+                );
             }
         }
     }

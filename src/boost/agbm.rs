@@ -120,7 +120,7 @@ pub fn step(state: &mut AgbmState, ctx: &mut Context<'_>, candidates: &Candidate
     // r in the buffer of the previous c, which this iteration's c (= r + …) replaces.
     let mut r = std::mem::take(&mut state.c);
     r.resize(n, 0.0);
-    par_fill(&mut r, |i| -ctx.loss().derivative(ctx.y[i], g.train[i]));
+    ctx.negative_gradient_into(&g.train, &mut r);
     let b1 = fit_target(ctx, &r, candidates);
 
     let mut c = r;

@@ -1,9 +1,10 @@
-//! Per-row buffers reused from one tree to the next: the row lists of a fit and the vectors of
-//! fitted values b(X). Allocating them afresh for every tree (8 MB per vector at 1M rows) makes
+//! Per-row buffers reused from one tree to the next: the row lists of a fit, the vectors of
+//! fitted values b(X) and the leaves' terms of a leaf line search. Allocating them afresh for every tree (8 MB per vector at 1M rows) makes
 //! the allocator keep freed blocks around, which costs more memory than the buffers themselves.
 //! Not part of a checkpoint: the contents never outlive an iteration. The mutexes let the fits,
 //! which see the booster through a shared `Context`, borrow them; there is never contention.
 
+use crate::loss::LeafScratch;
 use crate::tree::GrowBuffers;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -11,6 +12,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 pub struct Buffers {
     grow: Mutex<GrowBuffers>,
     values: Mutex<Vec<Vec<f64>>>,
+    leaf: Mutex<LeafScratch>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -20,6 +22,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Buffers {
     pub fn grow(&self) -> MutexGuard<'_, GrowBuffers> {
         lock(&self.grow)
+    }
+
+    pub fn leaf_scratch(&self) -> MutexGuard<'_, LeafScratch> {
+        lock(&self.leaf)
     }
 
     /// A vector of `n` values, with arbitrary contents, for the caller to overwrite.

@@ -35,8 +35,9 @@ use buffers::Buffers;
 use outputs::{mean_loss, newton_need, train_loss_pass, Derivatives, Need};
 use rng::Rng;
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tracked::StoredTree;
 use vectors::{add_column, par_fill};
 use weights::Weights;
@@ -210,6 +211,9 @@ pub struct Booster {
     /// checkpoint).
     derivs: Derivatives,
     buffers: Buffers,
+    /// Nanoseconds spent growing trees (see `tree_fit_seconds`); atomic because the fits see the
+    /// booster through a shared `Context`.
+    tree_fit_nanos: AtomicU64,
 }
 
 /// Borrowed view of a booster that a method's `step` works with.
@@ -230,6 +234,7 @@ pub struct Context<'a> {
     /// Derivatives at the method's output; see `derivatives_at_output`.
     pub derivs: &'a mut Derivatives,
     pub buffers: &'a Buffers,
+    tree_fit_nanos: &'a AtomicU64,
 }
 
 impl Context<'_> {
@@ -251,6 +256,12 @@ impl Context<'_> {
             Schedule::Constant => self.params.learning_rate,
             Schedule::InvSqrt => self.params.learning_rate / (self.iteration as f64).sqrt(),
         }
+    }
+
+    /// Counts `elapsed` as time spent growing trees.
+    pub fn add_tree_fit_time(&self, elapsed: Duration) {
+        let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+        self.tree_fit_nanos.fetch_add(nanos, Ordering::Relaxed);
     }
 
     /// A tree's values on the validation rows, if there are any.
@@ -429,6 +440,7 @@ impl Booster {
             initial_train_loss: f64::NAN,
             derivs: Derivatives::default(),
             buffers: Buffers::default(),
+            tree_fit_nanos: AtomicU64::new(0),
         };
         (booster.best.loss, booster.initial_train_loss) = booster.monitored_loss();
         Ok(booster)
@@ -520,6 +532,13 @@ impl Booster {
     pub fn state(&self) -> &MethodState {
         &self.state
     }
+    /// Wall time this booster object (since `new` or `resume`) spent growing trees: the weak
+    /// learner's work, as opposed to the method's gradients, proximal operators, step rules and
+    /// weight updates. Not part of a checkpoint; compare it with the time of the `step` calls of
+    /// the same object, not with the history's `seconds`, which a resumed booster carries on.
+    pub fn tree_fit_seconds(&self) -> f64 {
+        Duration::from_nanos(self.tree_fit_nanos.load(Ordering::Relaxed)).as_secs_f64()
+    }
     /// Predictions of the current model on the training rows.
     pub fn train_predictions(&self) -> &[f64] {
         self.state.output()
@@ -582,6 +601,7 @@ impl Booster {
             valid_pred: self.valid_pred.as_mut(),
             derivs: &mut self.derivs,
             buffers: &self.buffers,
+            tree_fit_nanos: &self.tree_fit_nanos,
         };
         let report = match &mut self.state {
             MethodState::Gbm(state) => gbm::step(state, &mut ctx, &candidates),

@@ -2,7 +2,9 @@
 //! one tree per class per iteration). Score matrices are row-major `n × K`; a scalar loss is the
 //! case K = 1, so every method that supports multiclass runs one code path.
 
-use super::vectors::{par_fill, par_sum, par_sum_chunks_mut, par_sum_rows_mut, CHUNK};
+use super::vectors::{
+    par_fill, par_fill_chunks, par_sum, par_sum_chunks_mut, par_sum_ranges, par_sum_rows_mut, CHUNK,
+};
 use super::weights::Weights;
 use super::Context;
 use crate::loss::{Loss, Objective};
@@ -69,9 +71,14 @@ impl Context<'_> {
         out
     }
 
-    fn negative_gradient_into(&self, f: &[f64], out: &mut [f64]) {
+    /// −∂ℓ/∂F at F into `out`.
+    pub fn negative_gradient_into(&self, f: &[f64], out: &mut [f64]) {
         match self.objective {
-            Objective::Scalar(loss) => par_fill(out, |i| -loss.derivative(self.y[i], f[i])),
+            Objective::Scalar(loss) => par_fill_chunks(out, |start, out| {
+                let rows = start..start + out.len();
+                loss.derivatives_into(&self.y[rows.clone()], &f[rows], out);
+                out.iter_mut().for_each(|g| *g = -*g);
+            }),
             Objective::Multiclass(loss) => self.per_row(f, out, |y, f, out| {
                 loss.gradient(y, f, out);
                 out.iter_mut().for_each(|g| *g = -*g);
@@ -88,7 +95,10 @@ impl Context<'_> {
 
     fn hessian_into(&self, f: &[f64], out: &mut [f64]) {
         match self.objective {
-            Objective::Scalar(loss) => par_fill(out, |i| loss.second_derivative(self.y[i], f[i])),
+            Objective::Scalar(loss) => par_fill_chunks(out, |start, out| {
+                let rows = start..start + out.len();
+                loss.second_derivatives_into(&self.y[rows.clone()], &f[rows], out);
+            }),
             Objective::Multiclass(loss) => {
                 self.per_row(f, out, |y, f, out| loss.hessian_diag(y, f, out))
             }
@@ -119,8 +129,14 @@ impl Context<'_> {
     pub fn prox_directions(&self, z: &[f64], lambda: f64) -> Vec<f64> {
         let mut out = self.buffers.values(z.len());
         match self.objective {
-            Objective::Scalar(loss) => par_fill(&mut out, |i| {
-                super::prox_direction(loss.as_ref(), self.y[i], z[i], lambda)
+            // (prox − z)/λ as `prox_direction` computes it, a chunk of proxes at a time.
+            Objective::Scalar(loss) => par_fill_chunks(&mut out, |start, out| {
+                let rows = start..start + out.len();
+                let z = &z[rows.clone()];
+                loss.prox_into(&self.y[rows], z, lambda, out);
+                out.iter_mut()
+                    .zip(z)
+                    .for_each(|(o, &z)| *o = (*o - z) / lambda);
             }),
             Objective::Multiclass(loss) => self.per_row(z, &mut out, |y, z, out| {
                 loss.prox(y, z, lambda, out);
@@ -204,7 +220,9 @@ pub fn train_loss_pass(
         }
         // Unweighted: the terms 1·ℓ of `mean_loss` without the ones.
         let total = match objective {
-            Objective::Scalar(loss) => par_sum(y.len(), |i| loss.value(y[i], f[i])),
+            Objective::Scalar(loss) => par_sum_ranges(y.len(), |rows| {
+                loss.sum_values(&y[rows.clone()], &f[rows], &[])
+            }),
             Objective::Multiclass(loss) => {
                 let k = loss.n_classes();
                 par_sum(y.len(), |i| loss.value(y[i], &f[i * k..(i + 1) * k]))
@@ -260,7 +278,9 @@ pub fn train_loss_pass(
 /// Σ w ℓ(y, F) / Σ w, in parallel and independent of the thread count.
 pub fn mean_loss(objective: &Objective, y: &[f64], f: &[f64], w: &[f64]) -> f64 {
     let total = match objective {
-        Objective::Scalar(loss) => par_sum(y.len(), |i| w[i] * loss.value(y[i], f[i])),
+        Objective::Scalar(loss) => par_sum_ranges(y.len(), |rows| {
+            loss.sum_values(&y[rows.clone()], &f[rows.clone()], &w[rows])
+        }),
         Objective::Multiclass(loss) => {
             let k = loss.n_classes();
             par_sum(y.len(), |i| w[i] * loss.value(y[i], &f[i * k..(i + 1) * k]))

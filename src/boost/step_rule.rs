@@ -9,6 +9,7 @@ use crate::loss::Objective;
 use crate::params::{Method, StepRule};
 use crate::tree::{grow_with, Candidates, FitStats, GrownTree};
 use rayon::prelude::*;
+use std::time::Instant;
 
 /// A fitted tree and its values b(X) on the training rows.
 pub struct Direction {
@@ -37,15 +38,18 @@ impl Direction {
     }
 }
 
-/// Grows a tree with the booster's reused row lists.
+/// Grows a tree with the booster's reused row lists, and counts the time it takes.
 fn grow(ctx: &Context<'_>, stats: FitStats<'_>, candidates: &Candidates) -> GrownTree {
-    grow_with(
+    let started = Instant::now();
+    let grown = grow_with(
         ctx.data,
         stats,
         &ctx.params.tree,
         candidates,
         &mut ctx.buffers.grow(),
-    )
+    );
+    ctx.add_tree_fit_time(started.elapsed());
+    grown
 }
 
 /// b = argmin Σ w (t − b(x))² over the allowed trees.
@@ -205,9 +209,14 @@ pub fn apply_step_rule(
                 let leaves: Vec<&[u32]> =
                     grown.leaves().iter().map(|l| grown.leaf_rows(l)).collect();
                 let values: Vec<f64> = match ctx.objective {
-                    Objective::Scalar(loss) => {
-                        loss.leaf_values(ctx.y, f, ctx.w.slice(), &leaves, &leaf_of)
-                    }
+                    Objective::Scalar(loss) => loss.leaf_values(
+                        ctx.y,
+                        f,
+                        ctx.w.slice(),
+                        &leaves,
+                        &leaf_of,
+                        &mut ctx.buffers.leaf_scratch(),
+                    ),
                     // Leaves are independent one-dimensional problems: solve them in parallel.
                     Objective::Multiclass(_) => leaves
                         .par_iter()

@@ -14,7 +14,6 @@
 
 use super::step_rule::fit_target;
 use super::tracked::Tracked;
-use super::vectors::par_fill;
 use super::{Context, Iteration};
 use crate::tree::Candidates;
 use serde::{Deserialize, Serialize};
@@ -33,7 +32,7 @@ pub fn step(state: &mut VagbmState, ctx: &mut Context<'_>, candidates: &Candidat
     state.f.affine_assign(1.0 - theta, theta, &state.h);
     let g = &state.f;
     let mut r = ctx.buffers.values(g.train.len());
-    par_fill(&mut r, |i| -ctx.loss().derivative(ctx.y[i], g.train[i]));
+    ctx.negative_gradient_into(&g.train, &mut r);
     let b = fit_target(ctx, &r, candidates);
     let eta = ctx.params.learning_rate * ctx.rho();
     let cos = vec![b.cos];

@@ -2,18 +2,21 @@
 //! fixed-size chunks in chunk order, so results do not depend on the thread count.
 
 use rayon::prelude::*;
+use std::ops::Range;
 
 pub const CHUNK: usize = 16_384;
 
 /// Σ_i term(i) over 0..n, summed in fixed chunks.
 pub fn par_sum(n: usize, term: impl Fn(usize) -> f64 + Sync) -> f64 {
+    par_sum_ranges(n, |rows| rows.map(&term).sum::<f64>())
+}
+
+/// Σ over the fixed row chunks of `par_sum` of `chunk_sum(chunk's rows)`, in chunk order: with
+/// `chunk_sum` adding its rows in order, the sum of `par_sum`.
+pub fn par_sum_ranges(n: usize, chunk_sum: impl Fn(Range<usize>) -> f64 + Sync) -> f64 {
     let partials: Vec<f64> = (0..n.div_ceil(CHUNK))
         .into_par_iter()
-        .map(|c| {
-            (c * CHUNK..((c + 1) * CHUNK).min(n))
-                .map(&term)
-                .sum::<f64>()
-        })
+        .map(|c| chunk_sum(c * CHUNK..((c + 1) * CHUNK).min(n)))
         .collect();
     partials.iter().sum()
 }
@@ -62,6 +65,15 @@ pub fn par_sum_chunks_mut(
             .collect()
     };
     partials.iter().sum()
+}
+
+/// `fill(first row, rows' entries of out)` over fixed row chunks of `out`, in parallel: a kernel
+/// that takes a chunk at a time (a `Loss` batch method) is called once per chunk rather than
+/// once per row through `dyn`.
+pub fn par_fill_chunks(out: &mut [f64], fill: impl Fn(usize, &mut [f64]) + Sync) {
+    out.par_chunks_mut(CHUNK)
+        .enumerate()
+        .for_each(|(c, out)| fill(c * CHUNK, out));
 }
 
 /// out[i] = value(i) for every row, in parallel.

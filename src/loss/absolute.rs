@@ -5,8 +5,9 @@
 //!   y + sign(z − y)·max(|z − y| − λ, 0) so that z = y needs no division.
 //! * Constant minimiser: weighted median. Leaf and tree line searches: the exact minimiser of the
 //!   convex piecewise-linear Σ w |r_i − γ b_i| (r = y − f), a weighted median of the breakpoints
-//!   r_i/b_i with weights w_i|b_i| (rows with b_i = 0 contribute nothing), O(n log n). Flat argmin
-//!   intervals resolve to their midpoint ([`solve::pick`]); negative steps are allowed (exact argmin).
+//!   r_i/b_i with weights w_i|b_i| (rows with b_i = 0 contribute nothing), O(n) by selection.
+//!   Flat argmin intervals resolve to their midpoint ([`solve::pick`]); negative steps are allowed
+//!   (exact argmin).
 //! * Neither smooth nor strongly convex: σ, μ = None.
 
 use super::solve::{self, Kink};
@@ -39,7 +40,7 @@ impl Loss for Absolute {
         y + r.signum() * (r.abs() - lambda).max(0.0)
     }
     fn minimize(&self, terms: Terms<'_>) -> f64 {
-        let mut kinks = Vec::new();
+        let mut kinks = Vec::with_capacity(terms.iter().len());
         let mut slope = 0.0;
         for (y, f, b, w) in terms.iter() {
             let a = w * b.abs();

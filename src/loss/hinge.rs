@@ -6,9 +6,9 @@
 //!   W + c(W₋ − W₊), outside it only grows, so the minimiser is +1 if W₊ > W₋, −1 if W₊ < W₋ and
 //!   any c ∈ [−1, 1] on a tie (we return 0). This is finite for one-class labels too (±1).
 //! * Line searches: γ ↦ Σ w max(0, 1 − y f − γ y b) is convex piecewise linear with breakpoints
-//!   (1 − y f)/(y b); the exact minimiser is found in O(n log n). Flat argmin intervals resolve to
-//!   the midpoint when bounded, else to the point closest to 0 (e.g. the smallest step that puts
-//!   every row past the margin). Negative steps are allowed (exact argmin).
+//!   (1 − y f)/(y b); the exact minimiser is found in O(n) by selection. Flat argmin intervals
+//!   resolve to the midpoint when bounded, else to the point closest to 0 (e.g. the smallest step
+//!   that puts every row past the margin). Negative steps are allowed (exact argmin).
 //! * `response` maps f to (clip(f, −1, 1) + 1)/2 ∈ [0, 1]: a score, not a calibrated probability
 //!   (the hinge risk minimiser is sign(2p − 1)), equal to ½ on the decision boundary.
 //! * σ, μ = None.
@@ -58,7 +58,7 @@ impl Loss for Hinge {
                 0.0
             };
         }
-        let mut kinks = Vec::new();
+        let mut kinks = Vec::with_capacity(terms.iter().len());
         let mut slope = 0.0;
         for (y, f, b, w) in terms.iter() {
             // Row term: w · max(0, 1 − y f − γ a) with a = y b.

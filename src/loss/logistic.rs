@@ -46,6 +46,44 @@ impl Logistic {
         let curvature = y * y * s * (1.0 - s) + self.ridge;
         (e, x.max(0.0), derivative, curvature)
     }
+    /// (∂ℓ/∂f, ∂²ℓ/∂f²) as in `terms`, with one division instead of two.
+    fn derivative_and_curvature(&self, y: f64, f: f64) -> (f64, f64) {
+        let x = -y * f;
+        let e = (-x.abs()).exp();
+        let r = 1.0 / (1.0 + e);
+        // sigmoid(−|x|) = e/(1 + e); sigmoid(x) is that or 1/(1 + e), by the sign of x.
+        let s = e * r;
+        let sigmoid_x = if x >= 0.0 { r } else { s };
+        (
+            -y * sigmoid_x + self.ridge * f,
+            y * y * s * (1.0 - s) + self.ridge,
+        )
+    }
+    /// Σ ℓ(y_i, f_i) over unweighted rows, handing each row's (∂ℓ/∂f, ∂²ℓ/∂f²) of `terms` to
+    /// `derivatives`. Σ ln(1 + e_i) is taken as the logarithm of products of LOG_RUN factors in
+    /// [1, 2] (at most 2^64, far from overflow): one `ln` per run instead of a `ln_1p` per row,
+    /// which was the costliest step of the pass. Rounding 1 + e_i loses at most 1.1e-16 of each
+    /// term.
+    fn sum_unweighted(
+        &self,
+        y: &[f64],
+        f: &[f64],
+        mut derivatives: impl FnMut(usize, f64, f64),
+    ) -> f64 {
+        const LOG_RUN: usize = 64;
+        let (mut linear_sum, mut log_sum) = (0.0, 0.0);
+        for start in (0..y.len()).step_by(LOG_RUN) {
+            let mut product = 1.0;
+            for i in start..(start + LOG_RUN).min(y.len()) {
+                let (e, x_plus, derivative, curvature) = self.terms(y[i], f[i]);
+                derivatives(i, derivative, curvature);
+                linear_sum += x_plus + self.ridge_term(f[i]);
+                product *= 1.0 + e;
+            }
+            log_sum += product.ln();
+        }
+        linear_sum + log_sum
+    }
     fn ridge_term(&self, f: f64) -> f64 {
         0.5 * self.ridge * f * f
     }
@@ -100,43 +138,35 @@ impl Loss for Logistic {
         neg_gradient: &mut [f64],
         hessian: &mut [f64],
     ) -> f64 {
-        // Σ ln(1 + e_i) as the logarithm of products of LOG_RUN factors in [1, 2] (at most 2^64,
-        // far from overflow): one `ln` per run instead of a `ln_1p` per row, which was the
-        // costliest step of the pass. Rounding 1 + e_i loses at most 1.1e-16 of each term.
-        const LOG_RUN: usize = 64;
-        let (mut linear_sum, mut log_sum) = (0.0, 0.0);
-        for start in (0..y.len()).step_by(LOG_RUN) {
-            let mut product = 1.0;
-            for i in start..(start + LOG_RUN).min(y.len()) {
-                let (e, x_plus, derivative, curvature) = self.terms(y[i], f[i]);
-                neg_gradient[i] = -derivative;
-                if let Some(h) = hessian.get_mut(i) {
-                    *h = curvature;
-                }
-                linear_sum += x_plus + self.ridge_term(f[i]);
-                product *= 1.0 + e;
+        self.sum_unweighted(y, f, |i, derivative, curvature| {
+            neg_gradient[i] = -derivative;
+            if let Some(h) = hessian.get_mut(i) {
+                *h = curvature;
             }
-            log_sum += product.ln();
+        })
+    }
+    fn sum_values(&self, y: &[f64], f: &[f64], w: &[f64]) -> f64 {
+        if w.is_empty() {
+            // The sum of the fused pass, without its derivatives.
+            self.sum_unweighted(y, f, |_, _, _| {})
+        } else {
+            (0..y.len()).map(|i| w[i] * self.value(y[i], f[i])).sum()
         }
-        linear_sum + log_sum
     }
     fn prox(&self, y: f64, z: f64, lambda: f64) -> f64 {
-        // ℓ' and ℓ'' from one exponential (`terms`, bit for bit `derivative` and `curvature`):
-        // the prox runs for every row at every iteration of the proximal methods.
-        let derivatives = |u: f64| {
-            let (_, _, derivative, curvature) = self.terms(y, u);
-            (derivative, curvature)
-        };
+        // ℓ' and ℓ'' from one exponential and one division (within a few ulps of `terms`): the
+        // prox runs for every row at every iteration of the proximal methods.
+        let derivatives = |u: f64| self.derivative_and_curvature(y, u);
         let h = |u: f64| {
             let (derivative, curvature) = derivatives(u);
             (u - z + lambda * derivative, 1.0 + lambda * curvature)
         };
         let (derivative_z, curvature_z) = derivatives(z);
-        let shrink = 1.0 + lambda * self.ridge;
-        let (mut lo, mut hi) = (
-            (z + lambda * y.min(0.0)) / shrink,
-            (z + lambda * y.max(0.0)) / shrink,
-        );
+        let (mut lo, mut hi) = (z + lambda * y.min(0.0), z + lambda * y.max(0.0));
+        if self.ridge != 0.0 {
+            let shrink = 1.0 + lambda * self.ridge;
+            (lo, hi) = (lo / shrink, hi / shrink);
+        }
         let other = z - lambda * derivative_z;
         if other.is_finite() {
             lo = lo.max(z.min(other));
@@ -148,6 +178,10 @@ impl Loss for Logistic {
         // Start from the Newton step from z (where h(z) = λℓ'(z)), the first iterate a start at z
         // would take, without evaluating h at z once more.
         let x0 = (z - lambda * derivative_z / (1.0 + lambda * curvature_z)).clamp(lo, hi);
+        let curvature_bound = self.sigma().expect("the logistic loss is smooth");
+        if lambda * curvature_bound <= 1.0 {
+            return plain_newton(h, lo, hi, x0, lambda);
+        }
         solve::bracketed_newton(
             h,
             lo,
@@ -162,6 +196,18 @@ impl Loss for Logistic {
     fn minimize(&self, terms: Terms<'_>) -> f64 {
         if let (Terms::Constant { y, w }, false) = (terms, self.ridge > 0.0) {
             return self.log_odds(y, w);
+        }
+        if let Terms::Leaf { y, f, w, rows } = terms {
+            if let Some(leaf) = LeafExponentials::new(y, f, w, rows) {
+                let deriv = |c: f64| leaf.slope(self.ridge, c);
+                return leaf_newton(deriv).unwrap_or_else(|| {
+                    solve::minimize_convex(
+                        deriv,
+                        solve::LINE_SEARCH_TOL,
+                        solve::LINE_SEARCH_MAX_ITER,
+                    )
+                });
+            }
         }
         let deriv = |g: f64| {
             let (mut d1, mut d2, mut noise) = (0.0, 0.0, 0.0);
@@ -194,5 +240,128 @@ impl Loss for Logistic {
     }
     fn response(&self, f: f64) -> f64 {
         sigmoid(f)
+    }
+}
+
+/// The root of h(u) = u − z + λℓ'(u) in [lo, hi] by Newton from `x0`, when λσ ≤ 1 (σ: the
+/// bound on ℓ''), the proximal methods' usual case (λ = 1). Then h' = 1 + λℓ'' lies in [1, 2],
+/// so a Newton step multiplies the error by 1 − h'(ξ)/h'(x) ∈ (−1, 1): it always shrinks, and
+/// no bracketing is needed. Near the root a step squares the error, times at most
+/// C = λ max|ℓ'''| / 2 < 0.05 λ: once C·step² is below the tolerance, the step just taken has
+/// converged and needs no evaluation to confirm it (the bracketed solver spends one more
+/// exponential per row on that).
+fn plain_newton(h: impl Fn(f64) -> (f64, f64), lo: f64, hi: f64, x0: f64, lambda: f64) -> f64 {
+    let contraction = 0.05 * lambda;
+    let mut x = x0;
+    for _ in 0..solve::PROX_MAX_ITER {
+        let (g, dg) = h(x);
+        if g == 0.0 {
+            break;
+        }
+        let next = (x - g / dg).clamp(lo, hi);
+        let step = (next - x).abs();
+        x = next;
+        let tol = solve::PROX_TOL * x.abs().max(f64::MIN_POSITIVE);
+        if step <= tol || contraction * step * step <= tol {
+            break;
+        }
+    }
+    x
+}
+
+/// argmin φ for the per-leaf line search by plain Newton from 0, while the steps shrink.
+/// Every row's ℓ''' = ℓ''·(1 − 2σ) is at most ℓ'' in size, so |φ'''| ≤ φ'' and φ'' changes by
+/// at most a factor e^{|δ|} over a distance δ: near the minimiser, a Newton step s leaves an
+/// error of s²(1 + O(s)). Once 2 s² is below the tolerance, the step just taken has converged
+/// and needs no evaluation to confirm it (the bracketed search spent about twice as many passes
+/// over the leaf). `None` (the caller then runs the safeguarded search) when a step is not
+/// finite or not smaller than the one before (no convergence in sight: e.g. a one-class leaf,
+/// whose infimum is at infinity), or when the iterations run out.
+fn leaf_newton(deriv: impl Fn(f64) -> Slope) -> Option<f64> {
+    let mut c = 0.0;
+    let mut slope = deriv(c);
+    if slope.d1 == 0.0 || !slope.d1.is_finite() {
+        // A zero direction, or one the safeguarded search rejects the same way.
+        return None;
+    }
+    let mut last_step = f64::INFINITY;
+    for _ in 0..solve::LINE_SEARCH_MAX_ITER {
+        let step = -slope.d1 / slope.d2;
+        if step.is_nan() || step.abs() >= last_step {
+            return None;
+        }
+        last_step = step.abs();
+        c += step;
+        if 2.0 * step * step <= solve::LINE_SEARCH_TOL * c.abs() || step == 0.0 {
+            return Some(c);
+        }
+        slope = deriv(c);
+        if slope.d1 == 0.0 {
+            return Some(c);
+        }
+    }
+    None
+}
+
+/// Margins beyond which the factored exponentials of [`LeafExponentials`] are not used: the
+/// products e^{±350}·e^{±350} stay finite and nonzero.
+const FACTORED_LIMIT: f64 = 350.0;
+
+/// The per-leaf line search φ(c) = Σ w ℓ(y, f + c) needs, at each Newton iterate c, σ(−y(f + c))
+/// for every row: with e^{y(f + c)} = e^{y f}·e^{y c} one exponential per row, computed once,
+/// and two per iterate serve them all, instead of one per row and iterate (the search took
+/// several times the tree fit under the proximal methods). With P = e^{y f} e^{y c}, the
+/// sigmoid is 1/(1 + P) and 1 − σ = P/(1 + P): one division per row, a few ulps from `terms`.
+struct LeafExponentials {
+    /// (w, y, f, e^{y f}) of the rows with w ≠ 0.
+    rows: Vec<[f64; 4]>,
+}
+
+impl LeafExponentials {
+    /// `None` unless every label is ±1 and every margin within ±`FACTORED_LIMIT`.
+    fn new(y: &[f64], f: &[f64], w: &[f64], rows: &[u32]) -> Option<LeafExponentials> {
+        let mut out = Vec::with_capacity(rows.len());
+        for &r in rows {
+            let r = r as usize;
+            let (y, f, w) = (y[r], f[r], w[r]);
+            if w == 0.0 {
+                continue;
+            }
+            let margin = y * f;
+            if !((y == 1.0 || y == -1.0) && margin.abs() <= FACTORED_LIMIT) {
+                return None;
+            }
+            out.push([w, y, f, margin.exp()]);
+        }
+        Some(LeafExponentials { rows: out })
+    }
+
+    /// φ'(c) and φ''(c), with the rounding noise of φ' (see `Slope`).
+    fn slope(&self, ridge: f64, c: f64) -> Slope {
+        let (mut d1, mut d2, mut noise) = (0.0, 0.0, 0.0);
+        let factored = c.abs() <= FACTORED_LIMIT;
+        let (up, down) = (c.exp(), (-c).exp());
+        for &[w, y, f, e] in &self.rows {
+            let u = f + c;
+            let p = if !factored {
+                // Far beyond any useful step: the exponential itself (possibly 0 or ∞).
+                (y * u).exp()
+            } else if y > 0.0 {
+                e * up
+            } else {
+                e * down
+            };
+            let s = 1.0 / (1.0 + p);
+            // 1 − s = P s, except where P overflowed (then s = 0 and 1 − s = 1).
+            let one_minus_s = if p.is_finite() { p * s } else { 1.0 };
+            let t = w * (-y * s + ridge * u);
+            d1 += t;
+            d2 += w * (s * one_minus_s + ridge);
+            noise += t.abs();
+        }
+        Slope {
+            noise,
+            ..Slope::new(d1, d2)
+        }
     }
 }

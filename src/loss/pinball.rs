@@ -5,7 +5,7 @@
 //! * Constant minimiser: weighted τ-quantile. Line searches: exact minimiser of the convex
 //!   piecewise-linear Σ w ρ_τ(r_i − γ b_i) over the breakpoints r_i/b_i (r = y − f): below a
 //!   breakpoint the row's slope is −τ w b (b > 0) or −(1 − τ) w |b| (b < 0), and it rises by
-//!   w|b| there, so the answer is a weighted quantile; O(n log n), rows with b = 0 ignored.
+//!   w|b| there, so the answer is a weighted quantile; O(n) by selection, rows with b = 0 ignored.
 //!   Flat argmin intervals resolve to their midpoint; negative steps are allowed (exact argmin).
 //! * σ, μ = None.
 
@@ -54,7 +54,7 @@ impl Loss for Pinball {
         }
     }
     fn minimize(&self, terms: Terms<'_>) -> f64 {
-        let mut kinks = Vec::new();
+        let mut kinks = Vec::with_capacity(terms.iter().len());
         let mut slope = 0.0;
         for (y, f, b, w) in terms.iter() {
             let a = w * b.abs();

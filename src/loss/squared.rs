@@ -1,7 +1,7 @@
 //! Squared loss ℓ(y, f) = (y − f)²/2. σ = μ = 1; every minimisation has the closed form
 //! Σ w b (y − f) / Σ w b² (weighted means when b = 1), and prox_{λℓ}(z) = (z + λy)/(1 + λ).
 
-use super::{Loss, Terms};
+use super::{LeafScratch, Loss, Terms};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Squared;
@@ -40,6 +40,7 @@ impl Loss for Squared {
         w: &[f64],
         leaves: &[&[u32]],
         leaf_of: &[u32],
+        _: &mut LeafScratch,
     ) -> Vec<f64> {
         // One pass over the rows in order instead of one gather per leaf: a leaf's rows are
         // scattered, and gathering them reads a cache line of y, f and w per row, which cost
