@@ -687,6 +687,13 @@ fn row_order_passes_give_every_row_its_leaf_value() {
         .map(|i| grown.tree.predict_bins(data.matrix().row(i)))
         .collect();
     assert_eq!(grown.fitted_values(n), walked);
+    let index = grown.leaf_index();
+    assert_eq!(index.len(), n);
+    for (j, leaf) in grown.leaves().iter().enumerate() {
+        for &r in grown.leaf_rows(leaf) {
+            assert_eq!(index[r as usize], j as u32, "row {r}");
+        }
+    }
 
     // Column 2 of an n × 3 matrix gets 0.5 b; the other columns are left alone.
     let mut out: Vec<f64> = (0..3 * n).map(|k| k as f64).collect();

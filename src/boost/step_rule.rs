@@ -205,7 +205,7 @@ pub fn apply_step_rule(
         StepRule::LeafLineSearch => {
             for (class, dir) in dirs.iter_mut().enumerate() {
                 let grown = &mut dir.grown;
-                let leaf_of = leaf_of_rows(grown, dir.values.len());
+                let leaf_of = grown.leaf_index();
                 let leaves: Vec<&[u32]> =
                     grown.leaves().iter().map(|l| grown.leaf_rows(l)).collect();
                 let values: Vec<f64> = match ctx.objective {
@@ -234,17 +234,6 @@ pub fn apply_step_rule(
             1.0
         }
     }
-}
-
-/// For every row, the index in `grown.leaves` of its leaf.
-fn leaf_of_rows(grown: &GrownTree, n_rows: usize) -> Vec<u32> {
-    let mut leaf_of = vec![0; n_rows];
-    for (j, leaf) in grown.leaves().iter().enumerate() {
-        for &r in grown.leaf_rows(leaf) {
-            leaf_of[r as usize] = j as u32;
-        }
-    }
-    leaf_of
 }
 
 /// The step rule a method uses when the user names none:

@@ -206,33 +206,14 @@ impl GrownTree {
         assert!(offset < stride);
         let n_rows = out.len() / stride;
         assert_eq!(self.rows.len(), n_rows, "a tree's leaves cover every row");
-        // cuts[j][k]: where chunk k's rows start among leaf j's rows (found by one scan of each
-        // leaf's rows, not a binary search per chunk and leaf: its cache misses cost more).
-        let n_chunks = n_rows.div_ceil(ROW_CHUNK);
-        let cuts: Vec<Vec<u32>> = self
-            .leaves
-            .par_iter()
-            .map(|leaf| {
-                let rows = self.leaf_rows(leaf);
-                let mut cut = Vec::with_capacity(n_chunks + 1);
-                let mut i = 0;
-                for k in 0..=n_chunks {
-                    while rows.get(i).is_some_and(|&r| (r as usize) < k * ROW_CHUNK) {
-                        i += 1;
-                    }
-                    cut.push(i as u32);
-                }
-                cut
-            })
-            .collect();
+        let cuts = self.chunk_cuts(n_rows);
         out.par_chunks_mut(ROW_CHUNK * stride)
             .enumerate()
             .map_init(Vec::new, |values: &mut Vec<f64>, (k, entries)| {
                 let first = k * ROW_CHUNK;
                 values.clear();
                 values.resize(entries.len() / stride, 0.0);
-                for (leaf, cut) in self.leaves.iter().zip(&cuts) {
-                    let rows = &self.leaf_rows(leaf)[cut[k] as usize..cut[k + 1] as usize];
+                for (leaf, rows) in self.rows_in_chunk(&cuts, k) {
                     let value = self.tree.nodes[leaf.node].value;
                     for &r in rows {
                         values[r as usize - first] = value;
@@ -250,6 +231,61 @@ impl GrownTree {
                 acc
             })
             .collect()
+    }
+
+    /// For every row, the index in `leaves()` of its leaf.
+    pub fn leaf_index(&self) -> Vec<u32> {
+        let n_rows = self.rows.len();
+        let cuts = self.chunk_cuts(n_rows);
+        let mut index = vec![0; n_rows];
+        index
+            .par_chunks_mut(ROW_CHUNK)
+            .enumerate()
+            .for_each(|(k, out)| {
+                let first = k * ROW_CHUNK;
+                for (j, (_, rows)) in self.rows_in_chunk(&cuts, k).enumerate() {
+                    for &r in rows {
+                        out[r as usize - first] = j as u32;
+                    }
+                }
+            });
+        index
+    }
+
+    /// cuts[j][k]: where the rows of chunk k (rows k·ROW_CHUNK..) start among leaf j's rows.
+    /// One scan of each leaf's rows, not a binary search per chunk and leaf: its cache misses
+    /// cost more.
+    fn chunk_cuts(&self, n_rows: usize) -> Vec<Vec<u32>> {
+        let n_chunks = n_rows.div_ceil(ROW_CHUNK);
+        self.leaves
+            .par_iter()
+            .map(|leaf| {
+                let rows = self.leaf_rows(leaf);
+                let mut cut = Vec::with_capacity(n_chunks + 1);
+                let mut i = 0;
+                for k in 0..=n_chunks {
+                    while rows.get(i).is_some_and(|&r| (r as usize) < k * ROW_CHUNK) {
+                        i += 1;
+                    }
+                    cut.push(i as u32);
+                }
+                cut
+            })
+            .collect()
+    }
+
+    /// Every leaf with its rows in chunk k, in leaf order.
+    fn rows_in_chunk<'a>(
+        &'a self,
+        cuts: &'a [Vec<u32>],
+        k: usize,
+    ) -> impl Iterator<Item = (&'a LeafRows, &'a [u32])> {
+        self.leaves.iter().zip(cuts).map(move |(leaf, cut)| {
+            (
+                leaf,
+                &self.leaf_rows(leaf)[cut[k] as usize..cut[k + 1] as usize],
+            )
+        })
     }
 
     pub fn leaf_rows(&self, leaf: &LeafRows) -> &[u32] {
