@@ -35,14 +35,11 @@ impl Logistic {
     fn terms(&self, y: f64, f: f64) -> (f64, f64, f64, f64) {
         let x = -y * f;
         let e = (-x.abs()).exp();
-        let sigmoid_x = if x >= 0.0 {
-            1.0 / (1.0 + e)
-        } else {
-            e / (1.0 + e)
-        };
+        let r = 1.0 / (1.0 + e);
+        let sigmoid_x = if x >= 0.0 { r } else { e * r };
         let derivative = -y * sigmoid_x + self.ridge * f;
         // sigmoid(−|y f|) = e/(1 + e), also when y f = 0 (e = 1: both branches give 1/2).
-        let s = e / (1.0 + e);
+        let s = e * r;
         let curvature = y * y * s * (1.0 - s) + self.ridge;
         (e, x.max(0.0), derivative, curvature)
     }

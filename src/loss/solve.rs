@@ -352,11 +352,13 @@ pub fn softplus(x: f64) -> f64 {
 
 /// The logistic sigmoid 1/(1 + e^{−x}), both branches stable.
 pub fn sigmoid(x: f64) -> f64 {
+    // One division: e/(1 + e) as e · 1/(1 + e).
+    let e = (-x.abs()).exp();
+    let r = 1.0 / (1.0 + e);
     if x >= 0.0 {
-        1.0 / (1.0 + (-x).exp())
+        r
     } else {
-        let e = x.exp();
-        e / (1.0 + e)
+        e * r
     }
 }
 
