@@ -165,6 +165,7 @@ def run_demo(
         file=out,
     )
     if plot and results:
+        Path(output_dir).mkdir(parents=True, exist_ok=True)
         save_plot(results, Path(output_dir) / "optboost-demo.png", out)
     return results
 
