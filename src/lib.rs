@@ -8,6 +8,7 @@ pub mod boost;
 pub mod data;
 pub mod model;
 pub mod params;
+mod rows;
 pub mod tree;
 
 pub use boost::{Booster, Checkpoint, History, Record, Step, StopReason, TrainData};

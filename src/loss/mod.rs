@@ -41,6 +41,7 @@ pub use softmax::Softmax;
 pub use spec::{LossSpec, Objective};
 pub use squared::Squared;
 
+use crate::rows::block_cuts;
 use rayon::prelude::*;
 use std::fmt::Debug;
 
@@ -277,12 +278,10 @@ impl LeafScratch {
             .collect();
         let (mut ys, mut fs, mut ws) = (&mut self.y[..], &mut self.f[..], &mut self.w[..]);
         for &rows in leaves {
-            let mut rows = rows;
+            let cuts = block_cuts(rows, GATHER_BLOCK, n_blocks);
             for (b, block) in blocks.iter_mut().enumerate() {
-                let end = (b + 1) * GATHER_BLOCK;
-                let len = rows.partition_point(|&r| (r as usize) < end);
-                let piece;
-                (piece, rows) = rows.split_at(len);
+                let piece = &rows[cuts[b] as usize..cuts[b + 1] as usize];
+                let len = piece.len();
                 let (y_slots, f_slots, w_slots);
                 (y_slots, ys) = std::mem::take(&mut ys).split_at_mut(len);
                 (f_slots, fs) = std::mem::take(&mut fs).split_at_mut(len);

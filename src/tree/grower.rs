@@ -10,6 +10,7 @@ use super::split::{
 };
 use crate::data::{BinMapper, BinnedData};
 use crate::error::{Error, Result};
+use crate::rows::block_cuts;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -253,24 +254,11 @@ impl GrownTree {
     }
 
     /// cuts[j][k]: where the rows of chunk k (rows k·ROW_CHUNK..) start among leaf j's rows.
-    /// One scan of each leaf's rows, not a binary search per chunk and leaf: its cache misses
-    /// cost more.
     fn chunk_cuts(&self, n_rows: usize) -> Vec<Vec<u32>> {
         let n_chunks = n_rows.div_ceil(ROW_CHUNK);
         self.leaves
             .par_iter()
-            .map(|leaf| {
-                let rows = self.leaf_rows(leaf);
-                let mut cut = Vec::with_capacity(n_chunks + 1);
-                let mut i = 0;
-                for k in 0..=n_chunks {
-                    while rows.get(i).is_some_and(|&r| (r as usize) < k * ROW_CHUNK) {
-                        i += 1;
-                    }
-                    cut.push(i as u32);
-                }
-                cut
-            })
+            .map(|leaf| block_cuts(self.leaf_rows(leaf), ROW_CHUNK, n_chunks))
             .collect()
     }
 
