@@ -81,6 +81,38 @@ impl Logistic {
         }
         linear_sum + log_sum
     }
+    /// Where the prox of z starts: the bracket of the root of h(u) = u − z + λℓ'(u) (see the
+    /// header), and the Newton step from z (where h(z) = λℓ'(z)), the first iterate a start at z
+    /// would take, without evaluating h at z once more. `Solved` when the bracket is a point.
+    fn prox_start(&self, y: f64, z: f64, lambda: f64) -> ProxStart {
+        let (derivative_z, curvature_z) = self.derivative_and_curvature(y, z);
+        let (mut lo, mut hi) = (z + lambda * y.min(0.0), z + lambda * y.max(0.0));
+        if self.ridge != 0.0 {
+            let shrink = 1.0 + lambda * self.ridge;
+            (lo, hi) = (lo / shrink, hi / shrink);
+        }
+        let other = z - lambda * derivative_z;
+        if other.is_finite() {
+            lo = lo.max(z.min(other));
+            hi = hi.min(z.max(other));
+        }
+        if hi <= lo {
+            return ProxStart::Solved(lo);
+        }
+        let x0 = (z - lambda * derivative_z / (1.0 + lambda * curvature_z)).clamp(lo, hi);
+        ProxStart::Search { x0, lo, hi }
+    }
+    /// (h(u), h'(u)) for h(u) = u − z + λℓ'(y, u), from one exponential and one division
+    /// (within a few ulps of `terms`): the prox runs for every row at every iteration of the
+    /// proximal methods.
+    fn prox_residual(&self, y: f64, z: f64, lambda: f64, u: f64) -> (f64, f64) {
+        let (derivative, curvature) = self.derivative_and_curvature(y, u);
+        (u - z + lambda * derivative, 1.0 + lambda * curvature)
+    }
+    /// True when λσ ≤ 1, where plain Newton needs no bracketing (`plain_newton_step`).
+    fn plain_newton_converges(&self, lambda: f64) -> bool {
+        lambda * self.sigma().expect("the logistic loss is smooth") <= 1.0
+    }
     fn ridge_term(&self, f: f64) -> f64 {
         0.5 * self.ridge * f * f
     }
@@ -151,33 +183,21 @@ impl Loss for Logistic {
         }
     }
     fn prox(&self, y: f64, z: f64, lambda: f64) -> f64 {
-        // ℓ' and ℓ'' from one exponential and one division (within a few ulps of `terms`): the
-        // prox runs for every row at every iteration of the proximal methods.
-        let derivatives = |u: f64| self.derivative_and_curvature(y, u);
-        let h = |u: f64| {
-            let (derivative, curvature) = derivatives(u);
-            (u - z + lambda * derivative, 1.0 + lambda * curvature)
+        let (x0, lo, hi) = match self.prox_start(y, z, lambda) {
+            ProxStart::Solved(u) => return u,
+            ProxStart::Search { x0, lo, hi } => (x0, lo, hi),
         };
-        let (derivative_z, curvature_z) = derivatives(z);
-        let (mut lo, mut hi) = (z + lambda * y.min(0.0), z + lambda * y.max(0.0));
-        if self.ridge != 0.0 {
-            let shrink = 1.0 + lambda * self.ridge;
-            (lo, hi) = (lo / shrink, hi / shrink);
-        }
-        let other = z - lambda * derivative_z;
-        if other.is_finite() {
-            lo = lo.max(z.min(other));
-            hi = hi.min(z.max(other));
-        }
-        if hi <= lo {
-            return lo;
-        }
-        // Start from the Newton step from z (where h(z) = λℓ'(z)), the first iterate a start at z
-        // would take, without evaluating h at z once more.
-        let x0 = (z - lambda * derivative_z / (1.0 + lambda * curvature_z)).clamp(lo, hi);
-        let curvature_bound = self.sigma().expect("the logistic loss is smooth");
-        if lambda * curvature_bound <= 1.0 {
-            return plain_newton(h, lo, hi, x0, lambda);
+        let h = |u: f64| self.prox_residual(y, z, lambda, u);
+        if self.plain_newton_converges(lambda) {
+            let mut x = x0;
+            for _ in 0..solve::PROX_MAX_ITER {
+                let (next, converged) = plain_newton_step(h(x), x, lo, hi, lambda);
+                x = next;
+                if converged {
+                    break;
+                }
+            }
+            return x;
         }
         solve::bracketed_newton(
             h,
@@ -189,6 +209,52 @@ impl Loss for Logistic {
             f64::MIN_POSITIVE,
             solve::PROX_MAX_ITER,
         )
+    }
+    /// The proxes of `prox`, for a batch of rows. When plain Newton applies, it runs on blocks
+    /// of rows in lock step, one Newton iteration for every unconverged row of the block at a
+    /// time: the iterations of different rows are independent, so their exponentials and
+    /// divisions overlap, where one row's chain of dependent iterations ran alone (15–25% slower
+    /// on 1M rows). Each row takes the iterations of `prox`, so the results are identical.
+    fn prox_into(&self, y: &[f64], z: &[f64], lambda: f64, out: &mut [f64]) {
+        if !self.plain_newton_converges(lambda) {
+            for i in 0..y.len() {
+                out[i] = self.prox(y[i], z[i], lambda);
+            }
+            return;
+        }
+        const BLOCK: usize = 64;
+        let mut searching: Vec<ProxSearch> = Vec::with_capacity(BLOCK);
+        for start in (0..y.len()).step_by(BLOCK) {
+            for i in start..(start + BLOCK).min(y.len()) {
+                match self.prox_start(y[i], z[i], lambda) {
+                    ProxStart::Solved(u) => out[i] = u,
+                    ProxStart::Search { x0, lo, hi } => searching.push(ProxSearch {
+                        row: i,
+                        x: x0,
+                        lo,
+                        hi,
+                    }),
+                }
+            }
+            for _ in 0..solve::PROX_MAX_ITER {
+                if searching.is_empty() {
+                    break;
+                }
+                searching.retain_mut(|s| {
+                    let i = s.row;
+                    let residual = self.prox_residual(y[i], z[i], lambda, s.x);
+                    let converged;
+                    (s.x, converged) = plain_newton_step(residual, s.x, s.lo, s.hi, lambda);
+                    if converged {
+                        out[i] = s.x;
+                    }
+                    !converged
+                });
+            }
+            for s in searching.drain(..) {
+                out[s.row] = s.x;
+            }
+        }
     }
     fn minimize(&self, terms: Terms<'_>) -> f64 {
         if let (Terms::Constant { y, w }, false) = (terms, self.ridge > 0.0) {
@@ -240,30 +306,35 @@ impl Loss for Logistic {
     }
 }
 
-/// The root of h(u) = u − z + λℓ'(u) in [lo, hi] by Newton from `x0`, when λσ ≤ 1 (σ: the
-/// bound on ℓ''), the proximal methods' usual case (λ = 1). Then h' = 1 + λℓ'' lies in [1, 2],
-/// so a Newton step multiplies the error by 1 − h'(ξ)/h'(x) ∈ (−1, 1): it always shrinks, and
-/// no bracketing is needed. Near the root a step squares the error, times at most
-/// C = λ max|ℓ'''| / 2 < 0.05 λ: once C·step² is below the tolerance, the step just taken has
-/// converged and needs no evaluation to confirm it (the bracketed solver spends one more
-/// exponential per row on that).
-fn plain_newton(h: impl Fn(f64) -> (f64, f64), lo: f64, hi: f64, x0: f64, lambda: f64) -> f64 {
-    let contraction = 0.05 * lambda;
-    let mut x = x0;
-    for _ in 0..solve::PROX_MAX_ITER {
-        let (g, dg) = h(x);
-        if g == 0.0 {
-            break;
-        }
-        let next = (x - g / dg).clamp(lo, hi);
-        let step = (next - x).abs();
-        x = next;
-        let tol = solve::PROX_TOL * x.abs().max(f64::MIN_POSITIVE);
-        if step <= tol || contraction * step * step <= tol {
-            break;
-        }
+/// Where a prox search starts (`Logistic::prox_start`).
+enum ProxStart {
+    Solved(f64),
+    Search { x0: f64, lo: f64, hi: f64 },
+}
+
+/// A row's prox search in progress in `Logistic::prox_into`.
+struct ProxSearch {
+    row: usize,
+    x: f64,
+    lo: f64,
+    hi: f64,
+}
+
+/// One Newton iteration for the root of h(u) = u − z + λℓ'(u) in [lo, hi], from x with
+/// `(g, dg)` = (h(x), h'(x)), when λσ ≤ 1 (σ: the bound on ℓ''): (next iterate, converged).
+/// Then h' = 1 + λℓ'' lies in [1, 2], so a Newton step multiplies the error by
+/// 1 − h'(ξ)/h'(x) ∈ (−1, 1): it always shrinks, and no bracketing is needed. Near the root a
+/// step squares the error, times at most C = λ max|ℓ'''| / 2 < 0.05 λ: once C·step² is below the
+/// tolerance, the step just taken has converged and needs no evaluation to confirm it (the
+/// bracketed solver spends one more exponential per row on that).
+fn plain_newton_step((g, dg): (f64, f64), x: f64, lo: f64, hi: f64, lambda: f64) -> (f64, bool) {
+    if g == 0.0 {
+        return (x, true);
     }
-    x
+    let next = (x - g / dg).clamp(lo, hi);
+    let step = (next - x).abs();
+    let tol = solve::PROX_TOL * next.abs().max(f64::MIN_POSITIVE);
+    (next, step <= tol || 0.05 * lambda * step * step <= tol)
 }
 
 /// argmin φ for the per-leaf line search by plain Newton from 0, while the steps shrink.
@@ -309,15 +380,20 @@ const FACTORED_LIMIT: f64 = 350.0;
 /// and two per iterate serve them all, instead of one per row and iterate (the search took
 /// several times the tree fit under the proximal methods). With P = e^{y f} e^{y c}, the
 /// sigmoid is 1/(1 + P) and 1 − σ = P/(1 + P): one division per row, a few ulps from `terms`.
+/// The rows are kept by label, so that a pass multiplies by e^{c} or e^{−c} without choosing
+/// per row: a choice `if y > 0 { e^c } else { e^{−c} }` in the loop is folded by the compiler
+/// into e^{±c} computed per row, one exponential per row and iterate again.
 struct LeafExponentials {
-    /// (w, y, f, e^{y f}) of the rows with w ≠ 0.
-    rows: Vec<[f64; 4]>,
+    /// (w, f, e^{f}) of the rows with y = 1 and w ≠ 0.
+    positive: Vec<[f64; 3]>,
+    /// (w, f, e^{−f}) of the rows with y = −1 and w ≠ 0.
+    negative: Vec<[f64; 3]>,
 }
 
 impl LeafExponentials {
     /// `None` unless every label is ±1 and every margin within ±`FACTORED_LIMIT`.
     fn new(y: &[f64], f: &[f64], w: &[f64], rows: &[u32]) -> Option<LeafExponentials> {
-        let mut out = Vec::with_capacity(rows.len());
+        let (mut positive, mut negative) = (Vec::new(), Vec::new());
         for &r in rows {
             let r = r as usize;
             let (y, f, w) = (y[r], f[r], w[r]);
@@ -325,29 +401,25 @@ impl LeafExponentials {
                 continue;
             }
             let margin = y * f;
-            if !((y == 1.0 || y == -1.0) && margin.abs() <= FACTORED_LIMIT) {
+            if margin.abs() > FACTORED_LIMIT {
                 return None;
             }
-            out.push([w, y, f, margin.exp()]);
+            if y == 1.0 {
+                positive.push([w, f, margin.exp()]);
+            } else if y == -1.0 {
+                negative.push([w, f, margin.exp()]);
+            } else {
+                return None;
+            }
         }
-        Some(LeafExponentials { rows: out })
+        Some(LeafExponentials { positive, negative })
     }
 
-    /// φ'(c) and φ''(c), with the rounding noise of φ' (see `Slope`).
+    /// φ'(c) and φ''(c), with the rounding noise of φ' (see `Slope`): the positive rows' terms,
+    /// then the negative ones'.
     fn slope(&self, ridge: f64, c: f64) -> Slope {
         let (mut d1, mut d2, mut noise) = (0.0, 0.0, 0.0);
-        let factored = c.abs() <= FACTORED_LIMIT;
-        let (up, down) = (c.exp(), (-c).exp());
-        for &[w, y, f, e] in &self.rows {
-            let u = f + c;
-            let p = if !factored {
-                // Far beyond any useful step: the exponential itself (possibly 0 or ∞).
-                (y * u).exp()
-            } else if y > 0.0 {
-                e * up
-            } else {
-                e * down
-            };
+        let mut add = |w: f64, y: f64, u: f64, p: f64| {
             let s = 1.0 / (1.0 + p);
             // 1 − s = P s, except where P overflowed (then s = 0 and 1 − s = 1).
             let one_minus_s = if p.is_finite() { p * s } else { 1.0 };
@@ -355,6 +427,20 @@ impl LeafExponentials {
             d1 += t;
             d2 += w * (s * one_minus_s + ridge);
             noise += t.abs();
+        };
+        for (rows, y) in [(&self.positive, 1.0), (&self.negative, -1.0)] {
+            if c.abs() <= FACTORED_LIMIT {
+                let factor = (y * c).exp();
+                for &[w, f, e] in rows {
+                    add(w, y, f + c, e * factor);
+                }
+            } else {
+                // Far beyond any useful step: the exponential itself (possibly 0 or ∞).
+                for &[w, f, _] in rows {
+                    let u = f + c;
+                    add(w, y, u, (y * u).exp());
+                }
+            }
         }
         Slope {
             noise,
