@@ -715,6 +715,18 @@ fn row_order_passes_give_every_row_its_leaf_value() {
     for (got, want) in [(tb, expected.0), (tt, expected.1), (bb, expected.2)] {
         assert!(close(got, want, want.abs(), 1e-12), "{got} vs {want}");
     }
+
+    // The leaf line search's pass: the same leaf index, and the sums of the fitted-values pass
+    // bit for bit (the cos it reports must not depend on which pass ran).
+    let mut fitted = vec![0.0; n];
+    let sums = grown.fitted_values_and_cosine_sums(&mut fitted, target);
+    let (index_too, sums_too) = grown.leaf_index_and_cosine_sums(target);
+    assert_eq!(index_too, index);
+    assert_eq!(
+        [sums_too.0, sums_too.1, sums_too.2].map(f64::to_bits),
+        [sums.0, sums.1, sums.2].map(f64::to_bits)
+    );
+    assert_eq!(sums.0, tb, "the same sums as the column update's");
 }
 
 #[test]

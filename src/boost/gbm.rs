@@ -10,7 +10,7 @@
 //! leaves.
 
 use super::outputs::{column, newton_need, Need};
-use super::step_rule::{add_newton_tree, apply_step_rule, fit_target};
+use super::step_rule::{add_newton_tree, apply_step_rule, fit_target, fit_target_leaf_search};
 use super::vectors::add_column;
 use super::{Context, Iteration};
 use crate::params::StepRule;
@@ -33,8 +33,13 @@ pub fn step(state: &mut GbmState, ctx: &mut Context<'_>, candidates: &Candidates
     }
     ctx.derivatives_at_output(&state.f, Need::Gradient);
     let r = &ctx.derivs.neg_gradient;
+    let fit = if rule == StepRule::LeafLineSearch {
+        fit_target_leaf_search
+    } else {
+        fit_target
+    };
     let mut dirs: Vec<_> = (0..k)
-        .map(|class| fit_target(ctx, &column(r, class, k), candidates))
+        .map(|class| fit(ctx, &column(r, class, k), candidates))
         .collect();
     let factor = apply_step_rule(ctx, rule, &state.f, &mut dirs);
     let cos = dirs.iter().map(|d| d.cos).collect();

@@ -26,7 +26,7 @@
 //! `w ← (w − w_prev)(1 + α) + w_prev` plus the new tree at ν·step.
 
 use super::outputs::{column, Need};
-use super::step_rule::{apply_step_rule, fit_newton_all, fit_target};
+use super::step_rule::{apply_step_rule, fit_newton_all, fit_target, fit_target_leaf_search};
 use super::tracked::Tracked;
 use super::vectors::{add_column, axpy};
 use super::{Context, Iteration};
@@ -132,8 +132,14 @@ pub fn step(state: &mut MetaState, ctx: &mut Context<'_>, candidates: &Candidate
         if switches.residual && !state.delta.is_empty() {
             axpy(&mut target, 1.0, &state.delta);
         }
+        // The residual update needs b(X) before the leaves are re-solved.
+        let fit = if rule == StepRule::LeafLineSearch && !switches.residual {
+            fit_target_leaf_search
+        } else {
+            fit_target
+        };
         let mut dirs: Vec<_> = (0..k)
-            .map(|class| fit_target(ctx, &column(&target, class, k), candidates))
+            .map(|class| fit(ctx, &column(&target, class, k), candidates))
             .collect();
         if switches.residual {
             // Δ ← (r + Δ) − b(X), with b the least-squares fit, before any step rule rescales it.

@@ -14,9 +14,12 @@ use std::time::Instant;
 /// A fitted tree and its values b(X) on the training rows.
 pub struct Direction {
     pub grown: GrownTree,
+    /// Empty until the leaf line search fills it, for trees fitted by `fit_target_leaf_search`.
     pub values: Vec<f64>,
     /// cos(target, b(X)).
     pub cos: f64,
+    /// The leaf of every row (`GrownTree::leaf_index`), when the fit computed it.
+    leaf_of: Option<Vec<u32>>,
 }
 
 impl Direction {
@@ -28,6 +31,7 @@ impl Direction {
             grown,
             values,
             cos: cosine_from_sums(tb, tt, bb),
+            leaf_of: None,
         }
     }
 
@@ -54,7 +58,30 @@ fn grow(ctx: &Context<'_>, stats: FitStats<'_>, candidates: &Candidates) -> Grow
 
 /// b = argmin Σ w (t − b(x))² over the allowed trees.
 pub fn fit_target(ctx: &Context<'_>, target: &[f64], candidates: &Candidates) -> Direction {
-    let grown = match ctx.w.given() {
+    let grown = grow_on_target(ctx, target, candidates);
+    Direction::new(ctx, grown, |i| target[i])
+}
+
+/// `fit_target` for a tree whose leaves the leaf line search re-solves before its values are
+/// used: cos(t, b(X)) and the leaf of every row in one pass, which the search needs, and no
+/// fitted values yet (`apply_step_rule` writes them, once).
+pub fn fit_target_leaf_search(
+    ctx: &Context<'_>,
+    target: &[f64],
+    candidates: &Candidates,
+) -> Direction {
+    let grown = grow_on_target(ctx, target, candidates);
+    let (leaf_of, (tb, tt, bb)) = grown.leaf_index_and_cosine_sums(|i| target[i]);
+    Direction {
+        grown,
+        values: Vec::new(),
+        cos: cosine_from_sums(tb, tt, bb),
+        leaf_of: Some(leaf_of),
+    }
+}
+
+fn grow_on_target(ctx: &Context<'_>, target: &[f64], candidates: &Candidates) -> GrownTree {
+    match ctx.w.given() {
         // Unit weights: vt = 1·t = t, and the kernel's unit-weight path needs no vector of ones.
         None => grow(ctx, FitStats { vt: target, v: &[] }, candidates),
         Some(w) => {
@@ -62,8 +89,7 @@ pub fn fit_target(ctx: &Context<'_>, target: &[f64], candidates: &Candidates) ->
             par_fill(&mut vt, |i| w[i] * target[i]);
             grow(ctx, FitStats { vt: &vt, v: w }, candidates)
         }
-    };
-    Direction::new(ctx, grown, |i| target[i])
+    }
 }
 
 /// The Newton tree of one output: grown on −g/h with weights w·h, where `neg_gradient` (−g) and
@@ -205,7 +231,7 @@ pub fn apply_step_rule(
         StepRule::LeafLineSearch => {
             for (class, dir) in dirs.iter_mut().enumerate() {
                 let grown = &mut dir.grown;
-                let leaf_of = grown.leaf_index();
+                let leaf_of = dir.leaf_of.take().unwrap_or_else(|| grown.leaf_index());
                 let leaves: Vec<&[u32]> =
                     grown.leaves().iter().map(|l| grown.leaf_rows(l)).collect();
                 let values: Vec<f64> = match ctx.objective {
@@ -228,6 +254,9 @@ pub fn apply_step_rule(
                     .map(|v| if v.is_finite() { v } else { 0.0 })
                     .collect();
                 grown.set_leaf_values(&values);
+                if dir.values.is_empty() {
+                    dir.values = ctx.buffers.values(leaf_of.len());
+                }
                 // Row by row from the leaf index: contiguous writes, unlike a fill leaf by leaf.
                 par_fill(&mut dir.values, |r| values[leaf_of[r] as usize]);
             }

@@ -60,7 +60,7 @@ impl Loss for Hinge {
         }
         let mut kinks = Vec::with_capacity(terms.iter().len());
         let mut slope = 0.0;
-        for (y, f, b, w) in terms.iter() {
+        terms.for_each(|y, f, b, w| {
             // Row term: w · max(0, 1 − y f − γ a) with a = y b.
             let a = y * b;
             if w > 0.0 && a != 0.0 {
@@ -72,7 +72,7 @@ impl Loss for Hinge {
                     slope -= w * a;
                 }
             }
-        }
+        });
         solve::piecewise_linear_point(slope, &mut kinks)
     }
     fn sigma(&self) -> Option<f64> {

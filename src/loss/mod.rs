@@ -232,6 +232,28 @@ impl<'a> Terms<'a> {
             len,
         }
     }
+    /// Calls `term(y, f, b, w)` for every term, in the order of `iter`, with one loop per shape
+    /// (`iter` matches the shape at every term, which a one-pass solver pays for).
+    pub fn for_each(&self, mut term: impl FnMut(f64, f64, f64, f64)) {
+        match *self {
+            Terms::Constant { y, w } => {
+                for (&y, &w) in y.iter().zip(w) {
+                    term(y, 0.0, 1.0, w);
+                }
+            }
+            Terms::Leaf { y, f, w, rows } => {
+                for &r in rows {
+                    let r = r as usize;
+                    term(y[r], f[r], 1.0, w[r]);
+                }
+            }
+            Terms::Along { y, f, b, w } => {
+                for i in 0..y.len() {
+                    term(y[i], f[i], b[i], w[i]);
+                }
+            }
+        }
+    }
 }
 
 /// Storage for [`Loss::leaf_values`]: the terms `y`, `f`, `w` of every leaf copied out

@@ -242,15 +242,49 @@ impl GrownTree {
         index
             .par_chunks_mut(ROW_CHUNK)
             .enumerate()
-            .for_each(|(k, out)| {
-                let first = k * ROW_CHUNK;
-                for (j, (_, rows)) in self.rows_in_chunk(&cuts, k).enumerate() {
-                    for &r in rows {
-                        out[r as usize - first] = j as u32;
-                    }
-                }
-            });
+            .for_each(|(k, out)| self.fill_leaf_index(&cuts, k, out));
         index
+    }
+
+    /// `leaf_index` and the cosine sums of `fitted_values_and_cosine_sums` (the same numbers),
+    /// in one pass and without writing fitted values: for a step rule that re-solves the leaves
+    /// and only then needs the values.
+    pub fn leaf_index_and_cosine_sums(
+        &self,
+        target: impl Fn(usize) -> f64 + Sync,
+    ) -> (Vec<u32>, (f64, f64, f64)) {
+        let n_rows = self.rows.len();
+        let cuts = self.chunk_cuts(n_rows);
+        let leaf_values: Vec<f64> = self
+            .leaves
+            .iter()
+            .map(|leaf| self.tree.nodes[leaf.node].value)
+            .collect();
+        let mut index = vec![0; n_rows];
+        let per_chunk = index
+            .par_chunks_mut(ROW_CHUNK)
+            .enumerate()
+            .map(|(k, out)| {
+                self.fill_leaf_index(&cuts, k, out);
+                let first = k * ROW_CHUNK;
+                let mut sums = (0.0, 0.0, 0.0);
+                for (j, &leaf) in out.iter().enumerate() {
+                    add_cosine_terms(&mut sums, target(first + j), leaf_values[leaf as usize]);
+                }
+                sums
+            })
+            .collect();
+        (index, add_in_order(per_chunk))
+    }
+
+    /// The leaf index of the rows of chunk k (`out`).
+    fn fill_leaf_index(&self, cuts: &[Vec<u32>], k: usize, out: &mut [u32]) {
+        let first = k * ROW_CHUNK;
+        for (j, (_, rows)) in self.rows_in_chunk(cuts, k).enumerate() {
+            for &r in rows {
+                out[r as usize - first] = j as u32;
+            }
+        }
     }
 
     /// cuts[j][k]: where the rows of chunk k (rows k·ROW_CHUNK..) start among leaf j's rows.
