@@ -28,7 +28,7 @@
 use super::outputs::{column, Need};
 use super::step_rule::{apply_step_rule, fit_newton_all, fit_target, fit_target_leaf_search};
 use super::tracked::Tracked;
-use super::vectors::{add_column, axpy};
+use super::vectors::axpy;
 use super::{Context, Iteration};
 use crate::loss::Loss;
 use crate::params::{Method, StepRule};
@@ -132,8 +132,7 @@ pub fn step(state: &mut MetaState, ctx: &mut Context<'_>, candidates: &Candidate
         if switches.residual && !state.delta.is_empty() {
             axpy(&mut target, 1.0, &state.delta);
         }
-        // The residual update needs b(X) before the leaves are re-solved.
-        let fit = if rule == StepRule::LeafLineSearch && !switches.residual {
+        let fit = if rule == StepRule::LeafLineSearch {
             fit_target_leaf_search
         } else {
             fit_target
@@ -144,7 +143,7 @@ pub fn step(state: &mut MetaState, ctx: &mut Context<'_>, candidates: &Candidate
         if switches.residual {
             // Δ ← (r + Δ) − b(X), with b the least-squares fit, before any step rule rescales it.
             for (class, dir) in dirs.iter().enumerate() {
-                add_column(&mut target, -1.0, &dir.values, class);
+                dir.add_to_column(&mut target, -1.0, class);
             }
             let old_delta = std::mem::replace(&mut state.delta, target);
             if from_output {

@@ -3,7 +3,7 @@
 
 use super::history::cosine_from_sums;
 use super::outputs::column;
-use super::vectors::par_fill;
+use super::vectors::{add_column, par_fill, CHUNK};
 use super::Context;
 use crate::loss::Objective;
 use crate::params::{Method, StepRule};
@@ -32,6 +32,22 @@ impl Direction {
             values,
             cos: cosine_from_sums(tb, tt, bb),
             leaf_of: None,
+        }
+    }
+
+    /// Column `class` of the row-major matrix `x` += coef · b(X), from the fitted values or,
+    /// before the leaf line search has written them, from the leaf index (the same numbers).
+    pub fn add_to_column(&self, x: &mut [f64], coef: f64, class: usize) {
+        match (&self.leaf_of, self.values.is_empty()) {
+            (Some(leaf_of), true) => {
+                let leaf_values = self.grown.leaf_values();
+                let k = x.len() / leaf_of.len();
+                x.par_chunks_mut(k)
+                    .with_min_len(CHUNK / k)
+                    .zip(leaf_of.par_iter())
+                    .for_each(|(row, &leaf)| row[class] += coef * leaf_values[leaf as usize]);
+            }
+            _ => add_column(x, coef, &self.values, class),
         }
     }
 

@@ -135,6 +135,12 @@ impl GrownTree {
     pub fn rows(&self) -> &[u32] {
         &self.rows
     }
+    /// The value of every leaf, in `leaves()` order.
+    pub fn leaf_values(&self) -> Vec<f64> {
+        (self.leaves.iter())
+            .map(|leaf| self.tree.nodes[leaf.node].value)
+            .collect()
+    }
     /// Sets the value of leaf j (in `leaves()` order) to `values[j]`.
     pub fn set_leaf_values(&mut self, values: &[f64]) {
         for (leaf, &value) in self.leaves.iter().zip(values) {
@@ -255,11 +261,7 @@ impl GrownTree {
     ) -> (Vec<u32>, (f64, f64, f64)) {
         let n_rows = self.rows.len();
         let cuts = self.chunk_cuts(n_rows);
-        let leaf_values: Vec<f64> = self
-            .leaves
-            .iter()
-            .map(|leaf| self.tree.nodes[leaf.node].value)
-            .collect();
+        let leaf_values = self.leaf_values();
         let mut index = vec![0; n_rows];
         let per_chunk = index
             .par_chunks_mut(ROW_CHUNK)
