@@ -698,7 +698,7 @@ fn row_order_passes_give_every_row_its_leaf_value() {
     // Column 2 of an n × 3 matrix gets 0.5 b; the other columns are left alone.
     let mut out: Vec<f64> = (0..3 * n).map(|k| k as f64).collect();
     let target = |i: usize| t[i] - 0.25;
-    let (tb, tt, bb) = grown.add_to_column_with_cosine_sums(&mut out, 3, 2, 0.5, target);
+    let (tb, tt, bb) = grown.add_to_column_with_cosine_sums(&mut out, (3, 2), (0.5, 1.0), target);
     for i in 0..n {
         assert_eq!(out[3 * i], (3 * i) as f64);
         assert_eq!(out[3 * i + 1], (3 * i + 1) as f64);

@@ -10,11 +10,13 @@
 //! leaves.
 
 use super::outputs::{column, newton_need, Need};
-use super::step_rule::{add_newton_tree, apply_step_rule, fit_target, fit_target_leaf_search};
+use super::step_rule::{
+    add_constant_step_tree, add_newton_tree, apply_step_rule, fit_target, fit_target_leaf_search,
+};
 use super::vectors::add_column;
 use super::{Context, Iteration};
 use crate::params::StepRule;
-use crate::tree::Candidates;
+use crate::tree::{Candidates, GrownTree};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -32,6 +34,9 @@ pub fn step(state: &mut GbmState, ctx: &mut Context<'_>, candidates: &Candidates
         return newton_step(state, ctx, candidates, nu);
     }
     ctx.derivatives_at_output(&state.f, Need::Gradient);
+    if rule == StepRule::Constant {
+        return constant_step(state, ctx, candidates, nu);
+    }
     let r = &ctx.derivs.neg_gradient;
     let fit = if rule == StepRule::LeafLineSearch {
         fit_target_leaf_search
@@ -55,6 +60,27 @@ pub fn step(state: &mut GbmState, ctx: &mut Context<'_>, candidates: &Candidates
     }
 }
 
+/// The trees of one iteration with a constant step ρ, each added to F as soon as it is grown
+/// (no vector of fitted values), all fitted to −g at the same F.
+fn constant_step(
+    state: &mut GbmState,
+    ctx: &mut Context<'_>,
+    candidates: &Candidates,
+    nu: f64,
+) -> Iteration {
+    let k = ctx.n_outputs();
+    let derivs = std::mem::take(ctx.derivs);
+    let cos = add_tree_by_tree(state, ctx, nu, |ctx, f, class| {
+        let target = column(&derivs.neg_gradient, class, k);
+        add_constant_step_tree(ctx, &target, candidates, (f, class, nu))
+    });
+    *ctx.derivs = derivs;
+    Iteration {
+        cos,
+        step: nu * ctx.rho(),
+    }
+}
+
 /// The Newton trees of one iteration, each added to F as soon as it is grown (no vector of
 /// fitted values). The trees of all classes are fitted at the same F: its derivatives are
 /// computed before any tree is added.
@@ -72,20 +98,32 @@ fn newton_step(
         Need::GradientAndHessian => &derivs.hessian,
         Need::Gradient => &[],
     };
-    let mut cos = Vec::with_capacity(k);
-    for class in 0..k {
-        let (grown, c) = add_newton_tree(
-            ctx,
-            &column(&derivs.neg_gradient, class, k),
-            &column(hessian, class, k),
-            candidates,
-            (&mut state.f, class, nu),
+    let cos = add_tree_by_tree(state, ctx, nu, |ctx, f, class| {
+        let (g, h) = (
+            column(&derivs.neg_gradient, class, k),
+            column(hessian, class, k),
         );
-        cos.push(c);
-        let (tree, rows) = grown.into_parts();
-        ctx.add_tree(tree, nu, class);
-        ctx.buffers.grow().recycle(rows);
-    }
+        add_newton_tree(ctx, &g, &h, candidates, (f, class, nu))
+    });
     *ctx.derivs = derivs;
     Iteration { cos, step: nu }
+}
+
+/// For every output: `fit_and_add(ctx, F, class)` grows its tree and adds it to F (n × K); the
+/// tree joins the model with weight `nu`. Returns each tree's cos(target, b).
+fn add_tree_by_tree(
+    state: &mut GbmState,
+    ctx: &mut Context<'_>,
+    nu: f64,
+    mut fit_and_add: impl FnMut(&Context<'_>, &mut [f64], usize) -> (GrownTree, f64),
+) -> Vec<f64> {
+    (0..ctx.n_outputs())
+        .map(|class| {
+            let (grown, cos) = fit_and_add(ctx, &mut state.f, class);
+            let (tree, rows) = grown.into_parts();
+            ctx.add_tree(tree, nu, class);
+            ctx.buffers.grow().recycle(rows);
+            cos
+        })
+        .collect()
 }

@@ -96,6 +96,24 @@ pub fn fit_target_leaf_search(
     }
 }
 
+/// The tree fitted to output `class`'s `target` added with weight ν·ρ to the n × K scores `f`
+/// (with no vector of fitted values: a constant step needs none); returns the tree, scaled by ρ,
+/// and cos(t, b). The scores get ν·(ρ·b(x)), as from the scaled tree's values.
+pub fn add_constant_step_tree(
+    ctx: &Context<'_>,
+    target: &[f64],
+    candidates: &Candidates,
+    (f, class, nu): (&mut [f64], usize, f64),
+) -> (GrownTree, f64) {
+    let mut grown = grow_on_target(ctx, target, candidates);
+    let rho = ctx.rho();
+    let k = ctx.n_outputs();
+    let (tb, tt, bb) =
+        grown.add_to_column_with_cosine_sums(f, (k, class), (nu, rho), |i| target[i]);
+    grown.tree.scale(rho);
+    (grown, cosine_from_sums(tb, tt, bb))
+}
+
 fn grow_on_target(ctx: &Context<'_>, target: &[f64], candidates: &Candidates) -> GrownTree {
     match ctx.w.given() {
         // Unit weights: vt = 1·t = t, and the kernel's unit-weight path needs no vector of ones.
@@ -133,7 +151,8 @@ pub fn add_newton_tree(
 ) -> (GrownTree, f64) {
     newton_tree(ctx, neg_gradient, hessian, candidates, |grown, target| {
         let k = ctx.n_outputs();
-        let (tb, tt, bb) = grown.add_to_column_with_cosine_sums(f, k, class, nu, |i| target.at(i));
+        let (tb, tt, bb) =
+            grown.add_to_column_with_cosine_sums(f, (k, class), (nu, 1.0), |i| target.at(i));
         (grown, cosine_from_sums(tb, tt, bb))
     })
 }

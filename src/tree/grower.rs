@@ -177,19 +177,18 @@ impl GrownTree {
         add_in_order(per_chunk)
     }
 
-    /// Adds `weight` × the tree's value to column `column` of the row-major n × `n_columns`
-    /// matrix `out`, with no vector of fitted values, and returns the cosine sums of
-    /// `fitted_values_and_cosine_sums` for the unweighted values.
+    /// Adds `weight` × (`scale` × the tree's value) to column `column` of the row-major
+    /// n × `n_columns` matrix `out`, with no vector of fitted values, and returns the cosine sums
+    /// of `fitted_values_and_cosine_sums` for the tree's own values.
     pub fn add_to_column_with_cosine_sums(
         &self,
         out: &mut [f64],
-        n_columns: usize,
-        column: usize,
-        weight: f64,
+        (n_columns, column): (usize, usize),
+        (weight, scale): (f64, f64),
         target: impl Fn(usize) -> f64 + Sync,
     ) -> (f64, f64, f64) {
         let per_chunk = self.fold_rows(out, n_columns, column, |sums, i, o, value| {
-            *o += weight * value;
+            *o += weight * (scale * value);
             add_cosine_terms(sums, target(i), value);
         });
         add_in_order(per_chunk)
