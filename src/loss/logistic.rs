@@ -43,19 +43,6 @@ impl Logistic {
         let curvature = y * y * s * (1.0 - s) + self.ridge;
         (e, x.max(0.0), derivative, curvature)
     }
-    /// (∂ℓ/∂f, ∂²ℓ/∂f²) as in `terms`, with one division instead of two.
-    fn derivative_and_curvature(&self, y: f64, f: f64) -> (f64, f64) {
-        let x = -y * f;
-        let e = (-x.abs()).exp();
-        let r = 1.0 / (1.0 + e);
-        // sigmoid(−|x|) = e/(1 + e); sigmoid(x) is that or 1/(1 + e), by the sign of x.
-        let s = e * r;
-        let sigmoid_x = if x >= 0.0 { r } else { s };
-        (
-            -y * sigmoid_x + self.ridge * f,
-            y * y * s * (1.0 - s) + self.ridge,
-        )
-    }
     /// Σ ℓ(y_i, f_i) over unweighted rows, handing each row's (∂ℓ/∂f, ∂²ℓ/∂f²) of `terms` to
     /// `derivatives`. Σ ln(1 + e_i) is taken as the logarithm of products of LOG_RUN factors in
     /// [1, 2] (at most 2^64, far from overflow): one `ln` per run instead of a `ln_1p` per row,
@@ -85,7 +72,7 @@ impl Logistic {
     /// header), and the Newton step from z (where h(z) = λℓ'(z)), the first iterate a start at z
     /// would take, without evaluating h at z once more. `Solved` when the bracket is a point.
     fn prox_start(&self, y: f64, z: f64, lambda: f64) -> ProxStart {
-        let (derivative_z, curvature_z) = self.derivative_and_curvature(y, z);
+        let (_, _, derivative_z, curvature_z) = self.terms(y, z);
         let (mut lo, mut hi) = (z + lambda * y.min(0.0), z + lambda * y.max(0.0));
         if self.ridge != 0.0 {
             let shrink = 1.0 + lambda * self.ridge;
@@ -102,11 +89,10 @@ impl Logistic {
         let x0 = (z - lambda * derivative_z / (1.0 + lambda * curvature_z)).clamp(lo, hi);
         ProxStart::Search { x0, lo, hi }
     }
-    /// (h(u), h'(u)) for h(u) = u − z + λℓ'(y, u), from one exponential and one division
-    /// (within a few ulps of `terms`): the prox runs for every row at every iteration of the
-    /// proximal methods.
+    /// (h(u), h'(u)) for h(u) = u − z + λℓ'(y, u), from one exponential and one division (of
+    /// `terms`): the prox runs for every row at every iteration of the proximal methods.
     fn prox_residual(&self, y: f64, z: f64, lambda: f64, u: f64) -> (f64, f64) {
-        let (derivative, curvature) = self.derivative_and_curvature(y, u);
+        let (_, _, derivative, curvature) = self.terms(y, u);
         (u - z + lambda * derivative, 1.0 + lambda * curvature)
     }
     /// True when λσ ≤ 1, where plain Newton needs no bracketing (`plain_newton_step`).
