@@ -107,7 +107,7 @@ impl Loss for Huber {
     }
     fn minimize(&self, terms: Terms<'_>) -> f64 {
         let mut ramps: Vec<Ramp> = Vec::new();
-        for (y, f, b, w) in terms.iter() {
+        terms.for_each(|y, f, b, w| {
             if w > 0.0 && b != 0.0 {
                 let half = self.delta / b.abs();
                 ramps.push(Ramp {
@@ -117,7 +117,7 @@ impl Loss for Huber {
                     cap: w * b.abs() * self.delta,
                 });
             }
-        }
+        });
         if ramps.is_empty() {
             return 0.0;
         }

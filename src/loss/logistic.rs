@@ -260,7 +260,7 @@ impl Loss for Logistic {
         }
         let deriv = |g: f64| {
             let (mut d1, mut d2, mut noise) = (0.0, 0.0, 0.0);
-            for (y, f, b, w) in terms.iter() {
+            terms.for_each(|y, f, b, w| {
                 if w != 0.0 && b != 0.0 {
                     let u = f + g * b;
                     // One exponential for ℓ' and ℓ'' (bit for bit `derivative`, `curvature`).
@@ -270,7 +270,7 @@ impl Loss for Logistic {
                     d2 += w * b * b * curvature;
                     noise += t.abs();
                 }
-            }
+            });
             Slope {
                 noise,
                 ..Slope::new(d1, d2)

@@ -233,7 +233,8 @@ impl<'a> Terms<'a> {
         }
     }
     /// Calls `term(y, f, b, w)` for every term, in the order of `iter`, with one loop per shape
-    /// (`iter` matches the shape at every term, which a one-pass solver pays for).
+    /// (`iter` matches the shape at every term): the loop of every solver that passes over the
+    /// terms.
     pub fn for_each(&self, mut term: impl FnMut(f64, f64, f64, f64)) {
         match *self {
             Terms::Constant { y, w } => {

@@ -56,7 +56,7 @@ impl Loss for Pinball {
     fn minimize(&self, terms: Terms<'_>) -> f64 {
         let mut kinks = Vec::with_capacity(terms.iter().len());
         let mut slope = 0.0;
-        for (y, f, b, w) in terms.iter() {
+        terms.for_each(|y, f, b, w| {
             let a = w * b.abs();
             if a > 0.0 {
                 kinks.push(Kink {
@@ -69,7 +69,7 @@ impl Loss for Pinball {
                     (1.0 - self.tau) * a
                 };
             }
-        }
+        });
         solve::piecewise_linear_point(slope, &mut kinks)
     }
     fn sigma(&self) -> Option<f64> {

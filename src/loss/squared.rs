@@ -27,11 +27,11 @@ impl Loss for Squared {
         // Σ w b (y − f) / Σ w b². With b = 1 and f = 0 every product is exact (w·1 = w, y − 0 = y),
         // so `init` is the weighted mean bit for bit.
         let (mut num, mut den) = (0.0, 0.0);
-        for (y, f, b, w) in terms.iter() {
+        terms.for_each(|y, f, b, w| {
             let (n, d) = terms_of(y, f, b, w);
             num += n;
             den += d;
-        }
+        });
         ratio(num, den)
     }
     fn leaf_value(&self, y: &[f64], f: &[f64], w: &[f64], rows: &[u32]) -> f64 {
