@@ -231,8 +231,9 @@ fn fused_value_and_derivatives_equal_the_separate_forms_bit_for_bit() {
 #[test]
 fn summed_pass_matches_the_row_forms() {
     // The booster's unweighted loss pass, with or without derivatives: derivatives bit for bit
-    // those of the fused form, and the sum within 3e-16 per row of the row values (the logistic loss sums its logarithms by
-    // runs of products, absolutely accurate to rounding, also where each term is tiny).
+    // those of the fused form, and the sum within 3e-16 per row of the row values (the logistic
+    // loss sums its logarithms by runs of products, absolutely accurate to rounding, also where
+    // each term is tiny).
     let mut rng = Rng::new(12);
     let mut weight_rng = Rng::new(13);
     let extremes = [0.0, -0.0, 36.0, -36.0, 709.0, -745.0, 1e6, -1e6];

@@ -1,6 +1,7 @@
 //! Per-row buffers reused from one tree to the next: the row lists of a fit, the vectors of
-//! fitted values b(X) and the leaves' terms of a leaf line search. Allocating them afresh for every tree (8 MB per vector at 1M rows) makes
-//! the allocator keep freed blocks around, which costs more memory than the buffers themselves.
+//! fitted values b(X) and the leaves' terms of a leaf line search. Allocating them afresh for
+//! every tree (8 MB per vector at 1M rows) makes the allocator keep freed blocks around, which
+//! costs more memory than the buffers themselves.
 //! Not part of a checkpoint: the contents never outlive an iteration. The mutexes let the fits,
 //! which see the booster through a shared `Context`, borrow them; there is never contention.
 

@@ -3,8 +3,9 @@
 //! * [`piecewise_linear_argmin`]: exact minimiser of a convex piecewise-linear function
 //!   φ(γ) = Σ_i φ_i(γ) given by its slope below every kink and the slope increase (`jump`) at
 //!   each kink. A weighted selection (quickselect on the kinks) makes it O(n); the weighted
-//!   τ-quantile is the special case of the pinball loss. It returns the whole argmin interval; [`pick`] chooses one point
-//!   ([`piecewise_linear_point`] does both, and answers 0 when there is no kink).
+//!   τ-quantile is the special case of the pinball loss. It returns the whole argmin interval;
+//!   [`pick`] chooses one point ([`piecewise_linear_point`] does both, and answers 0 when there
+//!   is no kink).
 //! * [`minimize_convex`]: argmin of a smooth convex φ by a bracket search from γ = 0 followed by
 //!   safeguarded Newton (bisection whenever the Newton point leaves the bracket). When φ keeps
 //!   decreasing (the infimum is at ±∞, e.g. a one-class leaf under the logistic loss without
