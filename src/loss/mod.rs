@@ -29,6 +29,7 @@ mod softmax;
 pub mod solve;
 mod spec;
 mod squared;
+mod vectorized;
 
 pub use absolute::Absolute;
 pub use exponential::Exponential;

@@ -15,6 +15,7 @@
 //! * [`lambert_w_exp`]: W(eˣ) (principal Lambert W) without overflow, for the proximal operators
 //!   of the exponential and softmax losses.
 
+use super::vectorized::exp_nonpositive;
 use std::cmp::Ordering;
 
 /// −ln(ε_machine) ≈ 36.04: where a minimiser is at infinity (one class only), scores are capped so
@@ -347,14 +348,16 @@ pub fn log_sum_exp<I: Iterator<Item = f64> + Clone>(a: I) -> f64 {
 }
 
 /// softplus(x) = ln(1 + eˣ), overflow-safe.
+#[inline]
 pub fn softplus(x: f64) -> f64 {
-    x.max(0.0) + (-x.abs()).exp().ln_1p()
+    x.max(0.0) + exp_nonpositive(-x.abs()).ln_1p()
 }
 
 /// The logistic sigmoid 1/(1 + e^{−x}), both branches stable.
+#[inline]
 pub fn sigmoid(x: f64) -> f64 {
     // One division: e/(1 + e) as e · 1/(1 + e).
-    let e = (-x.abs()).exp();
+    let e = exp_nonpositive(-x.abs());
     let r = 1.0 / (1.0 + e);
     if x >= 0.0 {
         r
