@@ -20,7 +20,7 @@
 //!
 //! f and h are `Tracked` sequences over one tree store, so the model's weights are f's weights.
 
-use super::step_rule::fit_target;
+use super::step_rule::{add_target_tree, fit_target};
 use super::tracked::Tracked;
 use super::vectors::{par_fill, CHUNK};
 use super::{Context, Iteration};
@@ -115,13 +115,14 @@ pub fn step(state: &mut AgbmState, ctx: &mut Context<'_>, candidates: &Candidate
     let theta = 2.0 / (m + 2.0);
     // g ← (1−θ) f + θ h in f's buffers: f's old value is not needed again (f ← g + η b1).
     state.f.affine_assign(1.0 - theta, theta, &state.h);
-    let g = &state.f;
-    let n = g.train.len();
+    let n = state.f.train.len();
     // r in the buffer of the previous c, which this iteration's c (= r + …) replaces.
     let mut r = std::mem::take(&mut state.c);
     r.resize(n, 0.0);
-    ctx.negative_gradient_into(&g.train, &mut r);
-    let b1 = fit_target(ctx, &r, candidates);
+    ctx.negative_gradient_into(&state.f.train, &mut r);
+    // f ← g + η b1 in the pass that computes cos(r, b1): c and b2 do not depend on f.
+    let eta = ctx.params.learning_rate * ctx.rho();
+    let (b1, cos1) = add_target_tree(ctx, &r, candidates, (&mut state.f.train, 0), (eta, 1.0));
 
     let mut c = r;
     if !state.carry.is_empty() {
@@ -136,13 +137,11 @@ pub fn step(state: &mut AgbmState, ctx: &mut Context<'_>, candidates: &Candidate
     carry.resize(n, 0.0);
     par_fill(&mut carry, |i| c[i] - b2.values[i]);
 
-    let eta = ctx.params.learning_rate * ctx.rho();
-    let cos = vec![b1.cos, b2.cos];
-    let b1 = ctx.store_tree(b1, 0);
+    let cos = vec![cos1, b2.cos];
+    let b1 = ctx.store_grown(b1, 0);
     let b2 = ctx.store_tree(b2, 0);
-    state.f.add_tree(&b1, eta);
+    state.f.add_tree_off_train(&b1, eta);
     state.h.add_tree(&b2, ctx.params.gamma * eta / theta);
-    ctx.buffers.recycle_values(b1.train);
     ctx.buffers.recycle_values(b2.train);
     state.c = c;
     state.carry = carry;

@@ -30,7 +30,7 @@ use crate::error::{Error, Result};
 use crate::loss::Objective;
 use crate::model::{FeatureSpec, Model};
 use crate::params::{Init, Method, Params, Schedule, StepRule};
-use crate::tree::{Candidates, Tree};
+use crate::tree::{Candidates, GrownTree, Tree};
 use buffers::Buffers;
 use outputs::{mean_loss, newton_need, train_loss_pass, Derivatives, Need};
 use rng::Rng;
@@ -275,15 +275,24 @@ impl Context<'_> {
     /// Puts a fitted tree into the model's store with weight 0, for a method that sets the
     /// weights itself through `publish`.
     pub fn store_tree(&mut self, direction: step_rule::Direction, output: usize) -> StoredTree {
-        let valid = self.valid_values(&direction.grown.tree);
+        StoredTree {
+            train: direction.values,
+            ..self.store_grown(direction.grown, output)
+        }
+    }
+
+    /// `store_tree` for a tree whose training values the fit has already added where they are
+    /// needed (`step_rule::add_target_tree`): the stored tree has no training values.
+    pub fn store_grown(&mut self, grown: GrownTree, output: usize) -> StoredTree {
+        let valid = self.valid_values(&grown.tree);
         let index = self.model.n_trees();
-        let (tree, rows) = direction.grown.into_parts();
+        let (tree, rows) = grown.into_parts();
         self.model.push_tree(tree, 0.0, output);
         self.buffers.grow().recycle(rows);
         StoredTree {
             index,
             output,
-            train: direction.values,
+            train: Vec::new(),
             valid,
         }
     }

@@ -105,12 +105,26 @@ pub fn add_constant_step_tree(
     candidates: &Candidates,
     (f, class, nu): (&mut [f64], usize, f64),
 ) -> (GrownTree, f64) {
-    let mut grown = grow_on_target(ctx, target, candidates);
     let rho = ctx.rho();
+    let (mut grown, cos) = add_target_tree(ctx, target, candidates, (f, class), (nu, rho));
+    grown.tree.scale(rho);
+    (grown, cos)
+}
+
+/// `fit_target` for a tree whose values are needed only once, to add `weight`·(`scale`·b(x)) to
+/// column `class` of the n × K scores `f`: that is done in the pass that computes cos(t, b),
+/// with no vector of fitted values. Returns the tree (unscaled) and cos(t, b).
+pub fn add_target_tree(
+    ctx: &Context<'_>,
+    target: &[f64],
+    candidates: &Candidates,
+    (f, class): (&mut [f64], usize),
+    (weight, scale): (f64, f64),
+) -> (GrownTree, f64) {
+    let grown = grow_on_target(ctx, target, candidates);
     let k = ctx.n_outputs();
     let (tb, tt, bb) =
-        grown.add_to_column_with_cosine_sums(f, (k, class), (nu, rho), |i| target[i]);
-    grown.tree.scale(rho);
+        grown.add_to_column_with_cosine_sums(f, (k, class), (weight, scale), |i| target[i]);
     (grown, cosine_from_sums(tb, tt, bb))
 }
 

@@ -47,8 +47,17 @@ impl Tracked {
         if coef == 0.0 {
             return;
         }
+        add_column(&mut self.train, coef, &tree.train, tree.output);
+        self.add_tree_off_train(tree, coef);
+    }
+
+    /// `add_tree` for a tree whose training values `coef`·tree(X) are already in `train` (added
+    /// by the pass that fitted it): the validation values and the weight.
+    pub fn add_tree_off_train(&mut self, tree: &StoredTree, coef: f64) {
+        if coef == 0.0 {
+            return;
+        }
         let k = tree.output;
-        add_column(&mut self.train, coef, &tree.train, k);
         if let (Some(valid), Some(values)) = (self.valid.as_mut(), tree.valid.as_ref()) {
             add_column(valid, coef, values, k);
         }
