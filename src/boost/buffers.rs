@@ -42,7 +42,10 @@ impl Buffers {
         self.recycle_values(values);
     }
 
+    /// Gives back a vector of values (an unallocated one is dropped).
     pub fn recycle_values(&self, values: Vec<f64>) {
-        lock(&self.values).push(values);
+        if values.capacity() > 0 {
+            lock(&self.values).push(values);
+        }
     }
 }

@@ -13,7 +13,6 @@ use super::outputs::{column, newton_need, Need};
 use super::step_rule::{
     add_constant_step_tree, add_newton_tree, apply_step_rule, fit_target, fit_target_leaf_search,
 };
-use super::vectors::add_column;
 use super::{Context, Iteration};
 use crate::params::StepRule;
 use crate::tree::{Candidates, GrownTree};
@@ -49,7 +48,7 @@ pub fn step(state: &mut GbmState, ctx: &mut Context<'_>, candidates: &Candidates
     let factor = apply_step_rule(ctx, rule, &state.f, &mut dirs);
     let cos = dirs.iter().map(|d| d.cos).collect();
     for (class, dir) in dirs.into_iter().enumerate() {
-        add_column(&mut state.f, nu, &dir.values, class);
+        dir.add_to_column(&mut state.f, nu, class);
         let (tree, rows) = dir.grown.into_parts();
         ctx.add_tree(tree, nu, class);
         ctx.buffers.recycle(rows, dir.values);

@@ -166,11 +166,12 @@ pub fn step(state: &mut MetaState, ctx: &mut Context<'_>, candidates: &Candidate
         Some(v) => v,
         None => std::mem::take(&mut state.x),
     };
-    for (class, dir) in dirs.into_iter().enumerate() {
+    for (class, mut dir) in dirs.into_iter().enumerate() {
         // The step rule already scaled the tree, so its weight is ν.
-        let tree = ctx.store_tree(dir, class);
-        x_new.add_tree(&tree, nu);
-        ctx.buffers.recycle_values(tree.train);
+        dir.add_to_column(&mut x_new.train, nu, class);
+        ctx.buffers.recycle_values(std::mem::take(&mut dir.values));
+        let tree = ctx.store_grown(dir.grown, class);
+        x_new.add_tree_off_train(&tree, nu);
     }
     if switches.accelerated {
         let beta_new = (1.0 + (1.0 + 4.0 * state.beta * state.beta).sqrt()) / 2.0;

@@ -14,7 +14,8 @@ use std::time::Instant;
 /// A fitted tree and its values b(X) on the training rows.
 pub struct Direction {
     pub grown: GrownTree,
-    /// Empty until the leaf line search fills it, for trees fitted by `fit_target_leaf_search`.
+    /// Empty for trees fitted by `fit_target_leaf_search`: whoever needs their values adds them
+    /// from the leaf index (`add_to_column`), after the leaf line search has re-solved the leaves.
     pub values: Vec<f64>,
     /// cos(target, b(X)).
     pub cos: f64,
@@ -36,7 +37,7 @@ impl Direction {
     }
 
     /// Column `class` of the row-major matrix `x` += coef · b(X), from the fitted values or,
-    /// before the leaf line search has written them, from the leaf index (the same numbers).
+    /// when there are none, from the leaf index (the same numbers).
     pub fn add_to_column(&self, x: &mut [f64], coef: f64, class: usize) {
         match (&self.leaf_of, self.values.is_empty()) {
             (Some(leaf_of), true) => {
@@ -304,10 +305,14 @@ pub fn apply_step_rule(
                     .collect();
                 grown.set_leaf_values(&values);
                 if dir.values.is_empty() {
-                    dir.values = ctx.buffers.values(leaf_of.len());
+                    // Added where they are used (`Direction::add_to_column`), with no vector of
+                    // values written and read back in between.
+                    dir.leaf_of = Some(leaf_of);
+                } else {
+                    // Row by row from the leaf index: contiguous writes, unlike a fill leaf by
+                    // leaf.
+                    par_fill(&mut dir.values, |r| values[leaf_of[r] as usize]);
                 }
-                // Row by row from the leaf index: contiguous writes, unlike a fill leaf by leaf.
-                par_fill(&mut dir.values, |r| values[leaf_of[r] as usize]);
             }
             1.0
         }
