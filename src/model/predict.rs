@@ -2,23 +2,23 @@
 //! that one tree's nodes stay in cache while it visits the block's rows. Trees are first turned
 //! into their compact prediction form (`flat.rs`).
 
-use super::flat::{Predictor, RawColumns};
+use super::flat::{Predictor, RawColumns, BLOCK_ROWS};
 use super::Model;
 use crate::data::{BinMapper, BinnedMatrix, Frame};
 use crate::error::{Error, Result};
 use crate::loss::Objective;
 use rayon::prelude::*;
 
-const ROW_BLOCK: usize = 512;
-
 impl Model {
     /// Link-scale scores, row-major n × `n_outputs`.
     pub fn predict(&self, frame: &Frame<'_>) -> Result<Vec<f64>> {
         self.check_frame(frame)?;
         let columns = RawColumns::new(frame);
-        Ok(self.accumulate(frame.n_rows(), |tree, start, weight, out| {
-            tree.add_raw(frame, &columns, start, weight, out)
-        }))
+        Ok(self.accumulate(
+            frame.n_rows(),
+            |start, rows| columns.block(start, rows),
+            |tree, block, start, weight, out| tree.add_raw(frame, block, start, weight, out),
+        ))
     }
 
     /// Response-scale predictions: probabilities for classification losses (for binary losses
@@ -30,14 +30,19 @@ impl Model {
 
     /// Scores of data binned with this model's mappers (validation data during training).
     pub fn predict_binned(&self, matrix: &BinnedMatrix) -> Vec<f64> {
-        self.accumulate(matrix.n_rows(), |tree, start, weight, out| {
-            tree.add_binned(matrix, start, weight, out)
-        })
+        self.accumulate(
+            matrix.n_rows(),
+            |_, _| (),
+            |tree, (), start, weight, out| tree.add_binned(matrix, start, weight, out),
+        )
     }
 
     pub fn response(&self, mut scores: Vec<f64>) -> Vec<f64> {
         match self.loss.build(self.n_outputs.max(2)) {
-            Ok(Objective::Scalar(loss)) => scores.iter_mut().for_each(|s| *s = loss.response(*s)),
+            Ok(Objective::Scalar(loss)) => scores
+                .par_iter_mut()
+                .with_min_len(BLOCK_ROWS)
+                .for_each(|s| *s = loss.response(*s)),
             // Class probabilities: the softmax of each row's K scores.
             Ok(Objective::Multiclass(loss)) => {
                 scores.par_chunks_mut(self.n_outputs).for_each(|row| {
@@ -50,12 +55,14 @@ impl Model {
         scores
     }
 
-    /// Scores of `n_rows` rows; `add(tree, start, weight, out)` adds `weight · tree` for rows
-    /// `start..start + out.len()` to `out`.
-    fn accumulate(
+    /// Scores of `n_rows` rows, in blocks of `BLOCK_ROWS`: `block(start, rows)` prepares what
+    /// the trees read from rows `start..start + rows`, and `add(tree, block, start, weight, out)`
+    /// adds `weight · tree` for those rows to `out`.
+    fn accumulate<B>(
         &self,
         n_rows: usize,
-        add: impl Fn(&Predictor<'_>, usize, f64, &mut [f64]) + Sync,
+        block: impl Fn(usize, usize) -> B + Sync,
+        add: impl Fn(&Predictor<'_>, &B, usize, f64, &mut [f64]) + Sync,
     ) -> Vec<f64> {
         let k = self.n_outputs;
         let numeric: Vec<bool> = self
@@ -74,11 +81,12 @@ impl Model {
             })
             .collect();
         let mut out = vec![0.0; n_rows * k];
-        out.par_chunks_mut(ROW_BLOCK * k)
+        out.par_chunks_mut(BLOCK_ROWS * k)
             .enumerate()
-            .for_each(|(block, out)| {
-                let start = block * ROW_BLOCK;
+            .for_each(|(b, out)| {
+                let start = b * BLOCK_ROWS;
                 let rows = out.len() / k;
+                let block = block(start, rows);
                 // One contiguous run of scores per output, so that a tree adds to consecutive rows.
                 let mut scores: Vec<f64> = self
                     .bias
@@ -88,6 +96,7 @@ impl Model {
                 for (tree, weight, output) in &trees {
                     add(
                         tree,
+                        &block,
                         start,
                         *weight,
                         &mut scores[output * rows..(output + 1) * rows],
