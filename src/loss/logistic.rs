@@ -93,13 +93,15 @@ impl Logistic {
         for start in (0..y.len()).step_by(LOG_RUN) {
             let end = (start + LOG_RUN).min(y.len());
             let n = end - start;
-            let neg_derivatives = match neg_gradient.is_empty() {
-                true => &mut unused_derivatives[..n],
-                false => &mut neg_gradient[start..end],
+            let neg_derivatives = if neg_gradient.is_empty() {
+                &mut unused_derivatives[..n]
+            } else {
+                &mut neg_gradient[start..end]
             };
-            let curvatures = match hessian.is_empty() {
-                true => &mut unused_curvatures[..n],
-                false => &mut hessian[start..end],
+            let curvatures = if hessian.is_empty() {
+                &mut unused_curvatures[..n]
+            } else {
+                &mut hessian[start..end]
             };
             let rows = y[start..end].iter().zip(&f[start..end]);
             for (i, (&y, &f)) in rows.enumerate() {
