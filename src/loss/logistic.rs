@@ -446,7 +446,11 @@ struct LeafExponentials {
 impl LeafExponentials {
     /// `None` unless every label is ±1 and every margin within ±`FACTORED_LIMIT`.
     fn new(y: &[f64], f: &[f64], w: &[f64], rows: &[u32]) -> Option<LeafExponentials> {
-        let (mut positive, mut negative) = (Vec::new(), Vec::new());
+        // Sized up front: growing them by doubling cost a fifth of the search (copies and page
+        // faults of every leaf's vectors at every iteration).
+        let n_positive = rows.iter().filter(|&&r| y[r as usize] > 0.0).count();
+        let mut positive = Vec::with_capacity(n_positive);
+        let mut negative = Vec::with_capacity(rows.len() - n_positive);
         for &r in rows {
             let r = r as usize;
             let (y, f, w) = (y[r], f[r], w[r]);
