@@ -106,7 +106,7 @@ impl Loss for Huber {
         }
     }
     fn minimize(&self, terms: Terms<'_>) -> f64 {
-        let mut ramps: Vec<Ramp> = Vec::new();
+        let mut ramps: Vec<Ramp> = Vec::with_capacity(terms.iter().len());
         terms.for_each(|y, f, b, w| {
             if w > 0.0 && b != 0.0 {
                 let half = self.delta / b.abs();
