@@ -120,6 +120,12 @@ fn main() {
             "hinge",
             &[("method", "accelerated_proximal")],
         ),
+        (
+            "gbm constant huber (fit ref.)",
+            "huber",
+            &[("method", "gbm"), ("step", "constant")],
+        ),
+        ("proximal huber", "huber", &[("method", "proximal")]),
     ];
     println!("{n} rows × {p} features, depth 6, {iterations} iterations per method");
     println!(
@@ -140,10 +146,10 @@ fn main() {
         for (name, value) in settings.iter() {
             params.set(name, value).unwrap();
         }
-        let y = if *loss == "squared" {
-            &regression
-        } else {
+        let y = if matches!(*loss, "logistic" | "hinge") {
             &binary
+        } else {
+            &regression
         };
         let mut booster = Booster::new(
             params,
