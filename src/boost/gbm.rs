@@ -10,9 +10,7 @@
 //! leaves.
 
 use super::outputs::{column, newton_need, Need};
-use super::step_rule::{
-    add_constant_step_tree, add_newton_tree, apply_step_rule, fit_target, fit_target_leaf_search,
-};
+use super::step_rule::{add_constant_step_tree, add_newton_tree, apply_step_rule, fit_targets};
 use super::{Context, Iteration};
 use crate::params::StepRule;
 use crate::tree::{Candidates, GrownTree};
@@ -26,7 +24,6 @@ pub struct GbmState {
 
 pub fn step(state: &mut GbmState, ctx: &mut Context<'_>, candidates: &Candidates) -> Iteration {
     let rule = ctx.step_rule();
-    let k = ctx.n_outputs();
     let nu = ctx.nu();
     // F is the output: the booster's loss pass usually has −g (and h) at F already.
     if rule == StepRule::Newton {
@@ -36,15 +33,7 @@ pub fn step(state: &mut GbmState, ctx: &mut Context<'_>, candidates: &Candidates
     if rule == StepRule::Constant {
         return constant_step(state, ctx, candidates, nu);
     }
-    let r = &ctx.derivs.neg_gradient;
-    let fit = if rule == StepRule::LeafLineSearch {
-        fit_target_leaf_search
-    } else {
-        fit_target
-    };
-    let mut dirs: Vec<_> = (0..k)
-        .map(|class| fit(ctx, &column(r, class, k), candidates))
-        .collect();
+    let mut dirs = fit_targets(ctx, rule, &ctx.derivs.neg_gradient, candidates);
     let factor = apply_step_rule(ctx, rule, &state.f, &mut dirs);
     let cos = dirs.iter().map(|d| d.cos).collect();
     for (class, dir) in dirs.into_iter().enumerate() {

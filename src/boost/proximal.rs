@@ -25,8 +25,8 @@
 //! gradient at v. x and v are `Tracked` sequences, so tree weights follow Property 8:
 //! `w ← (w − w_prev)(1 + α) + w_prev` plus the new tree at ν·step.
 
-use super::outputs::{column, Need};
-use super::step_rule::{apply_step_rule, fit_newton_all, fit_target, fit_target_leaf_search};
+use super::outputs::Need;
+use super::step_rule::{apply_step_rule, fit_newton_all, fit_targets};
 use super::tracked::Tracked;
 use super::vectors::axpy;
 use super::{Context, Iteration};
@@ -106,7 +106,6 @@ pub fn step(state: &mut MetaState, ctx: &mut Context<'_>, candidates: &Candidate
     let switches = state.switches;
     let point = state.v.as_ref().unwrap_or(&state.x);
     let rule = ctx.step_rule();
-    let k = ctx.n_outputs();
 
     let (dirs, factor) = if rule == StepRule::Newton {
         let (g, h) = (
@@ -132,14 +131,7 @@ pub fn step(state: &mut MetaState, ctx: &mut Context<'_>, candidates: &Candidate
         if switches.residual && !state.delta.is_empty() {
             axpy(&mut target, 1.0, &state.delta);
         }
-        let fit = if rule == StepRule::LeafLineSearch {
-            fit_target_leaf_search
-        } else {
-            fit_target
-        };
-        let mut dirs: Vec<_> = (0..k)
-            .map(|class| fit(ctx, &column(&target, class, k), candidates))
-            .collect();
+        let mut dirs = fit_targets(ctx, rule, &target, candidates);
         if switches.residual {
             // Δ ← (r + Δ) − b(X), with b the least-squares fit, before any step rule rescales it.
             for (class, dir) in dirs.iter().enumerate() {

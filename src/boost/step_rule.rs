@@ -14,8 +14,8 @@ use std::time::Instant;
 /// A fitted tree and its values b(X) on the training rows.
 pub struct Direction {
     pub grown: GrownTree,
-    /// Empty for trees fitted by `fit_target_leaf_search`: whoever needs their values adds them
-    /// from the leaf index (`add_to_column`), after the leaf line search has re-solved the leaves.
+    /// Empty for trees fitted by `fit_target_leaf_search` and after a leaf line search: whoever
+    /// needs their values adds them from the leaf index (`add_to_column`).
     pub values: Vec<f64>,
     /// cos(target, b(X)).
     pub cos: f64,
@@ -79,14 +79,29 @@ pub fn fit_target(ctx: &Context<'_>, target: &[f64], candidates: &Candidates) ->
     Direction::new(ctx, grown, |i| target[i])
 }
 
-/// `fit_target` for a tree whose leaves the leaf line search re-solves before its values are
-/// used: cos(t, b(X)) and the leaf of every row in one pass, which the search needs, and no
-/// fitted values yet (`apply_step_rule` writes them, once).
-pub fn fit_target_leaf_search(
+/// The trees of one iteration for the step rule `rule`, `fit_target` for every output k on
+/// column k of the n × K `target`; for the leaf line search, `fit_target_leaf_search`.
+pub fn fit_targets(
     ctx: &Context<'_>,
+    rule: StepRule,
     target: &[f64],
     candidates: &Candidates,
-) -> Direction {
+) -> Vec<Direction> {
+    let k = ctx.n_outputs();
+    let fit = if rule == StepRule::LeafLineSearch {
+        fit_target_leaf_search
+    } else {
+        fit_target
+    };
+    (0..k)
+        .map(|class| fit(ctx, &column(target, class, k), candidates))
+        .collect()
+}
+
+/// `fit_target` for a tree whose leaves the leaf line search re-solves before its values are
+/// used: cos(t, b(X)) and the leaf of every row in one pass, which the search needs, and no
+/// fitted values (`Direction::add_to_column` adds the re-solved tree from the leaf index).
+fn fit_target_leaf_search(ctx: &Context<'_>, target: &[f64], candidates: &Candidates) -> Direction {
     let grown = grow_on_target(ctx, target, candidates);
     let (leaf_of, (tb, tt, bb)) = grown.leaf_index_and_cosine_sums(|i| target[i]);
     Direction {
@@ -304,15 +319,10 @@ pub fn apply_step_rule(
                     .map(|v| if v.is_finite() { v } else { 0.0 })
                     .collect();
                 grown.set_leaf_values(&values);
-                if dir.values.is_empty() {
-                    // Added where they are used (`Direction::add_to_column`), with no vector of
-                    // values written and read back in between.
-                    dir.leaf_of = Some(leaf_of);
-                } else {
-                    // Row by row from the leaf index: contiguous writes, unlike a fill leaf by
-                    // leaf.
-                    par_fill(&mut dir.values, |r| values[leaf_of[r] as usize]);
-                }
+                // The re-solved tree is added where it is used (`Direction::add_to_column`),
+                // from the leaf index, with no vector of values written and read back between.
+                ctx.buffers.recycle_values(std::mem::take(&mut dir.values));
+                dir.leaf_of = Some(leaf_of);
             }
             1.0
         }
