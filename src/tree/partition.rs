@@ -4,9 +4,9 @@
 //!
 //! The loop reads the split feature's column (column-major bins: one byte per row, contiguous)
 //! and is branch-free (a row's direction is random, a branch would mispredict half the time).
-//! Large ranges are cut into
-//! fixed-size chunks partitioned in parallel and then concatenated in chunk order: the result
-//! does not depend on the thread count.
+//! Large ranges are cut into fixed-size chunks, partitioned in parallel into the scratch space and
+//! copied back in parallel (every chunk's left rows, then every chunk's right rows, in chunk
+//! order): the result does not depend on the thread count.
 
 use super::split::BinSet;
 use rayon::prelude::*;
@@ -23,51 +23,107 @@ pub fn split_rows(
     left_bins: &BinSet,
 ) -> usize {
     let scratch = &mut scratch[..rows.len()];
-    if rows.len() <= CHUNK_ROWS {
-        let n_left = partition_chunk(rows, scratch, column, left_bins);
-        let n_right = rows.len() - n_left;
-        rows[n_left..].copy_from_slice(&scratch[..n_right]);
-        return n_left;
+    let counts: Vec<usize> = if rows.len() <= CHUNK_ROWS {
+        vec![partition_chunk(rows, scratch, column, left_bins)]
+    } else {
+        rows.par_chunks(CHUNK_ROWS)
+            .zip(scratch.par_chunks_mut(CHUNK_ROWS))
+            .map(|(chunk, out)| partition_chunk(chunk, out, column, left_bins))
+            .collect()
+    };
+    let n_left = counts.iter().sum();
+    // Every chunk's left rows, then every chunk's right rows, in chunk order: each chunk's two
+    // destinations are cut from `rows` in turn, and the copies run in parallel (one serial copy
+    // of a million rows would leave the other threads idle).
+    let (mut lefts, mut rights) = rows.split_at_mut(n_left);
+    let mut moves = Vec::with_capacity(counts.len());
+    for (sorted, &n) in scratch.chunks(CHUNK_ROWS).zip(&counts) {
+        let (left, rest) = std::mem::take(&mut lefts).split_at_mut(n);
+        lefts = rest;
+        let (right, rest) = std::mem::take(&mut rights).split_at_mut(sorted.len() - n);
+        rights = rest;
+        moves.push(Move {
+            left,
+            right,
+            sorted,
+        });
     }
-    let counts: Vec<usize> = rows
-        .par_chunks_mut(CHUNK_ROWS)
-        .zip(scratch.par_chunks_mut(CHUNK_ROWS))
-        .map(|(chunk, spill)| partition_chunk(chunk, spill, column, left_bins))
-        .collect();
-    // Chunk k's left rows sit at the front of chunk k; move them down behind the earlier chunks'
-    // (never past their own start), then append every chunk's right rows from the scratch.
-    let mut at = 0;
-    for (k, &n_left) in counts.iter().enumerate() {
-        let start = k * CHUNK_ROWS;
-        rows.copy_within(start..start + n_left, at);
-        at += n_left;
-    }
-    let n_left = at;
-    for (k, &chunk_left) in counts.iter().enumerate() {
-        let start = k * CHUNK_ROWS;
-        let n_right = (rows.len() - start).min(CHUNK_ROWS) - chunk_left;
-        rows[at..at + n_right].copy_from_slice(&scratch[start..start + n_right]);
-        at += n_right;
+    if moves.len() == 1 {
+        moves.into_iter().for_each(Move::apply);
+    } else {
+        moves.into_par_iter().for_each(Move::apply);
     }
     n_left
 }
 
-/// Left rows to the front of `rows` (in place: a row is read before its slot can be written),
-/// right rows to the front of `spill`, both in their original order. Returns the left count.
-fn partition_chunk(
-    rows: &mut [u32],
-    spill: &mut [u32],
-    column: &[u8],
-    left_bins: &BinSet,
-) -> usize {
+/// Writes the left rows of `rows` to the front of `out` in their order and the right rows to its
+/// back in reverse order; returns the left count. Both candidate slots are written for every row
+/// (no branch): the slot not taken is free, or the last one, which both sides share.
+fn partition_chunk(rows: &[u32], out: &mut [u32], column: &[u8], left_bins: &BinSet) -> usize {
+    let Some(last) = out.len().checked_sub(1) else {
+        return 0;
+    };
     let (mut n_left, mut n_right) = (0, 0);
-    for i in 0..rows.len() {
-        let r = rows[i];
+    for &r in rows {
         let left = left_bins.contains(column[r as usize]) as usize;
-        rows[n_left] = r;
-        spill[n_right] = r;
+        out[n_left] = r;
+        out[last - n_right] = r;
         n_left += left;
         n_right += 1 - left;
     }
     n_left
+}
+
+/// A chunk's rows as `partition_chunk` sorted them, and where its left and right rows go.
+struct Move<'a> {
+    left: &'a mut [u32],
+    right: &'a mut [u32],
+    sorted: &'a [u32],
+}
+
+impl Move<'_> {
+    fn apply(self) {
+        let (went_left, went_right) = self.sorted.split_at(self.left.len());
+        self.left.copy_from_slice(went_left);
+        for (to, &from) in self.right.iter_mut().zip(went_right.iter().rev()) {
+            *to = from;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tree::test_data::uniform;
+
+    #[test]
+    fn split_rows_is_a_stable_partition() {
+        let mut state = 11;
+        let n = 5 * CHUNK_ROWS;
+        let column: Vec<u8> = (0..n)
+            .map(|_| (uniform(&mut state) * 256.0) as u8)
+            .collect();
+        let mut left_bins = BinSet::default();
+        for bin in 0..=255 {
+            if uniform(&mut state) < 0.4 {
+                left_bins.insert(bin);
+            }
+        }
+        let mut scratch = vec![0; n];
+        // Empty, one row, one chunk, one chunk and a row, several chunks and a short one.
+        for len in [0, 1, 100, CHUNK_ROWS, CHUNK_ROWS + 1, 3 * CHUNK_ROWS + 17] {
+            // Ascending rows with gaps, as a node's rows are.
+            let mut rows: Vec<u32> = (0..n as u32)
+                .filter(|_| uniform(&mut state) < 0.9)
+                .take(len)
+                .collect();
+            assert_eq!(rows.len(), len);
+            let (left, right): (Vec<u32>, Vec<u32>) = rows
+                .iter()
+                .partition(|&&r| left_bins.contains(column[r as usize]));
+            let n_left = split_rows(&mut rows, &mut scratch, &column, &left_bins);
+            assert_eq!(n_left, left.len(), "{len} rows");
+            assert_eq!(rows, [left, right].concat(), "{len} rows");
+        }
+    }
 }
