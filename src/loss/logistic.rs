@@ -35,15 +35,8 @@ impl Logistic {
     /// substituted, so the results are identical.
     #[inline(always)]
     fn terms(&self, y: f64, f: f64) -> (f64, f64, f64, f64) {
-        self.terms_by(y, f, exp_nonpositive)
-    }
-    /// `terms` with e = `exp`(−|y f|). The prox evaluates its Newton iterates with libm's `exp`,
-    /// whose table-driven scalar code has a shorter latency than the polynomial of
-    /// `exp_nonpositive`, which pays off only in vectorized loops.
-    #[inline(always)]
-    fn terms_by(&self, y: f64, f: f64, exp: impl Fn(f64) -> f64) -> (f64, f64, f64, f64) {
         let x = -y * f;
-        let e = exp(-x.abs());
+        let e = exp_nonpositive(-x.abs());
         let r = 1.0 / (1.0 + e);
         let sigmoid_x = if x >= 0.0 { r } else { e * r };
         let derivative = -y * sigmoid_x + self.ridge * f;
@@ -120,11 +113,13 @@ impl Logistic {
         }
         (linear_sums[0] + linear_sums[1]) + (linear_sums[2] + linear_sums[3]) + log_sum
     }
-    /// Where the prox of z starts: the bracket of the root of h(u) = u − z + λℓ'(u) (see the
-    /// header), and the Newton step from z (where h(z) = λℓ'(z)), the first iterate a start at z
-    /// would take, without evaluating h at z once more. `Solved` when the bracket is a point.
+    /// Where the prox of z starts: the bracket [lo, hi] of the root of h(u) = u − z + λℓ'(u)
+    /// (see the header), and the Newton step from z (where h(z) = λℓ'(z)), the first iterate a
+    /// start at z would take, without evaluating h at z once more. When the bracket is a point
+    /// (hi ≤ lo), the prox is lo. Branch-free, for the lanes of `prox_into`.
+    #[inline(always)]
     fn prox_start(&self, y: f64, z: f64, lambda: f64) -> ProxStart {
-        let (_, _, derivative_z, curvature_z) = self.terms_by(y, z, f64::exp);
+        let (_, _, derivative_z, curvature_z) = self.terms(y, z);
         let (mut lo, mut hi) = (z + lambda * y.min(0.0), z + lambda * y.max(0.0));
         if self.ridge != 0.0 {
             let shrink = 1.0 + lambda * self.ridge;
@@ -135,16 +130,15 @@ impl Logistic {
             lo = lo.max(z.min(other));
             hi = hi.min(z.max(other));
         }
-        if hi <= lo {
-            return ProxStart::Solved(lo);
-        }
-        let x0 = (z - lambda * derivative_z / (1.0 + lambda * curvature_z)).clamp(lo, hi);
-        ProxStart::Search { x0, lo, hi }
+        let newton = z - lambda * derivative_z / (1.0 + lambda * curvature_z);
+        let x0 = if hi <= lo { lo } else { newton.max(lo).min(hi) };
+        ProxStart { x0, lo, hi }
     }
     /// (h(u), h'(u)) for h(u) = u − z + λℓ'(y, u), from one exponential and one division (of
     /// `terms`): the prox runs for every row at every iteration of the proximal methods.
+    #[inline(always)]
     fn prox_residual(&self, y: f64, z: f64, lambda: f64, u: f64) -> (f64, f64) {
-        let (_, _, derivative, curvature) = self.terms_by(y, u, f64::exp);
+        let (_, _, derivative, curvature) = self.terms(y, u);
         (u - z + lambda * derivative, 1.0 + lambda * curvature)
     }
     /// True when λσ ≤ 1, where plain Newton needs no bracketing (`plain_newton_step`).
@@ -236,10 +230,10 @@ impl Loss for Logistic {
         }
     }
     fn prox(&self, y: f64, z: f64, lambda: f64) -> f64 {
-        let (x0, lo, hi) = match self.prox_start(y, z, lambda) {
-            ProxStart::Solved(u) => return u,
-            ProxStart::Search { x0, lo, hi } => (x0, lo, hi),
-        };
+        let ProxStart { x0, lo, hi } = self.prox_start(y, z, lambda);
+        if hi <= lo {
+            return x0;
+        }
         let h = |u: f64| self.prox_residual(y, z, lambda, u);
         if self.plain_newton_converges(lambda) {
             let mut x = x0;
@@ -263,11 +257,13 @@ impl Loss for Logistic {
             solve::PROX_MAX_ITER,
         )
     }
-    /// The proxes of `prox`, for a batch of rows. When plain Newton applies, it runs on blocks
-    /// of rows in lock step, one Newton iteration for every unconverged row of the block at a
-    /// time: the iterations of different rows are independent, so their exponentials and
-    /// divisions overlap, where one row's chain of dependent iterations ran alone (15–25% slower
-    /// on 1M rows). Each row takes the iterations of `prox`, so the results are identical.
+    /// The proxes of `prox`, for a batch of rows. When plain Newton applies, PROX_LANES rows at a
+    /// time take their Newton iterations in lock step, compiled for AVX2 when the CPU has it:
+    /// each iteration runs on every lane, and a lane keeps its iterate once it has converged, so
+    /// every row takes exactly the iterations of `prox` (the same results), and the
+    /// exponentials and divisions of the lanes run four per instruction. 1M rows, one thread:
+    /// 51 ms when each row of a block iterated on its own with libm's `exp`, 21 ms in lanes,
+    /// which take 2.8 iterations per 8 rows where the rows need 2.2 each.
     fn prox_into(&self, y: &[f64], z: &[f64], lambda: f64, out: &mut [f64]) {
         if !self.plain_newton_converges(lambda) {
             for i in 0..y.len() {
@@ -275,39 +271,43 @@ impl Loss for Logistic {
             }
             return;
         }
-        const BLOCK: usize = 64;
-        let mut searching: Vec<ProxSearch> = Vec::with_capacity(BLOCK);
-        for start in (0..y.len()).step_by(BLOCK) {
-            for i in start..(start + BLOCK).min(y.len()) {
-                match self.prox_start(y[i], z[i], lambda) {
-                    ProxStart::Solved(u) => out[i] = u,
-                    ProxStart::Search { x0, lo, hi } => searching.push(ProxSearch {
-                        row: i,
-                        x: x0,
-                        lo,
-                        hi,
-                    }),
-                }
-            }
-            for _ in 0..solve::PROX_MAX_ITER {
-                if searching.is_empty() {
-                    break;
-                }
-                searching.retain_mut(|s| {
-                    let i = s.row;
-                    let residual = self.prox_residual(y[i], z[i], lambda, s.x);
-                    let converged;
-                    (s.x, converged) = plain_newton_step(residual, s.x, s.lo, s.hi, lambda);
-                    if converged {
-                        out[i] = s.x;
+        with_avx2(
+            #[inline(always)]
+            || {
+                for ((y, z), out) in y
+                    .chunks(PROX_LANES)
+                    .zip(z.chunks(PROX_LANES))
+                    .zip(out.chunks_mut(PROX_LANES))
+                {
+                    // A short last chunk repeats its last row in the lanes it does not fill.
+                    let lane = |v: &[f64], k: usize| v[k.min(v.len() - 1)];
+                    let y: [f64; PROX_LANES] = std::array::from_fn(|k| lane(y, k));
+                    let z: [f64; PROX_LANES] = std::array::from_fn(|k| lane(z, k));
+                    let mut x = [0.0; PROX_LANES];
+                    let mut lo = [0.0; PROX_LANES];
+                    let mut hi = [0.0; PROX_LANES];
+                    let mut searching = [false; PROX_LANES];
+                    for k in 0..PROX_LANES {
+                        let start = self.prox_start(y[k], z[k], lambda);
+                        (x[k], lo[k], hi[k]) = (start.x0, start.lo, start.hi);
+                        searching[k] = start.lo < start.hi;
                     }
-                    !converged
-                });
-            }
-            for s in searching.drain(..) {
-                out[s.row] = s.x;
-            }
-        }
+                    for _ in 0..solve::PROX_MAX_ITER {
+                        if !searching.contains(&true) {
+                            break;
+                        }
+                        for k in 0..PROX_LANES {
+                            let residual = self.prox_residual(y[k], z[k], lambda, x[k]);
+                            let (next, converged) =
+                                plain_newton_step(residual, x[k], lo[k], hi[k], lambda);
+                            x[k] = if searching[k] { next } else { x[k] };
+                            searching[k] &= !converged;
+                        }
+                    }
+                    out.copy_from_slice(&x[..out.len()]);
+                }
+            },
+        )
     }
     fn minimize(&self, terms: Terms<'_>) -> f64 {
         if let (Terms::Constant { y, w }, false) = (terms, self.ridge > 0.0) {
@@ -360,18 +360,14 @@ impl Loss for Logistic {
 }
 
 /// Where a prox search starts (`Logistic::prox_start`).
-enum ProxStart {
-    Solved(f64),
-    Search { x0: f64, lo: f64, hi: f64 },
-}
-
-/// A row's prox search in progress in `Logistic::prox_into`.
-struct ProxSearch {
-    row: usize,
-    x: f64,
+struct ProxStart {
+    x0: f64,
     lo: f64,
     hi: f64,
 }
+
+/// Rows whose prox iterations `Logistic::prox_into` runs in lock step.
+const PROX_LANES: usize = 8;
 
 /// One Newton iteration for the root of h(u) = u − z + λℓ'(u) in [lo, hi], from x with
 /// `(g, dg)` = (h(x), h'(x)), when λσ ≤ 1 (σ: the bound on ℓ''): (next iterate, converged).
@@ -380,14 +376,14 @@ struct ProxSearch {
 /// step squares the error, times at most C = λ max|ℓ'''| / 2 < 0.05 λ: once C·step² is below the
 /// tolerance, the step just taken has converged and needs no evaluation to confirm it (the
 /// bracketed solver spends one more exponential per row on that).
+/// Branch-free, for the lanes of `Logistic::prox_into`.
+#[inline(always)]
 fn plain_newton_step((g, dg): (f64, f64), x: f64, lo: f64, hi: f64, lambda: f64) -> (f64, bool) {
-    if g == 0.0 {
-        return (x, true);
-    }
-    let next = (x - g / dg).clamp(lo, hi);
+    let next = (x - g / dg).max(lo).min(hi);
     let step = (next - x).abs();
     let tol = solve::PROX_TOL * next.abs().max(f64::MIN_POSITIVE);
-    (next, step <= tol || 0.05 * lambda * step * step <= tol)
+    let converged = g == 0.0 || step <= tol || 0.05 * lambda * step * step <= tol;
+    (if g == 0.0 { x } else { next }, converged)
 }
 
 /// argmin φ for the per-leaf line search by plain Newton from 0, while the steps shrink.
