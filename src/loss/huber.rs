@@ -31,23 +31,23 @@ struct Ramp {
 /// Smallest zero of D(γ) = Σ clamp(a(γ − t), −cap, cap), increasing and piecewise linear with
 /// kinks (events) at t ± half: a sweep over the sorted events finds the piece where D turns
 /// non-negative, solved there in closed form (`solve_piece`). Only the events near the zero are
-/// sorted: a few Newton steps from the least-squares point Σ a t / Σ a (the zero when no row
-/// saturates) bracket it first, and the sweep starts at the bracket's left end with D computed
+/// sorted: a few Newton steps from the least-squares point `start` = Σ a t / Σ a (the zero when
+/// no row saturates) bracket it first, and the sweep starts at the bracket's left end with D computed
 /// there (sorting all 2n events made the Huber leaf search cost more than the tree).
-fn first_root(ramps: &[Ramp]) -> f64 {
-    let (lo, hi) = newton_bracket(ramps);
+fn first_root(ramps: &[Ramp], start: f64) -> f64 {
+    let Bracket { lo, hi, at_lo } = newton_bracket(ramps, start);
     // The events in (lo, hi], the first one above hi, and the last one at or below lo (the
     // piece's left end if the zero lies before the first event in the bracket).
     let (mut below, mut above) = (f64::NEG_INFINITY, f64::INFINITY);
     let mut events: Vec<(f64, f64)> = Vec::new();
     for r in ramps {
         for (x, jump) in [(r.t - r.half, r.a), (r.t + r.half, -r.a)] {
-            if x <= lo {
-                below = below.max(x);
-            } else if x <= hi {
+            // Selects for the common cases (either side of the bracket, a coin flip), a branch
+            // for the rare one.
+            below = below.max(if x <= lo { x } else { f64::NEG_INFINITY });
+            above = above.min(if x > hi { x } else { f64::INFINITY });
+            if lo < x && x <= hi {
                 events.push((x, jump));
-            } else {
-                above = above.min(x);
             }
         }
     }
@@ -56,11 +56,7 @@ fn first_root(ramps: &[Ramp]) -> f64 {
         events.push((above, 0.0));
     }
     events.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
-    let (mut v, mut slope) = if lo == f64::NEG_INFINITY {
-        (-ramps.iter().map(|r| r.cap).sum::<f64>(), 0.0)
-    } else {
-        derivative_and_slope(ramps, lo)
-    };
+    let (mut v, mut slope) = at_lo;
     let mut x_prev = lo;
     let mut prev_event = below;
     for &(x, jump) in &events {
@@ -84,62 +80,76 @@ fn first_root(ramps: &[Ramp]) -> f64 {
     prev_event
 }
 
-/// (lo, hi) with D(lo) < 0 ≤ D(hi) (either end possibly infinite), from at most a few Newton
-/// steps on D started at the least-squares point.
-fn newton_bracket(ramps: &[Ramp]) -> (f64, f64) {
-    let (mut lo, mut hi) = (f64::NEG_INFINITY, f64::INFINITY);
-    let (a, at) = ramps
-        .iter()
-        .fold((0.0, 0.0), |(a, at), r| (a + r.a, at + r.a * r.t));
-    let mut x = at / a;
+/// lo < hi with D(lo) < 0 ≤ D(hi) (either end possibly infinite), and (D, slope) at lo.
+struct Bracket {
+    lo: f64,
+    hi: f64,
+    at_lo: (f64, f64),
+}
+
+/// The bracket of at most a few Newton steps on D started at the least-squares point `x`.
+fn newton_bracket(ramps: &[Ramp], mut x: f64) -> Bracket {
+    let mut bracket = Bracket {
+        lo: f64::NEG_INFINITY,
+        hi: f64::INFINITY,
+        // D tends to −Σ cap, with slope 0, at −∞.
+        at_lo: (-ramps.iter().map(|r| r.cap).sum::<f64>(), 0.0),
+    };
     for _ in 0..NEWTON_STEPS {
         if !x.is_finite() {
             break;
         }
         let (v, slope) = derivative_and_slope(ramps, x);
         if v >= 0.0 {
-            hi = x;
+            bracket.hi = x;
         } else {
-            lo = x;
+            bracket.lo = x;
+            bracket.at_lo = (v, slope);
         }
         let next = x - v / slope;
-        if v == 0.0 || !(lo < next && next < hi) {
+        if v == 0.0 || !(bracket.lo < next && next < bracket.hi) {
             break;
         }
         x = next;
     }
-    (lo, hi)
+    bracket
 }
 
 /// Newton steps of `newton_bracket`: on a piecewise-linear D a step from the right piece lands
 /// on the zero, so a few steps leave few events between the bracket's ends.
 const NEWTON_STEPS: usize = 4;
 
-/// D(x), and the slope of D just right of x (Σ a over the rows unsaturated there).
+/// D(x), and the slope of D just right of x (Σ a over the rows unsaturated there). Branch-free
+/// (adding 0 leaves a sum as it is): whether a row saturates is a coin flip near the zero, and
+/// mispredicted branches cost more than the arithmetic of these passes.
 fn derivative_and_slope(ramps: &[Ramp], x: f64) -> (f64, f64) {
     let (mut v, mut slope) = (0.0, 0.0);
     for r in ramps {
-        v += (r.a * (x - r.t)).clamp(-r.cap, r.cap);
-        if r.t - r.half <= x && x < r.t + r.half {
-            slope += r.a;
-        }
+        v += (r.a * (x - r.t)).max(-r.cap).min(r.cap);
+        let unsaturated = r.t - r.half <= x && x < r.t + r.half;
+        slope += if unsaturated { r.a } else { 0.0 };
     }
     (v, slope)
 }
 
-/// The zero on the piece [lo, hi], where the set of unsaturated rows is fixed.
+/// The zero on the piece [lo, hi], where the set of unsaturated rows is fixed. Branch-free, as
+/// `derivative_and_slope`.
 fn solve_piece(ramps: &[Ramp], lo: f64, hi: f64) -> f64 {
     let mid = lo + 0.5 * (hi - lo);
     let (mut a, mut at, mut c) = (0.0, 0.0, 0.0);
     for r in ramps {
-        if mid <= r.t - r.half {
-            c -= r.cap;
-        } else if mid >= r.t + r.half {
-            c += r.cap;
+        let below = mid <= r.t - r.half;
+        let above = mid >= r.t + r.half;
+        c += if below {
+            -r.cap
+        } else if above {
+            r.cap
         } else {
-            a += r.a;
-            at += r.a * r.t;
-        }
+            0.0
+        };
+        let unsaturated = !(below || above);
+        a += if unsaturated { r.a } else { 0.0 };
+        at += if unsaturated { r.a * r.t } else { 0.0 };
     }
     if a > 0.0 {
         ((at - c) / a).clamp(lo, hi)
@@ -186,25 +196,33 @@ impl Loss for Huber {
     }
     fn minimize(&self, terms: Terms<'_>) -> f64 {
         let mut ramps: Vec<Ramp> = Vec::with_capacity(terms.iter().len());
+        let (mut a, mut at) = (0.0, 0.0);
         terms.for_each(|y, f, b, w| {
             if w > 0.0 && b != 0.0 {
-                let half = self.delta / b.abs();
-                ramps.push(Ramp {
+                let ramp = Ramp {
                     t: (y - f) / b,
-                    half,
+                    half: self.delta / b.abs(),
                     a: w * b * b,
                     cap: w * b.abs() * self.delta,
-                });
+                };
+                a += ramp.a;
+                at += ramp.a * ramp.t;
+                ramps.push(ramp);
             }
         });
         if ramps.is_empty() {
             return 0.0;
         }
-        let left = first_root(&ramps);
+        let left = first_root(&ramps, at / a);
+        // Where some row is unsaturated just right of the smallest zero, D rises there and the
+        // zero is unique; otherwise the zero set may be an interval, whose midpoint is taken.
+        if derivative_and_slope(&ramps, left).1 > 0.0 {
+            return left;
+        }
         for r in ramps.iter_mut() {
             r.t = -r.t;
         }
-        let right = -first_root(&ramps);
+        let right = -first_root(&ramps, -(at / a));
         if right > left {
             left + 0.5 * (right - left)
         } else {
@@ -222,6 +240,14 @@ impl Loss for Huber {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The smallest zero by the bracketed sweep, from the least-squares point.
+    fn root(ramps: &[Ramp]) -> f64 {
+        let (a, at) = ramps
+            .iter()
+            .fold((0.0, 0.0), |(a, at), r| (a + r.a, at + r.a * r.t));
+        first_root(ramps, at / a)
+    }
 
     /// The former sweep over all sorted events, as the reference for the bracketed one.
     fn full_sweep_root(ramps: &[Ramp]) -> f64 {
@@ -243,6 +269,18 @@ mod tests {
             x_prev = x;
         }
         x_prev
+    }
+
+    #[test]
+    fn a_flat_zero_set_gives_its_midpoint_and_a_rising_one_its_root() {
+        let huber = Huber::new(1.0);
+        let minimize = |y: &[f64], w: &[f64]| huber.minimize(Terms::Constant { y, w });
+        // Both rows saturated, in balance, from −9 to 19.
+        assert_eq!(minimize(&[-10.0, 20.0], &[1.0, 1.0]), 5.0);
+        // The third row is unsaturated at the zero, 0.5 (D = (γ − 0.5) there).
+        assert_eq!(minimize(&[-10.0, 0.5, 20.0], &[1.0, 1.0, 1.0]), 0.5);
+        // Two saturated rows on each side: the zero set is again [−9, 19].
+        assert_eq!(minimize(&[-10.0, -30.0, 20.0, 40.0], &[1.0; 4]), 5.0);
     }
 
     #[test]
@@ -271,7 +309,7 @@ mod tests {
                     }
                 })
                 .collect();
-            let (ours, reference) = (first_root(&ramps), full_sweep_root(&ramps));
+            let (ours, reference) = (root(&ramps), full_sweep_root(&ramps));
             assert!(
                 ours == reference || (ours - reference).abs() <= 1e-12 * (1.0 + reference.abs()),
                 "case {case}: {ours} against {reference} for {ramps:?}"
