@@ -266,13 +266,13 @@ impl Loss for Logistic {
             solve::PROX_MAX_ITER,
         )
     }
-    /// The proxes of `prox`, for a batch of rows. When plain Newton applies, PROX_LANES rows at a
-    /// time take their Newton iterations in lock step, compiled for AVX2 when the CPU has it:
-    /// each iteration runs on every lane, and a lane keeps its iterate once it has converged, so
-    /// every row takes exactly the iterations of `prox` (the same results), and the
-    /// exponentials and divisions of the lanes run four per instruction. 1M rows, one thread:
-    /// 51 ms when each row of a block iterated on its own with libm's `exp`, 21 ms in lanes,
-    /// which take 2.8 iterations per 8 rows where the rows need 2.2 each.
+    /// The proxes of `prox`, for a batch of rows. When plain Newton applies, `PROX_LANES` rows
+    /// at a time take their Newton iterations in lock step, compiled for AVX2 when the CPU has
+    /// it: each iteration runs on every lane, and a lane keeps its iterate once it has
+    /// converged, so every row takes exactly the iterations of `prox` (the same results), and
+    /// the exponentials and divisions of the lanes run four per instruction. 1M rows, one
+    /// thread: 51 ms when each row iterated on its own with libm's `exp`, 21 ms in lanes (a
+    /// group of 8 rows runs 2.8 iterations where a row needs 2.2 on average).
     fn prox_into(&self, y: &[f64], z: &[f64], lambda: f64, out: &mut [f64]) {
         if !self.plain_newton_converges(lambda) {
             for i in 0..y.len() {
