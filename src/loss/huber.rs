@@ -32,8 +32,9 @@ struct Ramp {
 /// kinks (events) at t ± half: a sweep over the sorted events finds the piece where D turns
 /// non-negative, solved there in closed form (`solve_piece`). Only the events near the zero are
 /// sorted: a few Newton steps from the least-squares point `start` = Σ a t / Σ a (the zero when
-/// no row saturates) bracket it first, and the sweep starts at the bracket's left end with D computed
-/// there (sorting all 2n events made the Huber leaf search cost more than the tree).
+/// no row saturates) bracket it first, and the sweep starts at the bracket's left end, with D
+/// there kept from those steps (sorting all 2n events made the Huber leaf search cost more than
+/// the tree).
 fn first_root(ramps: &[Ramp], start: f64) -> f64 {
     let Bracket { lo, hi, at_lo } = newton_bracket(ramps, start);
     // The events in (lo, hi], the first one above hi, and the last one at or below lo (the
@@ -213,7 +214,8 @@ impl Loss for Huber {
         if ramps.is_empty() {
             return 0.0;
         }
-        let left = first_root(&ramps, at / a);
+        let least_squares = at / a;
+        let left = first_root(&ramps, least_squares);
         // Where some row is unsaturated just right of the smallest zero, D rises there and the
         // zero is unique; otherwise the zero set may be an interval, whose midpoint is taken.
         if derivative_and_slope(&ramps, left).1 > 0.0 {
@@ -222,7 +224,7 @@ impl Loss for Huber {
         for r in ramps.iter_mut() {
             r.t = -r.t;
         }
-        let right = -first_root(&ramps, -(at / a));
+        let right = -first_root(&ramps, -least_squares);
         if right > left {
             left + 0.5 * (right - left)
         } else {
