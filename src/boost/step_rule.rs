@@ -300,14 +300,11 @@ pub fn apply_step_rule(
                 let leaves: Vec<&[u32]> =
                     grown.leaves().iter().map(|l| grown.leaf_rows(l)).collect();
                 let values: Vec<f64> = match ctx.objective {
-                    Objective::Scalar(loss) => loss.leaf_values(
-                        ctx.y,
-                        f,
-                        ctx.w.slice(),
-                        &leaves,
-                        &leaf_of,
-                        &mut ctx.buffers.leaf_scratch(),
-                    ),
+                    Objective::Scalar(loss) => {
+                        let mut scratch = ctx.buffers.leaf_scratch();
+                        scratch.assume_unit_weights(ctx.w.given().is_none());
+                        loss.leaf_values(ctx.y, f, ctx.w.slice(), &leaves, &leaf_of, &mut scratch)
+                    }
                     // Leaves are independent one-dimensional problems: solve them in parallel.
                     Objective::Multiclass(_) => leaves
                         .par_iter()
