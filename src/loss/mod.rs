@@ -259,9 +259,9 @@ impl<'a> Terms<'a> {
 }
 
 /// Storage for [`Loss::leaf_values`]: the terms `y`, `f`, `w` of every leaf copied out
-/// contiguously, leaf after leaf, and `index` = 0, 1, … to address a leaf's part. Kept by the
-/// caller from one tree to the next: fresh vectors for 1M rows cost more in page faults than
-/// the copy itself.
+/// contiguously, leaf after leaf (`w` only when the weights are not all 1), and `index` = 0, 1,
+/// … to address a leaf's part. Kept by the caller from one tree to the next: fresh vectors for
+/// 1M rows cost more in page faults than the copy itself.
 #[derive(Debug, Default)]
 pub struct LeafScratch {
     y: Vec<f64>,
