@@ -462,26 +462,22 @@ pub fn softmax_into(f: &[f64], out: &mut [f64]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tree::test_data::uniform;
 
     #[test]
     fn leaves_under_unit_weights_equal_leaves_with_weights_of_one() {
         // The booster declares unweighted data to the scratch, which then reads ones instead of
         // copying the weights; the scratch alternates between both, as it would between boosters.
         let n = 50_000; // several copy blocks
-        let mut state = 3u64;
-        let mut uniform = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut state = 3;
+        let mut next = || uniform(&mut state);
         let y: Vec<f64> = (0..n)
-            .map(|_| if uniform() < 0.4 { 1.0 } else { -1.0 })
+            .map(|_| if next() < 0.4 { 1.0 } else { -1.0 })
             .collect();
-        let f: Vec<f64> = (0..n).map(|_| 4.0 * uniform() - 2.0).collect();
+        let f: Vec<f64> = (0..n).map(|_| 4.0 * next() - 2.0).collect();
         let ones = vec![1.0; n];
-        let weights: Vec<f64> = (0..n).map(|_| 0.5 + uniform()).collect();
-        let leaf_of: Vec<u32> = (0..n).map(|_| (uniform() * 7.0) as u32).collect();
+        let weights: Vec<f64> = (0..n).map(|_| 0.5 + next()).collect();
+        let leaf_of: Vec<u32> = (0..n).map(|_| (next() * 7.0) as u32).collect();
         let leaves: Vec<Vec<u32>> = (0..7)
             .map(|j| {
                 (0..n as u32)

@@ -8,7 +8,7 @@ mod partition;
 mod regression_tree;
 mod split;
 #[cfg(test)]
-mod test_data;
+pub(crate) mod test_data;
 
 pub use grower::{grow, grow_with, FitStats, GrowBuffers, GrownTree, Growth, LeafRows, TreeParams};
 pub use histogram::{BinStats, Histogram};
