@@ -357,8 +357,8 @@ impl LeafScratch {
     }
 
     /// Declares whether every weight `gather` will be given is 1 (unweighted data): then the
-    /// weights are not copied (a third of the copying, and of a leaf search's time with the
-    /// piecewise-linear losses), and every leaf reads ones.
+    /// weights are not copied (a third of the copying; 7–12% of a leaf search at 1M rows), and
+    /// every leaf reads ones.
     pub(crate) fn assume_unit_weights(&mut self, unit: bool) {
         self.unit_weights = unit;
     }
