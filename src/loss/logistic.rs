@@ -46,32 +46,12 @@ impl Logistic {
         (e, x.max(0.0), derivative, curvature)
     }
     /// Σ ℓ(y_i, f_i) over unweighted rows, writing −∂ℓ/∂f and ∂²ℓ/∂f² of `terms` into
-    /// `neg_gradient` and `hessian` unless they are empty. Σ ln(1 + e_i) is taken as the
-    /// logarithm of products of factors in [1, 2]: over runs of LOG_RUN rows, in LANES
-    /// interleaved partial products (at most 2^16 each, their product at most 2^64, far from
-    /// overflow), one `ln` per run instead of a `ln_1p` per row, which was the costliest step of
-    /// the pass. Rounding 1 + e_i loses at most 1.1e-16 of each term. Compiled for AVX2 when the
-    /// CPU has it: the per-row loop then runs four rows per instruction, with the same IEEE
-    /// operations, so the same results. Without derivatives the pass is compiled without them
-    /// (their division is a third of the row loop): the same sum.
-    fn sum_unweighted(
-        &self,
-        y: &[f64],
-        f: &[f64],
-        neg_gradient: &mut [f64],
-        hessian: &mut [f64],
-    ) -> f64 {
-        with_avx2(
-            #[inline(always)]
-            || {
-                if neg_gradient.is_empty() && hessian.is_empty() {
-                    self.sum_unweighted_portable::<false>(y, f, neg_gradient, hessian)
-                } else {
-                    self.sum_unweighted_portable::<true>(y, f, neg_gradient, hessian)
-                }
-            },
-        )
-    }
+    /// `neg_gradient` and `hessian` unless they are empty (`DERIVATIVES`: whether either is
+    /// wanted). Σ ln(1 + e_i) is taken as the logarithm of products of factors in [1, 2]: over
+    /// runs of LOG_RUN rows, in LANES interleaved partial products (at most 2^16 each, their
+    /// product at most 2^64, far from overflow), one `ln` per run instead of a `ln_1p` per row,
+    /// which was the costliest step of the pass. Rounding 1 + e_i loses at most 1.1e-16 of each
+    /// term.
     #[inline(always)]
     fn sum_unweighted_portable<const DERIVATIVES: bool>(
         &self,
@@ -201,6 +181,10 @@ impl Loss for Logistic {
             curvature,
         )
     }
+    /// `sum_unweighted_portable`, compiled for AVX2 when the CPU has it: the per-row loop then
+    /// runs four rows per instruction, with the same IEEE operations, so the same results.
+    /// Without derivatives the pass is compiled without them (their division is a third of the
+    /// row loop): the same sum.
     fn sum_value_and_derivatives(
         &self,
         y: &[f64],
@@ -208,7 +192,16 @@ impl Loss for Logistic {
         neg_gradient: &mut [f64],
         hessian: &mut [f64],
     ) -> f64 {
-        self.sum_unweighted(y, f, neg_gradient, hessian)
+        with_avx2(
+            #[inline(always)]
+            || {
+                if neg_gradient.is_empty() && hessian.is_empty() {
+                    self.sum_unweighted_portable::<false>(y, f, neg_gradient, hessian)
+                } else {
+                    self.sum_unweighted_portable::<true>(y, f, neg_gradient, hessian)
+                }
+            },
+        )
     }
     fn derivatives_into(&self, y: &[f64], f: &[f64], out: &mut [f64]) {
         with_avx2(
@@ -233,7 +226,7 @@ impl Loss for Logistic {
     fn sum_values(&self, y: &[f64], f: &[f64], w: &[f64]) -> f64 {
         if w.is_empty() {
             // The sum of the fused pass, without its derivatives.
-            self.sum_unweighted(y, f, &mut [], &mut [])
+            self.sum_value_and_derivatives(y, f, &mut [], &mut [])
         } else {
             (0..y.len()).map(|i| w[i] * self.value(y[i], f[i])).sum()
         }
@@ -517,7 +510,7 @@ mod tests {
 
     #[test]
     fn loss_pass_compiled_for_avx2_equals_the_baseline_build_bit_for_bit() {
-        // On a CPU with AVX2 `sum_unweighted` runs the vectorized build; models must not depend
+        // On a CPU with AVX2 `sum_value_and_derivatives` runs the vectorized build; models must not depend
         // on the machine's instruction set. Scores reach the clamp of the exponential and every
         // run length, with and without the ridge.
         let n = 64 * 40 + 37;
@@ -533,11 +526,11 @@ mod tests {
                 let (y, f) = (&y[..len], &f[..len]);
                 let (mut g, mut h) = (vec![0.0; len], vec![0.0; len]);
                 let (mut g_base, mut h_base) = (vec![0.0; len], vec![0.0; len]);
-                let total = loss.sum_unweighted(y, f, &mut g, &mut h);
+                let total = loss.sum_value_and_derivatives(y, f, &mut g, &mut h);
                 let base = loss.sum_unweighted_portable::<true>(y, f, &mut g_base, &mut h_base);
                 assert_eq!(total.to_bits(), base.to_bits(), "{len} rows");
                 // The loss alone, either build: the same sum.
-                let alone = loss.sum_unweighted(y, f, &mut [], &mut []);
+                let alone = loss.sum_value_and_derivatives(y, f, &mut [], &mut []);
                 let alone_base = loss.sum_unweighted_portable::<false>(y, f, &mut [], &mut []);
                 assert_eq!(alone.to_bits(), total.to_bits(), "{len} rows");
                 assert_eq!(alone_base.to_bits(), total.to_bits(), "{len} rows");
