@@ -44,10 +44,9 @@ impl Tracked {
 
     /// self ← self + coef · tree
     pub fn add_tree(&mut self, tree: &StoredTree, coef: f64) {
-        if coef == 0.0 {
-            return;
+        if coef != 0.0 {
+            add_column(&mut self.train, coef, &tree.train, tree.output);
         }
-        add_column(&mut self.train, coef, &tree.train, tree.output);
         self.add_tree_off_train(tree, coef);
     }
 
