@@ -30,7 +30,7 @@ struct Ramps<H> {
 
 /// The half-widths of `Ramps`: δ for every row of a leaf or constant problem (b = 1), δ/|b_i|
 /// along a tree's predictions.
-trait Halves: Sync {
+trait Halves {
     fn at(&self, i: usize) -> f64;
 }
 
@@ -129,13 +129,7 @@ impl<H: Halves> Ramps<H> {
             if !(bracket.lo < probe && probe < bracket.hi) {
                 break;
             }
-            let (v, slope) = self.derivative_and_slope(probe);
-            if v >= 0.0 {
-                bracket.hi = probe;
-            } else {
-                bracket.lo = probe;
-                bracket.at_lo = (v, slope);
-            }
+            bracket.narrow(probe, self.derivative_and_slope(probe));
             around = self.events_around(bracket.lo, bracket.hi);
         }
         let Bracket { lo, hi, at_lo } = bracket;
@@ -227,12 +221,7 @@ impl<H: Halves> Ramps<H> {
                 break;
             }
             let (v, slope) = self.derivative_and_slope(x);
-            if v >= 0.0 {
-                bracket.hi = x;
-            } else {
-                bracket.lo = x;
-                bracket.at_lo = (v, slope);
-            }
+            bracket.narrow(x, (v, slope));
             let next = x - v / slope;
             if v == 0.0 || !(bracket.lo < next && next < bracket.hi) {
                 break;
@@ -299,6 +288,18 @@ struct Bracket {
     lo: f64,
     hi: f64,
     at_lo: (f64, f64),
+}
+
+impl Bracket {
+    /// Moves the end that x replaces, given (D, slope) at x.
+    fn narrow(&mut self, x: f64, (v, slope): (f64, f64)) {
+        if v >= 0.0 {
+            self.hi = x;
+        } else {
+            self.lo = x;
+            self.at_lo = (v, slope);
+        }
+    }
 }
 
 /// Interleaved lanes of `Ramps::each_lane`: independent sums, which the compiler runs two or
