@@ -6,9 +6,10 @@
 //! * Every 1-D minimisation (constant, leaf, tree line search) is exact: the derivative of
 //!   γ ↦ Σ w ℓ(y, f + γ b) is Σ clamp(w b²(γ − t_i), −w|b|δ, w|b|δ) with t_i = (y_i − f_i)/b_i,
 //!   a continuous increasing piecewise-linear function with kinks at t_i ± δ/|b_i|. A sweep over
-//!   the sorted kinks near its zero (bracketed by a few Newton steps) finds the piece holding
-//!   it, which is then solved in closed form from the rows that are inside their quadratic zone
-//!   (O(n log n) at worst, O(n) when the bracket holds few kinks). When the zero set is an
+//!   the sorted kinks near its zero (bracketed by a few Newton steps, then halved until at most
+//!   `FEW_EVENTS` kinks are left) finds the piece holding it, which is then solved in closed form
+//!   from the rows that are inside their quadratic zone (O(n) passes; O(n log n) at worst, when
+//!   tied kinks stop the halvings). When the zero set is an
 //!   interval (every row saturated, balanced), its midpoint is returned. Negative steps are
 //!   allowed.
 
