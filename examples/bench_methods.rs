@@ -4,13 +4,14 @@
 //! `cargo run --release --example bench_methods [rows] [iterations] [filter]` (`filter`: run only
 //! the methods whose label contains it, and the fit references)
 //!
-//! Columns: seconds per iteration; trees per iteration; seconds per iteration spent growing trees
-//! (`Booster::tree_fit_seconds`, measured around every tree fit); `overhead` = 1 − fit/total,
-//! the share of the iteration spent outside tree fitting (gradients, prox, line searches, fitted
-//! values, weight updates, the loss pass); `×ref`: s/iter relative to the loss's fit reference,
-//! gbm with `step = "constant"` (so AGBM's row is its cost in GBM iterations); `ref overhead`:
-//! the former indirect estimate, 1 − trees × (s/iter of the reference)/(s/iter), which is noisy
-//! and biased when the method's trees differ in shape from the reference's.
+//! Columns: milliseconds per iteration; trees per iteration; milliseconds per iteration spent
+//! growing trees (`Booster::tree_fit_seconds`, measured around every tree fit); `overhead` =
+//! 1 − fit/total, the share of the iteration spent outside tree fitting (gradients, prox, line
+//! searches, fitted values, weight updates, the loss pass); `×ref`: time per iteration relative to
+//! the loss's fit reference, gbm with `step = "constant"` (so AGBM's row is its cost in GBM
+//! iterations); `ref overhead`: the former indirect estimate, 1 − trees × (reference's time per
+//! iteration)/(time per iteration), which is noisy and biased when the method's trees differ in
+//! shape from the reference's.
 
 mod common;
 
@@ -130,7 +131,7 @@ fn main() {
     println!("{n} rows × {p} features, depth 6, {iterations} iterations per method");
     println!(
         "{:34} {:>7} {:>6} {:>8} {:>9} {:>6} {:>13}",
-        "method", "s/iter", "trees", "fit s/it", "overhead", "×ref", "ref overhead"
+        "method", "ms/iter", "trees", "fit ms/it", "overhead", "×ref", "ref overhead"
     );
     let mut reference = f64::NAN;
     for (label, loss, settings) in cases {
@@ -177,7 +178,9 @@ fn main() {
         let overhead = 1.0 - fit_per_iter / per_iter;
         let ref_overhead = 1.0 - trees * reference / per_iter;
         println!(
-            "{label:34} {per_iter:>7.3} {trees:>6.1} {fit_per_iter:>8.3} {:>8.1}% {:>6.2} {:>12.1}%",
+            "{label:34} {:>7.2} {trees:>6.1} {:>8.2} {:>8.1}% {:>6.2} {:>12.1}%",
+            1e3 * per_iter,
+            1e3 * fit_per_iter,
             100.0 * overhead,
             per_iter / reference,
             100.0 * ref_overhead

@@ -635,7 +635,7 @@ fn deep_tree_reproduces_a_piecewise_constant_target() {
         ..TreeParams::default()
     };
     let grown = fit_tree(&data, &t, &params);
-    let fitted = grown.fitted_values(n);
+    let fitted = grown.fitted_values(&data);
     for i in 0..n {
         assert_eq!(fitted[i], t[i], "row {i}");
         assert_eq!(
@@ -682,12 +682,21 @@ fn row_order_passes_give_every_row_its_leaf_value() {
         ..TreeParams::default()
     };
     let grown = fit_tree(&data, &t, &params);
+    check_row_order_passes(&data, &grown, &t);
+    // A tree on one feature: its passes find leaves from that feature's bins.
+    let one_feature = Candidates::Features(vec![true, false, false]);
+    let grown = grow(&data, FitStats { vt: &t, v: &[] }, &params, &one_feature);
+    check_row_order_passes(&data, &grown, &t);
+}
+
+fn check_row_order_passes(data: &BinnedData, grown: &optboost::tree::GrownTree, t: &[f64]) {
+    let n = t.len();
     assert_eq!(grown.tree.n_leaves(), 40);
     let walked: Vec<f64> = (0..n)
         .map(|i| grown.tree.predict_bins(data.matrix().row(i)))
         .collect();
-    assert_eq!(grown.fitted_values(n), walked);
-    let index = grown.leaf_index();
+    assert_eq!(grown.fitted_values(data), walked);
+    let index = grown.leaf_index(data);
     assert_eq!(index.len(), n);
     for (j, leaf) in grown.leaves().iter().enumerate() {
         for &r in grown.leaf_rows(leaf) {
@@ -698,7 +707,8 @@ fn row_order_passes_give_every_row_its_leaf_value() {
     // Column 2 of an n × 3 matrix gets 0.5 b; the other columns are left alone.
     let mut out: Vec<f64> = (0..3 * n).map(|k| k as f64).collect();
     let target = |i: usize| t[i] - 0.25;
-    let (tb, tt, bb) = grown.add_to_column_with_cosine_sums(&mut out, (3, 2), (0.5, 1.0), target);
+    let (tb, tt, bb) =
+        grown.add_to_column_with_cosine_sums(data, &mut out, (3, 2), (0.5, 1.0), target);
     for i in 0..n {
         assert_eq!(out[3 * i], (3 * i) as f64);
         assert_eq!(out[3 * i + 1], (3 * i + 1) as f64);
@@ -719,8 +729,8 @@ fn row_order_passes_give_every_row_its_leaf_value() {
     // The leaf line search's pass: the same leaf index, and the sums of the fitted-values pass
     // bit for bit (the cos it reports must not depend on which pass ran).
     let mut fitted = vec![0.0; n];
-    let sums = grown.fitted_values_and_cosine_sums(&mut fitted, target);
-    let (index_too, sums_too) = grown.leaf_index_and_cosine_sums(target);
+    let sums = grown.fitted_values_and_cosine_sums(data, &mut fitted, target);
+    let (index_too, sums_too) = grown.leaf_index_and_cosine_sums(data, target);
     assert_eq!(index_too, index);
     assert_eq!(
         [sums_too.0, sums_too.1, sums_too.2].map(f64::to_bits),
@@ -797,7 +807,7 @@ fn missing_values_go_to_their_own_side() {
         "{root:?}"
     );
     assert_eq!(grown.tree.nodes[root.right as usize].value, 1.0);
-    assert_eq!(grown.fitted_values(n), t);
+    assert_eq!(grown.fitted_values(&data), t);
 }
 
 #[test]
@@ -835,7 +845,7 @@ fn a_level_subset_is_separated_by_one_categorical_split() {
         left == vec![1, 3, 4] || left == vec![0, 2, 5, 6],
         "left levels {left:?}"
     );
-    assert_eq!(grown.fitted_values(n), t);
+    assert_eq!(grown.fitted_values(&data), t);
     for i in 0..n {
         assert_eq!(grown.tree.predict_raw(&frame, i), t[i]);
     }

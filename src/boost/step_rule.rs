@@ -27,7 +27,7 @@ impl Direction {
     /// The tree's values b(X), in a reused buffer, and cos(t, b(X)) for t_i = `target(i)`.
     fn new(ctx: &Context<'_>, grown: GrownTree, target: impl Fn(usize) -> f64 + Sync) -> Direction {
         let mut values = ctx.buffers.values(ctx.data.n_rows());
-        let (tb, tt, bb) = grown.fitted_values_and_cosine_sums(&mut values, target);
+        let (tb, tt, bb) = grown.fitted_values_and_cosine_sums(ctx.data, &mut values, target);
         Direction {
             grown,
             values,
@@ -103,7 +103,7 @@ pub fn fit_targets(
 /// fitted values (`Direction::add_to_column` adds the re-solved tree from the leaf index).
 fn fit_target_leaf_search(ctx: &Context<'_>, target: &[f64], candidates: &Candidates) -> Direction {
     let grown = grow_on_target(ctx, target, candidates);
-    let (leaf_of, (tb, tt, bb)) = grown.leaf_index_and_cosine_sums(|i| target[i]);
+    let (leaf_of, (tb, tt, bb)) = grown.leaf_index_and_cosine_sums(ctx.data, |i| target[i]);
     Direction {
         grown,
         values: Vec::new(),
@@ -140,7 +140,9 @@ pub fn add_target_tree(
     let grown = grow_on_target(ctx, target, candidates);
     let k = ctx.n_outputs();
     let (tb, tt, bb) =
-        grown.add_to_column_with_cosine_sums(f, (k, class), (weight, scale), |i| target[i]);
+        grown.add_to_column_with_cosine_sums(ctx.data, f, (k, class), (weight, scale), |i| {
+            target[i]
+        });
     (grown, cosine_from_sums(tb, tt, bb))
 }
 
@@ -182,7 +184,9 @@ pub fn add_newton_tree(
     newton_tree(ctx, neg_gradient, hessian, candidates, |grown, target| {
         let k = ctx.n_outputs();
         let (tb, tt, bb) =
-            grown.add_to_column_with_cosine_sums(f, (k, class), (nu, 1.0), |i| target.at(i));
+            grown.add_to_column_with_cosine_sums(ctx.data, f, (k, class), (nu, 1.0), |i| {
+                target.at(i)
+            });
         (grown, cosine_from_sums(tb, tt, bb))
     })
 }
@@ -296,7 +300,10 @@ pub fn apply_step_rule(
         StepRule::LeafLineSearch => {
             for (class, dir) in dirs.iter_mut().enumerate() {
                 let grown = &mut dir.grown;
-                let leaf_of = dir.leaf_of.take().unwrap_or_else(|| grown.leaf_index());
+                let leaf_of = dir
+                    .leaf_of
+                    .take()
+                    .unwrap_or_else(|| grown.leaf_index(ctx.data));
                 let leaves: Vec<&[u32]> =
                     grown.leaves().iter().map(|l| grown.leaf_rows(l)).collect();
                 let values: Vec<f64> = match ctx.objective {

@@ -3,7 +3,7 @@
 //! parent's minus it.
 
 use super::histogram::{BinStats, Features, Histogram, RowStats};
-use super::partition::split_rows;
+use super::partition::{rows_by_group, split_rows};
 use super::regression_tree::{CategorySplit, Node, Tree};
 use super::split::{
     best_split, best_split_bounded, Candidates, NeedCounts, SplitCandidate, SplitParams,
@@ -125,6 +125,23 @@ pub struct GrownTree {
     /// into disjoint leaf ranges, ascending within each (the row-order passes rely on it).
     leaves: Vec<LeafRows>,
     rows: Vec<u32>,
+    /// For a tree on one feature: the leaf of each of its bins, which the row-order passes read
+    /// instead of the leaves' row lists.
+    bin_leaves: Option<BinLeaves>,
+}
+
+/// Where the row-order passes find the leaf of a row: from its bin of the tree's one feature, or
+/// among the leaves' row lists cut at the chunks (`chunk_cuts`).
+enum LeafFinder<'a> {
+    Bins(&'a [u8], &'a [u32]),
+    Rows(Vec<Vec<u32>>),
+}
+
+#[derive(Debug, Clone)]
+struct BinLeaves {
+    feature: usize,
+    /// Index in `leaves` of the leaf of each bin.
+    leaf_of_bin: Vec<u32>,
 }
 
 impl GrownTree {
@@ -152,25 +169,27 @@ impl GrownTree {
         (self.tree, self.rows)
     }
 
-    /// The tree's value on every training row, from the leaf row lists (no traversal).
-    pub fn fitted_values(&self, n_rows: usize) -> Vec<f64> {
-        let mut out = vec![0.0; n_rows];
-        self.fitted_values_into(&mut out);
+    /// The tree's value on every row of `data`, the data it was grown on, from the leaf row lists
+    /// (no traversal).
+    pub fn fitted_values(&self, data: &BinnedData) -> Vec<f64> {
+        let mut out = vec![0.0; data.n_rows()];
+        self.fitted_values_into(data, &mut out);
         out
     }
 
-    pub fn fitted_values_into(&self, out: &mut [f64]) {
-        self.fold_rows(out, 1, 0, |(), _, o, value| *o = value);
+    pub fn fitted_values_into(&self, data: &BinnedData, out: &mut [f64]) {
+        self.fold_rows(data, out, 1, 0, |(), _, o, value| *o = value);
     }
 
     /// `fitted_values_into`, returning in the same pass the sums (Σ t b, Σ t², Σ b²) over the
     /// rows for t_i = `target(i)` and b the fitted values, which give cos(t, b).
     pub fn fitted_values_and_cosine_sums(
         &self,
+        data: &BinnedData,
         out: &mut [f64],
         target: impl Fn(usize) -> f64 + Sync,
     ) -> (f64, f64, f64) {
-        let per_chunk = self.fold_rows(out, 1, 0, |sums, i, o, value| {
+        let per_chunk = self.fold_rows(data, out, 1, 0, |sums, i, o, value| {
             *o = value;
             add_cosine_terms(sums, target(i), value);
         });
@@ -182,12 +201,13 @@ impl GrownTree {
     /// of `fitted_values_and_cosine_sums` for the tree's own values.
     pub fn add_to_column_with_cosine_sums(
         &self,
+        data: &BinnedData,
         out: &mut [f64],
         (n_columns, column): (usize, usize),
         (weight, scale): (f64, f64),
         target: impl Fn(usize) -> f64 + Sync,
     ) -> (f64, f64, f64) {
-        let per_chunk = self.fold_rows(out, n_columns, column, |sums, i, o, value| {
+        let per_chunk = self.fold_rows(data, out, n_columns, column, |sums, i, o, value| {
             *o += weight * (scale * value);
             add_cosine_terms(sums, target(i), value);
         });
@@ -204,6 +224,7 @@ impl GrownTree {
     /// leaf's rows inside a chunk (its rows are ascending).
     fn fold_rows<A: Default + Send>(
         &self,
+        data: &BinnedData,
         out: &mut [f64],
         stride: usize,
         offset: usize,
@@ -212,17 +233,28 @@ impl GrownTree {
         assert!(offset < stride);
         let n_rows = out.len() / stride;
         assert_eq!(self.rows.len(), n_rows, "a tree's leaves cover every row");
-        let cuts = self.chunk_cuts(n_rows);
+        let finder = self.leaf_finder(data);
+        let leaf_values = self.leaf_values();
         out.par_chunks_mut(ROW_CHUNK * stride)
             .enumerate()
             .map_init(Vec::new, |values: &mut Vec<f64>, (k, entries)| {
                 let first = k * ROW_CHUNK;
                 values.clear();
                 values.resize(entries.len() / stride, 0.0);
-                for (leaf, rows) in self.rows_in_chunk(&cuts, k) {
-                    let value = self.tree.nodes[leaf.node].value;
-                    for &r in rows {
-                        values[r as usize - first] = value;
+                match &finder {
+                    LeafFinder::Bins(column, leaf_of_bin) => {
+                        let bins = &column[first..first + values.len()];
+                        for (value, &bin) in values.iter_mut().zip(bins) {
+                            *value = leaf_values[leaf_of_bin[bin as usize] as usize];
+                        }
+                    }
+                    LeafFinder::Rows(cuts) => {
+                        for (leaf, rows) in self.rows_in_chunk(cuts, k) {
+                            let value = self.tree.nodes[leaf.node].value;
+                            for &r in rows {
+                                values[r as usize - first] = value;
+                            }
+                        }
                     }
                 }
                 let mut acc = A::default();
@@ -239,15 +271,15 @@ impl GrownTree {
             .collect()
     }
 
-    /// For every row, the index in `leaves()` of its leaf.
-    pub fn leaf_index(&self) -> Vec<u32> {
-        let n_rows = self.rows.len();
-        let cuts = self.chunk_cuts(n_rows);
-        let mut index = vec![0; n_rows];
+    /// For every row of `data` (the data the tree was grown on), the index in `leaves()` of its
+    /// leaf.
+    pub fn leaf_index(&self, data: &BinnedData) -> Vec<u32> {
+        let finder = self.leaf_finder(data);
+        let mut index = vec![0; self.rows.len()];
         index
             .par_chunks_mut(ROW_CHUNK)
             .enumerate()
-            .for_each(|(k, out)| self.fill_leaf_index(&cuts, k, out));
+            .for_each(|(k, out)| self.fill_leaf_index(&finder, k, out));
         index
     }
 
@@ -256,17 +288,17 @@ impl GrownTree {
     /// and only then needs the values.
     pub fn leaf_index_and_cosine_sums(
         &self,
+        data: &BinnedData,
         target: impl Fn(usize) -> f64 + Sync,
     ) -> (Vec<u32>, (f64, f64, f64)) {
-        let n_rows = self.rows.len();
-        let cuts = self.chunk_cuts(n_rows);
+        let finder = self.leaf_finder(data);
         let leaf_values = self.leaf_values();
-        let mut index = vec![0; n_rows];
+        let mut index = vec![0; self.rows.len()];
         let per_chunk = index
             .par_chunks_mut(ROW_CHUNK)
             .enumerate()
             .map(|(k, out)| {
-                self.fill_leaf_index(&cuts, k, out);
+                self.fill_leaf_index(&finder, k, out);
                 let first = k * ROW_CHUNK;
                 let mut sums = (0.0, 0.0, 0.0);
                 for (j, &leaf) in out.iter().enumerate() {
@@ -279,12 +311,35 @@ impl GrownTree {
     }
 
     /// The leaf index of the rows of chunk k (`out`).
-    fn fill_leaf_index(&self, cuts: &[Vec<u32>], k: usize, out: &mut [u32]) {
+    fn fill_leaf_index(&self, finder: &LeafFinder<'_>, k: usize, out: &mut [u32]) {
         let first = k * ROW_CHUNK;
-        for (j, (_, rows)) in self.rows_in_chunk(cuts, k).enumerate() {
-            for &r in rows {
-                out[r as usize - first] = j as u32;
+        match finder {
+            LeafFinder::Bins(column, leaf_of_bin) => {
+                let bins = &column[first..first + out.len()];
+                for (leaf, &bin) in out.iter_mut().zip(bins) {
+                    *leaf = leaf_of_bin[bin as usize];
+                }
             }
+            LeafFinder::Rows(cuts) => {
+                for (j, (_, rows)) in self.rows_in_chunk(cuts, k).enumerate() {
+                    for &r in rows {
+                        out[r as usize - first] = j as u32;
+                    }
+                }
+            }
+        }
+    }
+
+    /// How the row-order passes over `data` find the leaf of a row.
+    fn leaf_finder<'a>(&'a self, data: &'a BinnedData) -> LeafFinder<'a> {
+        assert_eq!(
+            data.n_rows(),
+            self.rows.len(),
+            "the data the tree was grown on"
+        );
+        match &self.bin_leaves {
+            Some(b) => LeafFinder::Bins(data.column(b.feature), &b.leaf_of_bin),
+            None => LeafFinder::Rows(self.chunk_cuts(self.rows.len())),
         }
     }
 
@@ -373,18 +428,37 @@ pub fn grow_with(
         Features::All => (0..data.n_features()).all(complete_numeric),
         Features::Only(list) => list.iter().all(|&f| complete_numeric(f)),
     };
-    let row_stats = if all_complete_numeric {
+    let one_feature = match allowed.as_deref() {
+        Some(&[feature]) => Some(feature),
+        None if data.n_features() == 1 => Some(0),
+        _ => None,
+    };
+    // A tree on one feature takes its children's histograms from the parent's bins, counts
+    // included: it never needs its rows to count them.
+    let row_stats = if all_complete_numeric && one_feature.is_none() {
         row_stats.without_counts(params.max_depth.min(params.max_leaves))
     } else {
         row_stats
     };
-    grow_from(data, &row_stats, features, params, candidates, buffers)
+    grow_from(
+        data,
+        &row_stats,
+        features,
+        one_feature,
+        params,
+        candidates,
+        buffers,
+    )
 }
 
+/// With `one_feature`, the tree splits on that feature only: a node is a set of its bins, the
+/// children's histograms are the parent's bins sent either way, and the rows are sorted into
+/// their leaves once, at the end, instead of partitioned at every split.
 fn grow_from(
     data: &BinnedData,
     row_stats: &RowStats<'_>,
     features: Features<'_>,
+    one_feature: Option<usize>,
     params: &TreeParams,
     candidates: &Candidates,
     buffers: &mut GrowBuffers,
@@ -406,8 +480,6 @@ fn grow_from(
             }
         }
     };
-    let total = row_stats.totals(&rows);
-    let mut nodes = vec![leaf_node(total, params.l2_leaf)];
     let mut categories = Vec::new();
     // Histograms of finished nodes are reused (build_into overwrites every bin that is read).
     let mut spare: Vec<Histogram> = Vec::new();
@@ -420,6 +492,14 @@ fn grow_from(
     scratch.resize(n, 0);
     let mut hist = new_hist(&mut spare);
     hist.build_into(data, &rows, row_stats, features);
+    // A tree on one feature finds its totals in the root's bins; others sum them over the rows.
+    let total = match one_feature {
+        Some(feature) => {
+            (hist.feature(data, feature).iter()).fold(BinStats::default(), |a, &b| a + b)
+        }
+        None => row_stats.totals(&rows),
+    };
+    let mut nodes = vec![leaf_node(total, params.l2_leaf)];
     let split = find_split(&hist, &rows, total);
     let mut pending = VecDeque::from([Pending {
         node: 0,
@@ -431,6 +511,8 @@ fn grow_from(
     }]);
     let mut leaves = Vec::new();
     let mut n_leaves = 1;
+    // On one feature: the node that holds the rows of each of its bins.
+    let mut node_of_bin = one_feature.map(|f| vec![0u32; data.mappers()[f].n_bins()]);
 
     while let Some(mut work) = next_node(&mut pending, params.growth) {
         let Some(mut split) = work.split.take().filter(|_| n_leaves < params.max_leaves) else {
@@ -442,12 +524,24 @@ fn grow_from(
             });
             continue;
         };
-        let n_left = split_rows(
-            &mut rows[work.start..work.end],
-            scratch,
-            data.column(split.feature),
-            &split.left_bins,
-        );
+        let (left_id, right_id) = (nodes.len(), nodes.len() + 1);
+        let n_left = match &mut node_of_bin {
+            Some(node_of_bin) => {
+                for (bin, node) in node_of_bin.iter_mut().enumerate() {
+                    if *node as usize == work.node {
+                        let left = split.left_bins.contains(bin as u8);
+                        *node = if left { left_id } else { right_id } as u32;
+                    }
+                }
+                split.left.count as usize
+            }
+            None => split_rows(
+                &mut rows[work.start..work.end],
+                scratch,
+                data.column(split.feature),
+                &split.left_bins,
+            ),
+        };
         if row_stats.count_bounds().is_some() {
             let n_right = work.end - work.start - n_left;
             split.left.count = n_left as u32;
@@ -461,7 +555,6 @@ fn grow_from(
         }
         debug_assert_eq!(n_left, split.left.count as usize);
         let mid = work.start + n_left;
-        let (left_id, right_id) = (nodes.len(), nodes.len() + 1);
         nodes.push(leaf_node(split.left, params.l2_leaf));
         nodes.push(leaf_node(split.right, params.l2_leaf));
         set_rule(
@@ -483,19 +576,25 @@ fn grow_from(
                 .hist
                 .take()
                 .expect("a node with a split has a histogram");
-            let left_is_smaller = n_left <= work.end - mid;
-            let small_rows = if left_is_smaller {
-                &rows[work.start..mid]
+            if let Some(feature) = one_feature {
+                let mut left = new_hist(&mut spare);
+                parent.move_bins(&mut left, data, feature, &split.left_bins);
+                (Some(left), Some(parent))
             } else {
-                &rows[mid..work.end]
-            };
-            let mut small = new_hist(&mut spare);
-            small.build_into(data, small_rows, row_stats, features);
-            parent.subtract_features(&small, data, features);
-            if left_is_smaller {
-                (Some(small), Some(parent))
-            } else {
-                (Some(parent), Some(small))
+                let left_is_smaller = n_left <= work.end - mid;
+                let small_rows = if left_is_smaller {
+                    &rows[work.start..mid]
+                } else {
+                    &rows[mid..work.end]
+                };
+                let mut small = new_hist(&mut spare);
+                small.build_into(data, small_rows, row_stats, features);
+                parent.subtract_features(&small, data, features);
+                if left_is_smaller {
+                    (Some(small), Some(parent))
+                } else {
+                    (Some(parent), Some(small))
+                }
             }
         } else {
             spare.extend(work.hist.take());
@@ -507,10 +606,18 @@ fn grow_from(
                 .filter(|_| splittable(&stats))
                 .and_then(|h| find_split(h, &rows[start..end], stats))
         };
-        let (left_split, right_split) = rayon::join(
-            || search(&left_hist, work.start, mid, split.left),
-            || search(&right_hist, mid, work.end, split.right),
-        );
+        let (left_split, right_split) = if one_feature.is_some() {
+            // One feature's bins: less work than waking another thread.
+            (
+                search(&left_hist, work.start, mid, split.left),
+                search(&right_hist, mid, work.end, split.right),
+            )
+        } else {
+            rayon::join(
+                || search(&left_hist, work.start, mid, split.left),
+                || search(&right_hist, mid, work.end, split.right),
+            )
+        };
         for (id, start, end, hist, split) in [
             (left_id, work.start, mid, left_hist, left_split),
             (right_id, mid, work.end, right_hist, right_split),
@@ -532,11 +639,64 @@ fn grow_from(
             });
         }
     }
+    let bin_leaves = one_feature.zip(node_of_bin).map(|(feature, node_of_bin)| {
+        let leaf_of_bin = sort_rows_into_leaves(
+            &mut rows,
+            scratch,
+            data.column(feature),
+            &node_of_bin,
+            &leaves,
+            nodes.len(),
+        );
+        BinLeaves {
+            feature,
+            leaf_of_bin,
+        }
+    });
     GrownTree {
         tree: Tree { nodes, categories },
         leaves,
         rows,
+        bin_leaves,
     }
+}
+
+/// Fills `rows` with every leaf's rows in its range, for a tree on the feature of `column`;
+/// returns the leaf (in `leaves` order) of every bin.
+fn sort_rows_into_leaves(
+    rows: &mut [u32],
+    scratch: &mut [u32],
+    column: &[u8],
+    node_of_bin: &[u32],
+    leaves: &[LeafRows],
+    n_nodes: usize,
+) -> Vec<u32> {
+    let mut leaf_of_node = vec![u32::MAX; n_nodes];
+    for (j, leaf) in leaves.iter().enumerate() {
+        leaf_of_node[leaf.node] = j as u32;
+    }
+    let leaf_of_bin: Vec<u32> = (node_of_bin.iter())
+        .map(|&node| leaf_of_node[node as usize])
+        .collect();
+    // Groups in the order of the leaves' ranges, which tile the rows.
+    let mut by_start: Vec<usize> = (0..leaves.len()).collect();
+    by_start.sort_by_key(|&j| leaves[j].start);
+    let mut group_of_leaf = vec![0; leaves.len()];
+    for (group, &j) in by_start.iter().enumerate() {
+        group_of_leaf[j] = group as u32;
+    }
+    let group_of_bin: Vec<u32> = (leaf_of_bin.iter())
+        .map(|&j| group_of_leaf[j as usize])
+        .collect();
+    let counts = rows_by_group(rows, scratch, column, &group_of_bin, leaves.len());
+    for (&j, count) in by_start.iter().zip(counts) {
+        assert_eq!(
+            leaves[j].end - leaves[j].start,
+            count,
+            "a leaf's bins hold its rows"
+        );
+    }
+    leaf_of_bin
 }
 
 #[inline]
@@ -630,7 +790,114 @@ fn set_rule(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::data::{BinningParams, Feature, Frame};
     use crate::tree::test_data::{binned, uniform};
+
+    /// Every leaf's rows and value, ordered by first row.
+    fn leaf_sets(grown: &GrownTree) -> Vec<(&[u32], f64)> {
+        let mut leaves: Vec<(&[u32], f64)> = (grown.leaves.iter())
+            .map(|leaf| (grown.leaf_rows(leaf), grown.tree.nodes[leaf.node].value))
+            .collect();
+        leaves.sort_by_key(|(rows, _)| rows[0]);
+        leaves
+    }
+
+    #[test]
+    fn trees_on_one_feature_equal_trees_grown_by_partitions() {
+        // A numeric feature, one with missing values and a categorical one with missing codes;
+        // weights (some zero) or none; leaves small enough that min_samples_leaf binds, and more
+        // rows than a chunk, so that rows are sorted into leaves in parallel.
+        let mut state = 21;
+        let n = 30_000;
+        let x: Vec<f64> = (0..n).map(|_| uniform(&mut state)).collect();
+        let with_nan: Vec<f64> = (0..n)
+            .map(|_| {
+                let u = uniform(&mut state);
+                if u < 0.15 {
+                    f64::NAN
+                } else {
+                    u
+                }
+            })
+            .collect();
+        let codes: Vec<i32> = (0..n)
+            .map(|_| (uniform(&mut state) * 13.0) as i32 - 1)
+            .collect();
+        let frame = Frame::new(vec![
+            Feature::numeric("x", &x),
+            Feature::numeric("with_nan", &with_nan),
+            Feature::categorical("level", &codes, 12),
+        ])
+        .unwrap();
+        let data = BinnedData::learn(&frame, &BinningParams::default()).unwrap();
+        let t: Vec<f64> = (0..n)
+            .map(|i| {
+                (9.0 * x[i]).sin() + with_nan[i].min(0.5) + (codes[i] % 5) as f64
+                    - uniform(&mut state)
+            })
+            .collect();
+        let v: Vec<f64> = (0..n)
+            .map(|i| {
+                if i % 89 == 0 {
+                    0.0
+                } else {
+                    0.1 + uniform(&mut state)
+                }
+            })
+            .collect();
+        let vt: Vec<f64> = t.iter().zip(&v).map(|(t, v)| t * v).collect();
+        for (stats, label) in [
+            (FitStats { vt: &t, v: &[] }, "unweighted"),
+            (FitStats { vt: &vt, v: &v }, "weighted"),
+        ] {
+            for feature in 0..3 {
+                let mut allowed = vec![false; 3];
+                allowed[feature] = true;
+                let candidates = Candidates::Features(allowed);
+                for (growth, min_samples_leaf) in [
+                    (Growth::Depthwise, 1),
+                    (Growth::Depthwise, 900),
+                    (Growth::Leafwise, 30),
+                ] {
+                    let params = TreeParams {
+                        max_depth: 7,
+                        max_leaves: 40,
+                        min_samples_leaf,
+                        growth,
+                        ..TreeParams::default()
+                    };
+                    let case = format!("{label} feature {feature} {growth:?} {min_samples_leaf}");
+                    let sorted = grow(&data, stats, &params, &candidates);
+                    let partitioned = grow_from(
+                        &data,
+                        &RowStats::new(stats.vt, stats.v),
+                        Features::Only(&[feature]),
+                        None,
+                        &params,
+                        &candidates,
+                        &mut GrowBuffers::default(),
+                    );
+                    assert!(sorted.tree.n_leaves() >= 8, "{case}");
+                    // The same leaves, as row sets with their values. The node layout may differ:
+                    // on a node of missing values and one more run of bins, "missing left" and
+                    // "missing right" make the same two children, and rounding picks one.
+                    let (ours, theirs) = (leaf_sets(&sorted), leaf_sets(&partitioned));
+                    assert_eq!(ours.len(), theirs.len(), "{case}");
+                    for ((rows, value), (their_rows, their_value)) in ours.iter().zip(&theirs) {
+                        assert_eq!(rows, their_rows, "{case}");
+                        assert!((value - their_value).abs() <= 1e-9 * (1.0 + their_value.abs()));
+                    }
+                    // Each leaf's rows are those the tree's rules send there.
+                    for leaf in &sorted.leaves {
+                        for &r in sorted.leaf_rows(leaf) {
+                            let bins = data.matrix().row(r as usize);
+                            assert_eq!(sorted.tree.leaf_of_bins(bins), leaf.node, "{case}");
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn trees_from_histograms_without_counts_equal_trees_with_counts() {
@@ -674,6 +941,7 @@ mod tests {
                         &data,
                         stats,
                         Features::All,
+                        None,
                         &params,
                         &Candidates::All,
                         buffers,

@@ -56,6 +56,71 @@ pub fn split_rows(
     n_left
 }
 
+/// Sorts the row ids stably by group: row i belongs to group `group_of_bin[column[i]]`, and
+/// `rows` gets group 0's rows, then group 1's, and so on, ascending inside each; returns each
+/// group's row count. `scratch` is working space of at least `rows.len()` entries. For trees on
+/// one feature, whose leaves are sets of that feature's bins: this instead of a partition per
+/// node. Each chunk is sorted into the scratch space, then its groups are copied out, both in
+/// parallel and the same with any number of threads.
+pub fn rows_by_group(
+    rows: &mut [u32],
+    scratch: &mut [u32],
+    column: &[u8],
+    group_of_bin: &[u32],
+    n_groups: usize,
+) -> Vec<usize> {
+    assert_eq!(rows.len(), column.len());
+    let scratch = &mut scratch[..rows.len()];
+    let counts: Vec<Vec<usize>> = column
+        .par_chunks(CHUNK_ROWS)
+        .zip(scratch.par_chunks_mut(CHUNK_ROWS))
+        .enumerate()
+        .map(|(k, (chunk, sorted))| {
+            let mut counts = vec![0; n_groups];
+            for &b in chunk {
+                counts[group_of_bin[b as usize] as usize] += 1;
+            }
+            let mut next: Vec<usize> = (counts.iter())
+                .scan(0, |start, &count| {
+                    let this = *start;
+                    *start += count;
+                    Some(this)
+                })
+                .collect();
+            let first = k * CHUNK_ROWS;
+            for (i, &b) in chunk.iter().enumerate() {
+                let group = group_of_bin[b as usize] as usize;
+                sorted[next[group]] = (first + i) as u32;
+                next[group] += 1;
+            }
+            counts
+        })
+        .collect();
+    // Cut every group's range of `rows` into its chunks' slots, in chunk order.
+    let mut slots: Vec<Vec<&mut [u32]>> = counts.iter().map(|_| Vec::new()).collect();
+    let mut rest = rows;
+    for group in 0..n_groups {
+        for (chunk_slots, chunk_counts) in slots.iter_mut().zip(&counts) {
+            let (slot, tail) = std::mem::take(&mut rest).split_at_mut(chunk_counts[group]);
+            chunk_slots.push(slot);
+            rest = tail;
+        }
+    }
+    scratch
+        .par_chunks(CHUNK_ROWS)
+        .zip(slots.par_iter_mut())
+        .for_each(|(mut sorted, chunk_slots)| {
+            for slot in chunk_slots.iter_mut() {
+                let (group_rows, tail) = sorted.split_at(slot.len());
+                slot.copy_from_slice(group_rows);
+                sorted = tail;
+            }
+        });
+    (0..n_groups)
+        .map(|group| counts.iter().map(|c| c[group]).sum())
+        .collect()
+}
+
 /// Writes the left rows of `rows` to the front of `out` in their order and the right rows to its
 /// back in reverse order; returns the left count. Both candidate slots are written for every row
 /// (no branch): the slot not taken is free, or the last one, which both sides share.
@@ -124,6 +189,30 @@ mod tests {
             let n_left = split_rows(&mut rows, &mut scratch, &column, &left_bins);
             assert_eq!(n_left, left.len(), "{len} rows");
             assert_eq!(rows, [left, right].concat(), "{len} rows");
+        }
+    }
+
+    #[test]
+    fn rows_by_group_is_a_stable_sort_by_group() {
+        let mut state = 5;
+        let n = 3 * CHUNK_ROWS + 17;
+        let column: Vec<u8> = (0..n).map(|_| (uniform(&mut state) * 40.0) as u8).collect();
+        // Group 3 of 5 gets no bin, so it stays empty.
+        let group_of_bin: Vec<u32> = (0..40)
+            .map(|_| [0, 1, 2, 4][(uniform(&mut state) * 4.0) as usize])
+            .collect();
+        for len in [0, 1, 100, CHUNK_ROWS + 1, n] {
+            let column = &column[..len];
+            let mut expected: Vec<u32> = (0..len as u32).collect();
+            expected.sort_by_key(|&i| group_of_bin[column[i as usize] as usize]);
+            let mut rows = vec![u32::MAX; len];
+            let mut scratch = vec![0; len];
+            let counts = rows_by_group(&mut rows, &mut scratch, column, &group_of_bin, 5);
+            assert_eq!(rows, expected, "{len} rows");
+            for (group, &count) in counts.iter().enumerate() {
+                let in_group = |&&b: &&u8| group_of_bin[b as usize] as usize == group;
+                assert_eq!(count, column.iter().filter(in_group).count(), "{len} rows");
+            }
         }
     }
 }
