@@ -600,7 +600,9 @@ fn grow_from(
             spare.extend(work.hist.take());
             (None, None)
         };
-        // The two searches are independent: run them side by side (a search is serial).
+        // The two searches are independent: run them side by side (a search is serial). On one
+        // feature the rows are not sorted by node yet; its histograms have counts, so the search
+        // never reads them.
         let search = |hist: &Option<Histogram>, start: usize, end: usize, stats: BinStats| {
             hist.as_ref()
                 .filter(|_| splittable(&stats))
