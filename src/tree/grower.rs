@@ -241,22 +241,7 @@ impl GrownTree {
                 let first = k * ROW_CHUNK;
                 values.clear();
                 values.resize(entries.len() / stride, 0.0);
-                match &finder {
-                    LeafFinder::Bins(column, leaf_of_bin) => {
-                        let bins = &column[first..first + values.len()];
-                        for (value, &bin) in values.iter_mut().zip(bins) {
-                            *value = leaf_values[leaf_of_bin[bin as usize] as usize];
-                        }
-                    }
-                    LeafFinder::Rows(cuts) => {
-                        for (leaf, rows) in self.rows_in_chunk(cuts, k) {
-                            let value = self.tree.nodes[leaf.node].value;
-                            for &r in rows {
-                                values[r as usize - first] = value;
-                            }
-                        }
-                    }
-                }
+                self.fill_chunk(&finder, k, values, |leaf| leaf_values[leaf]);
                 let mut acc = A::default();
                 for (j, (entry, &value)) in entries
                     .chunks_exact_mut(stride)
@@ -279,7 +264,7 @@ impl GrownTree {
         index
             .par_chunks_mut(ROW_CHUNK)
             .enumerate()
-            .for_each(|(k, out)| self.fill_leaf_index(&finder, k, out));
+            .for_each(|(k, out)| self.fill_chunk(&finder, k, out, |leaf| leaf as u32));
         index
     }
 
@@ -298,7 +283,7 @@ impl GrownTree {
             .par_chunks_mut(ROW_CHUNK)
             .enumerate()
             .map(|(k, out)| {
-                self.fill_leaf_index(&finder, k, out);
+                self.fill_chunk(&finder, k, out, |leaf| leaf as u32);
                 let first = k * ROW_CHUNK;
                 let mut sums = (0.0, 0.0, 0.0);
                 for (j, &leaf) in out.iter().enumerate() {
@@ -310,20 +295,28 @@ impl GrownTree {
         (index, add_in_order(per_chunk))
     }
 
-    /// The leaf index of the rows of chunk k (`out`).
-    fn fill_leaf_index(&self, finder: &LeafFinder<'_>, k: usize, out: &mut [u32]) {
+    /// `of_leaf(j)`, for j the index in `leaves()` of each row's leaf, for the rows of chunk k
+    /// (`out`).
+    fn fill_chunk<T: Copy>(
+        &self,
+        finder: &LeafFinder<'_>,
+        k: usize,
+        out: &mut [T],
+        of_leaf: impl Fn(usize) -> T,
+    ) {
         let first = k * ROW_CHUNK;
         match finder {
             LeafFinder::Bins(column, leaf_of_bin) => {
                 let bins = &column[first..first + out.len()];
-                for (leaf, &bin) in out.iter_mut().zip(bins) {
-                    *leaf = leaf_of_bin[bin as usize];
+                for (x, &bin) in out.iter_mut().zip(bins) {
+                    *x = of_leaf(leaf_of_bin[bin as usize] as usize);
                 }
             }
             LeafFinder::Rows(cuts) => {
                 for (j, (_, rows)) in self.rows_in_chunk(cuts, k).enumerate() {
+                    let x = of_leaf(j);
                     for &r in rows {
-                        out[r as usize - first] = j as u32;
+                        out[r as usize - first] = x;
                     }
                 }
             }
