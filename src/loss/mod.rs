@@ -281,7 +281,7 @@ impl LeafScratch {
     /// `bounds[j]..bounds[j + 1]`). The rows are read in order, blocks of them in parallel, and
     /// each row's terms go to the next slot of its leaf (`leaf_of`). Reading a leaf's scattered
     /// rows instead, even block by block, stalled on a cache line per row and vector: at 1M rows
-    /// and 63 leaves the copy took 4.1–4.9 ms, in row order 1.6–1.8 ms.
+    /// and 63 leaves the copy took 4.1–4.9 ms, in row order 1.8–2.4 ms.
     fn gather(
         &mut self,
         (y, f, w): (&[f64], &[f64], &[f64]),
