@@ -9,6 +9,7 @@
 //! order): the result does not depend on the thread count.
 
 use super::split::BinSet;
+use crate::rows::group_slots;
 use rayon::prelude::*;
 
 /// Rows per parallel chunk; ranges of at most this many rows are partitioned by one task.
@@ -96,16 +97,7 @@ pub fn rows_by_group(
             counts
         })
         .collect();
-    // Cut every group's range of `rows` into its chunks' slots, in chunk order.
-    let mut slots: Vec<Vec<&mut [u32]>> = counts.iter().map(|_| Vec::new()).collect();
-    let mut rest = rows;
-    for group in 0..n_groups {
-        for (chunk_slots, chunk_counts) in slots.iter_mut().zip(&counts) {
-            let (slot, tail) = std::mem::take(&mut rest).split_at_mut(chunk_counts[group]);
-            chunk_slots.push(slot);
-            rest = tail;
-        }
-    }
+    let mut slots = group_slots(rows, &counts);
     scratch
         .par_chunks(CHUNK_ROWS)
         .zip(slots.par_iter_mut())
