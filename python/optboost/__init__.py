@@ -10,14 +10,15 @@ from ._core import __version__
 from .api import boost, method_names, param_names
 from .errors import (
     DataError,
+    FormulaError,
     InvalidValueError,
     ModelFileError,
+    ModelFileNotFoundError,
     NotTrainableError,
     OptboostError,
     ParameterError,
     TrainingError,
 )
-from .formula import FormulaError
 from .frames import MissingColumnError, TargetError, WeightsError
 from .losses import Exponential, Huber, Logistic, Pinball
 from .model import Model, load
@@ -32,6 +33,7 @@ __all__ = [
     "MissingColumnError",
     "Model",
     "ModelFileError",
+    "ModelFileNotFoundError",
     "NotTrainableError",
     "OptboostError",
     "ParameterError",

@@ -17,12 +17,20 @@ class InvalidValueError(DataError):
     """A value the algorithms cannot accept (non-finite target, negative weight, ...)."""
 
 
+class FormulaError(OptboostError, ValueError):
+    """The formula cannot be parsed or evaluated; the message quotes it."""
+
+
 class ParameterError(OptboostError, ValueError):
     """An unknown parameter, method or loss name, or a value outside its domain."""
 
 
 class ModelFileError(OptboostError, ValueError):
     """A model file (or pickle) that cannot be read back."""
+
+
+class ModelFileNotFoundError(ModelFileError, FileNotFoundError):
+    """No model file at the given path."""
 
 
 class TrainingError(OptboostError, RuntimeError):

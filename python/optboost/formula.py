@@ -1,47 +1,38 @@
 """R-style formulas (``y ~ a + C(b) + np.log(c) + a:d``) to feature columns.
 
-formulaic parses the formula. Terms then take one of two paths:
+formulaic parses the formula's structure (``+``, ``-``, ``.``, ``:``, ``*``);
+it never evaluates anything here. Terms then take one of two paths:
 
-* bare columns (``a``) and ``C(column)`` never reach formulaic's materialiser:
-  numeric columns go to the core zero-copy where possible, string /
-  Categorical / Enum columns and ``C(...)`` become native categorical codes
-  (no one-hot dummies; trees split on categories directly);
-* every other term (transforms, interactions) is materialised by formulaic,
-  without intercept (trees need none), with full dummy sets (trees do not mind
-  collinearity) and with ``na_action="ignore"`` so that no row is ever
-  dropped: missing inputs give NaN.
+* bare columns (``a``) and ``C(column)`` / ``factor(column)``: numeric columns
+  go to the core zero-copy where possible, string / Categorical / Enum columns
+  and ``C(...)`` become native categorical codes (trees split on categories
+  directly, no dummies);
+* every other term (transforms, interactions) is computed by :mod:`.terms`, a
+  small closed expression language evaluated without ``eval``, with full
+  dummy sets for categorical factors and missing inputs giving NaN (no row is
+  ever dropped).
 
-The resulting :class:`DesignSpec` re-derives the same columns for new data by
-column name, using the level maps and formulaic's model spec learnt in
-training.
+The :class:`DesignSpec` re-derives the same columns for new data by column
+name from plain values only (expression texts, level lists, learnt numbers):
+a model file is data, and loading or predicting with one runs no code it names.
 """
 
 from __future__ import annotations
 
-import ast
-import builtins
-import importlib
-import warnings
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields, is_dataclass
-from enum import Enum
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
-from formulaic import Formula, ModelSpec, model_matrix
-from formulaic.parser import DefaultFormulaParser
-from formulaic.parser.types import Factor, Term, Token
-from formulaic.transforms import TRANSFORMS
-from formulaic.utils.code import sanitize_variable_names
 
-from .errors import OptboostError
+from .errors import FormulaError
 from .frames import (
     Kind,
     MissingColumnError,
     TargetEncoding,
     categorical_codes,
-    categorical_levels,
     feature_kind,
     fit_target,
     get_column,
@@ -50,6 +41,16 @@ from .frames import (
     to_polars,
     weight_values,
 )
+from .terms import (
+    Categorical,
+    Column,
+    Evaluation,
+    Factor,
+    factor_levels,
+    interaction_columns,
+    parse_factor,
+    stateful_keys,
+)
 
 __all__ = [
     "Design",
@@ -57,15 +58,19 @@ __all__ = [
     "Feature",
     "FeatureColumn",
     "FormulaError",
+    "TermSpec",
     "build_design",
 ]
 
-SPEC_VERSION = 1
-DEFAULT_CONTEXT: Mapping[str, Any] = {"np": np, "numpy": np}
+SPEC_VERSION = 2
+# Models written by optboost 0.1 (spec version 1) whose formula had transformed
+# terms stored formulaic's objects, which cannot be read back without running
+# code named by the file; those with bare columns and C(...) only still load.
+OLD_SPEC_VERSION = 1
+MAX_LEVELS = 1_000_000
 
-
-class FormulaError(OptboostError, ValueError):
-    """The formula cannot be parsed or evaluated; the message quotes it."""
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_NON_IDENTIFIER_PREFIX = "_optboost_column_"
 
 
 class FeatureColumn(NamedTuple):
@@ -83,11 +88,11 @@ class FeatureColumn(NamedTuple):
 class Feature:
     """How one model feature is derived from the data.
 
-    source: the bare column name, ``C(column)``, or the formulaic term that
-    produced it (e.g. ``a:b`` for ``a:b[x]``); source_columns: the original
-    data columns it depends on (for importance by original column);
-    levels: the level map of a categorical feature (code i <-> levels[i]);
-    materialised: whether formulaic computes it.
+    source: the bare column name, ``C(column)``, or the term that produced it
+    (e.g. ``a:b`` for ``a[x]:b``); source_columns: the original data columns
+    it depends on (for importance by original column); levels: the level map
+    of a categorical feature (code i <-> levels[i]); materialised: whether it
+    is computed from a term rather than read from a column.
     """
 
     name: str
@@ -113,25 +118,77 @@ class Feature:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Feature:
+        _expect(data, Mapping, "a feature")
+        kind = data["kind"]
+        if kind not in ("numeric", "categorical"):
+            raise FormulaError(f"feature kind must be 'numeric' or 'categorical', got {kind!r}")
         levels = data.get("levels")
         return cls(
-            name=data["name"],
-            kind=data["kind"],
-            source=data["source"],
-            source_columns=tuple(data["source_columns"]),
-            levels=None if levels is None else tuple(levels),
-            materialised=bool(data.get("materialised", False)),
+            name=_text(data["name"], "feature name"),
+            kind=kind,
+            source=_text(data["source"], "feature source"),
+            source_columns=tuple(_texts(data["source_columns"], "source columns")),
+            levels=None if levels is None else tuple(_texts(levels, "levels")),
+            materialised=_flag(data.get("materialised", False), "materialised"),
         )
+
+
+@dataclass(frozen=True)
+class TermSpec:
+    """A computed term: each factor's expression text and the name it takes in
+    column names, the level map of each categorical factor, and the numbers its
+    stateful transforms learnt (by transform text)."""
+
+    factors: tuple[str, ...]
+    names: tuple[str, ...]
+    levels: tuple[tuple[str, ...] | None, ...]
+    state: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def parsed(self) -> list[Factor]:
+        return [parse_factor(text) for text in self.factors]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "factors": list(self.factors),
+            "names": list(self.names),
+            "levels": [None if lv is None else list(lv) for lv in self.levels],
+            "state": {key: dict(value) for key, value in self.state.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TermSpec:
+        _expect(data, Mapping, "a term")
+        factors = tuple(_texts(data["factors"], "term factors"))
+        names = tuple(_texts(data["names"], "term names"))
+        levels = data["levels"]
+        _expect(levels, list, "term levels")
+        state = data.get("state", {})
+        _expect(state, Mapping, "term state")
+        if not factors or not (len(factors) == len(names) == len(levels)):
+            raise FormulaError("a term needs as many names and level lists as factors")
+        term = cls(
+            factors=factors,
+            names=names,
+            levels=tuple(None if lv is None else tuple(_texts(lv, "levels")) for lv in levels),
+            state={_text(k, "state key"): _plain_state(v) for k, v in state.items()},
+        )
+        for factor, levels_of in zip(term.parsed(), term.levels):
+            for key in stateful_keys(factor):
+                if key not in term.state:
+                    raise FormulaError(f"term {factor.text!r} has no stored state for {key}")
+            if _is_categorical_factor(factor) and levels_of is None:
+                raise FormulaError(f"categorical factor {factor.text!r} has no stored levels")
+        return term
 
 
 @dataclass
 class DesignSpec:
     """Everything needed to turn a frame into the model's feature columns
-    again: picklable and JSON-serialisable (``to_dict`` / ``from_dict``).
+    again: picklable and JSON-serialisable (``to_dict`` / ``from_dict``) as
+    plain values.
 
-    ``context`` (names available to formula expressions beyond numpy and
-    formulaic's transforms) is kept in memory only; after loading a saved
-    spec, pass it again to :meth:`columns` if the formula uses own functions.
+    ``context`` (your own functions called in the formula) is kept in memory
+    only; a loaded spec needs it again (``optboost.load(path, context=...)``).
     """
 
     formula: str
@@ -139,7 +196,7 @@ class DesignSpec:
     target_encoding: TargetEncoding
     features: tuple[Feature, ...]
     weights_column: str | None = None
-    model_spec: ModelSpec | None = field(default=None, repr=False, compare=False)
+    terms: tuple[TermSpec, ...] = ()
     context: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -160,6 +217,12 @@ class DesignSpec:
         """The data columns needed to compute the features, in first-use order."""
         return list(dict.fromkeys(c for f in self.features for c in f.source_columns))
 
+    @property
+    def functions(self) -> list[str]:
+        """Names of your own functions the formula calls (to pass in ``context=``)."""
+        names = (name for term in self.terms for f in term.parsed() for name in f.functions)
+        return list(dict.fromkeys(names))
+
     # -------------------------------------------------------------- data
 
     def columns(
@@ -168,16 +231,27 @@ class DesignSpec:
         """The feature columns of ``data``, selected by name (never by
         position); unseen categorical levels become missing with a warning."""
         frame = to_polars(data)
-        missing = [c for c in self.input_columns if c not in frame.columns]
+        present = set(frame.columns)
+        missing = [c for c in self.input_columns if c not in present]
         if missing:
             raise MissingColumnError(
                 missing_column_message(missing[0], frame.columns, role="feature column")
                 + (f" (also missing: {missing[1:]})" if len(missing) > 1 else "")
             )
-        matrix = None
-        if self.model_spec is not None:
-            matrix = self._materialise(frame, context)
-        return self._feature_columns(frame, matrix)
+        computed: list[tuple[str, np.ndarray]] = []
+        evaluation_context = context if context is not None else (self.context or {})
+        for term in self.terms:
+            evaluation = Evaluation(frame, evaluation_context, dict(term.state))
+            computed.extend(
+                interaction_columns(term.parsed(), term.names, evaluation, term.levels)
+            )
+        expected = [f.name for f in self.features if f.materialised]
+        if [name for name, _ in computed] != expected:
+            raise FormulaError(
+                f"formula {self.formula!r}: the terms give columns "
+                f"{[name for name, _ in computed][:10]}, the model has {expected[:10]}"
+            )
+        return self._feature_columns(frame, [values for _, values in computed])
 
     def target_values(self, data: Any) -> np.ndarray:
         """The encoded target of ``data`` (e.g. a validation set), with the
@@ -197,53 +271,15 @@ class DesignSpec:
             frame, weights if weights is not None else self.weights_column
         )
 
-    def _materialise(
-        self, frame: pl.DataFrame, context: Mapping[str, Any] | None
-    ) -> np.ndarray:
-        assert self.model_spec is not None
-        names = self._formulaic_input_columns()
-        evaluation_context = _evaluation_context(
-            context if context is not None else self.context
-        )
-        try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                matrix = self.model_spec.get_model_matrix(
-                    frame.select(names) if names else frame, context=evaluation_context
-                )
-        except (
-            Exception
-        ) as error:  # formulaic raises many types; keep them all, add the formula
-            raise FormulaError(
-                f"formula {self.formula!r}: could not evaluate the transformed terms on new data: "
-                f"{type(error).__name__}: {error}"
-            ) from error
-        _reissue(caught)
-        expected = [f.name for f in self.features if f.materialised]
-        produced = list(matrix.model_spec.column_names)
-        if produced != expected:
-            raise FormulaError(
-                f"formula {self.formula!r}: new data gives columns {produced}, "
-                f"training gave {expected}"
-            )
-        return _dense(matrix, frame.height, self.formula)
-
-    def _formulaic_input_columns(self) -> list[str]:
-        names = (c for f in self.features if f.materialised for c in f.source_columns)
-        return list(dict.fromkeys(names))
-
     def _feature_columns(
-        self, frame: pl.DataFrame, matrix: np.ndarray | None
+        self, frame: pl.DataFrame, computed: Sequence[np.ndarray]
     ) -> list[FeatureColumn]:
         result = []
-        materialised_index = 0
+        computed_index = 0
         for feature in self.features:
             if feature.materialised:
-                assert matrix is not None
-                values = np.ascontiguousarray(
-                    matrix[:, materialised_index], dtype=np.float64
-                )
-                materialised_index += 1
+                values = computed[computed_index]
+                computed_index += 1
                 result.append(FeatureColumn(feature.name, values, "numeric", 0))
                 continue
             series = frame.get_column(feature.source_columns[0])
@@ -262,16 +298,7 @@ class DesignSpec:
     # -------------------------------------------------------------- serialisation
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-serialisable description (no pickled objects in it)."""
-        formulaic_state = None
-        if self.model_spec is not None:
-            spec = self.model_spec
-            formulaic_state = {
-                "terms": [_term_string(term) for term in spec.formula],
-                "materializer": spec.materializer,
-                "transform_state": _state_to_json(spec.transform_state),
-                "encoder_state": _state_to_json(spec.encoder_state),
-            }
+        """A JSON-serialisable description of plain values."""
         return {
             "version": SPEC_VERSION,
             "formula": self.formula,
@@ -279,38 +306,100 @@ class DesignSpec:
             "target_encoding": self.target_encoding.to_dict(),
             "weights_column": self.weights_column,
             "features": [feature.to_dict() for feature in self.features],
-            "formulaic": formulaic_state,
+            "terms": [term.to_dict() for term in self.terms],
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> DesignSpec:
-        if data.get("version") != SPEC_VERSION:
-            raise ValueError(f"unsupported DesignSpec version {data.get('version')!r}")
-        model_spec = None
-        state = data.get("formulaic")
-        if state is not None:
-            model_spec = ModelSpec(
-                formula=Formula(list(state["terms"]), _ordering="none"),
-                materializer=state["materializer"],
-                na_action="ignore",
-                ensure_full_rank=False,
-                output="numpy",
-                transform_state=_state_from_json(state["transform_state"]),
-                encoder_state=_state_from_json(state["encoder_state"]),
-            )
-        return cls(
-            formula=data["formula"],
-            target=data["target"],
+    def from_dict(
+        cls, data: Mapping[str, Any], context: Mapping[str, Any] | None = None
+    ) -> DesignSpec:
+        """Rebuild a spec from plain values; FormulaError (or KeyError/TypeError,
+        which the model loader reports as a malformed file) for anything else.
+        Calls nothing named by ``data``."""
+        _expect(data, Mapping, "the design")
+        version = data.get("version")
+        if version == OLD_SPEC_VERSION:
+            if data.get("formulaic") is not None:
+                raise FormulaError(
+                    "this model was saved by optboost 0.1 with transformed formula terms, "
+                    "whose stored form could run code when loaded; it cannot be read safely. "
+                    "Fit the model again with this version (models with only bare columns "
+                    "and C(...) terms still load)"
+                )
+        elif version != SPEC_VERSION:
+            raise FormulaError(f"unsupported design version {version!r}")
+        terms = tuple(TermSpec.from_dict(t) for t in data.get("terms", []))
+        features = tuple(Feature.from_dict(f) for f in _list(data["features"], "features"))
+        if sum(f.materialised for f in features) == 0 and terms:
+            raise FormulaError("the design has terms but no computed features")
+        for feature in features:
+            if not feature.source_columns:
+                raise FormulaError(f"feature {feature.name!r} has no source column")
+            if feature.kind == "categorical" and feature.levels is None:
+                raise FormulaError(f"categorical feature {feature.name!r} has no levels")
+            if feature.n_levels > MAX_LEVELS:
+                raise FormulaError(f"feature {feature.name!r} has more than {MAX_LEVELS} levels")
+        spec = cls(
+            formula=_text(data["formula"], "formula"),
+            target=_text(data["target"], "target"),
             target_encoding=TargetEncoding.from_dict(data["target_encoding"]),
-            features=tuple(Feature.from_dict(f) for f in data["features"]),
-            weights_column=data.get("weights_column"),
-            model_spec=model_spec,
+            features=features,
+            weights_column=_optional_text(data.get("weights_column"), "weights column"),
+            terms=terms,
+            context=context,
         )
+        needed = [name for name in spec.functions if not callable((context or {}).get(name))]
+        if needed:
+            raise FormulaError(
+                f"the model's formula {spec.formula!r} calls your own function(s) {needed}; "
+                "a model file cannot carry functions: load it with "
+                f"optboost.load(path, context={{{', '.join(repr(n) + ': ...' for n in needed)}}})"
+            )
+        return spec
 
     def __reduce__(self):
-        # Pickle through the JSON form: one serialisation path, no dependence
-        # on formulaic's private object layout across versions.
+        # Pickle through the plain form: one serialisation path, nothing callable in it.
         return (DesignSpec.from_dict, (self.to_dict(),))
+
+
+def _expect(value: Any, kind: type, what: str) -> None:
+    if not isinstance(value, kind):
+        raise FormulaError(f"{what} must be a {kind.__name__}, got {type(value).__name__}")
+
+
+def _text(value: Any, what: str) -> str:
+    _expect(value, str, what)
+    return value
+
+
+def _optional_text(value: Any, what: str) -> str | None:
+    return None if value is None else _text(value, what)
+
+
+def _list(value: Any, what: str) -> list:
+    _expect(value, list, what)
+    return value
+
+
+def _texts(values: Any, what: str) -> list[str]:
+    return [_text(v, what) for v in _list(values, what)]
+
+
+def _flag(value: Any, what: str) -> bool:
+    _expect(value, bool, what)
+    return value
+
+
+def _plain_state(value: Any) -> dict[str, Any]:
+    """Learnt numbers: a dict of numbers and lists of numbers, nothing else."""
+    _expect(value, Mapping, "transform state")
+    for key, entry in value.items():
+        items = entry if isinstance(entry, list) else [entry]
+        if not isinstance(key, str) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in items
+        ):
+            raise FormulaError(f"transform state {key!r} must hold numbers only")
+    return dict(value)
 
 
 @dataclass
@@ -338,380 +427,261 @@ def build_design(
 
     task: "regression", "binary" or "multiclass" (how the target is encoded);
     weights: a column name (left out of ``.``) or an array with one value per
-    row; context: extra names for formula expressions (own functions).
+    row; context: your own functions, called by name in the formula.
     """
     frame = to_polars(data)
+    if frame.height == 0:
+        raise MissingColumnError(
+            f"the data have no rows (columns: {frame.columns[:30]}); a model needs rows to fit"
+        )
     weights_column = weights if isinstance(weights, str) else None
-    parsed = _parse(formula, frame, weights_column)
-    target = _target_name(formula, parsed)
-    _check_names(formula, frame, parsed, context)
+    context = dict(context or {})
+    target, factor_lists = _parse(formula, frame, weights_column)
+    for factors in factor_lists:
+        for factor in factors:
+            _check_factor(formula, factor, frame, context)
 
-    pending: list[Feature | Term] = []
-    for term in parsed.rhs:
-        if not term.factors or all(
-            f.eval_method == Factor.EvalMethod.LITERAL for f in term.factors
-        ):
-            continue  # the intercept: trees need none
-        pending.append(_fast_path_feature(term, frame) or term)
+    features: list[Feature] = []
+    terms: list[TermSpec] = []
+    computed: list[np.ndarray] = []
+    for factors in factor_lists:
+        bare = _bare_feature(factors, frame)
+        if bare is not None:
+            features.append(bare)
+            continue
+        term, columns = _computed_term(formula, factors, frame, context)
+        terms.append(term)
+        source = ":".join(term.names)
+        sources = tuple(dict.fromkeys(c for f in factors for c in f.columns))
+        for name, values in columns:
+            features.append(Feature(name, "numeric", source, sources, materialised=True))
+            computed.append(values)
 
-    bare = {f.source_columns[0] for f in pending if isinstance(f, Feature)}
-    if target in bare:
-        raise FormulaError(
-            f"formula {formula!r}: the target {target!r} is also a feature"
-        )
-    if not pending:
+    if not features:
         raise FormulaError(f"formula {formula!r} has no features")
-
-    model_spec, matrix = None, None
-    terms = [item for item in pending if isinstance(item, Term)]
-    if terms:
-        model_spec, matrix = _materialise_terms(formula, terms, frame, context)
-        columns_by_term = {str(s.term): list(s.columns) for s in model_spec.structure}
-        features: list[Feature] = []
-        for item in pending:
-            if isinstance(item, Feature):
-                features.append(item)
-                continue
-            sources = _term_source_columns(item, frame)
-            features.extend(
-                Feature(name, "numeric", _term_string(item), sources, materialised=True)
-                for name in columns_by_term[str(item)]
-            )
-        # features index the matrix columns in order; formulaic keeps the term order given
-        if [f.name for f in features if f.materialised] != list(
-            model_spec.column_names
-        ):
-            raise FormulaError(
-                f"formula {formula!r}: unexpected formulaic column order"
-            )
-    else:
-        features = [item for item in pending if isinstance(item, Feature)]
-
-    names = [f.name for f in features]
-    duplicated = sorted({n for n in names if names.count(n) > 1})
+    bare_columns = {f.source_columns[0] for f in features if not f.materialised}
+    if target in bare_columns:
+        raise FormulaError(f"formula {formula!r}: the target {target!r} is also a feature")
+    seen: set[str] = set()
+    duplicated = sorted({f.name for f in features if f.name in seen or seen.add(f.name)})
     if duplicated:
-        raise FormulaError(
-            f"formula {formula!r} gives duplicate feature names {duplicated}"
-        )
+        raise FormulaError(f"formula {formula!r} gives duplicate feature names {duplicated}")
 
     target_series = get_column(frame, target, role="target column")
     encoding = fit_target(target_series, task)
     y = encoding.encode(target_series)
-
     spec = DesignSpec(
         formula=formula,
         target=target,
         target_encoding=encoding,
         features=tuple(features),
         weights_column=weights_column,
-        model_spec=model_spec,
-        context=context,
+        terms=tuple(terms),
+        context=context or None,
     )
     return Design(
         spec=spec,
-        features=spec._feature_columns(frame, matrix),
+        features=spec._feature_columns(frame, computed),
         y=y,
         weights=weight_values(frame, weights),
     )
 
 
-def _parse(formula: str, frame: pl.DataFrame, weights_column: str | None):
+def _parse(
+    formula: str, frame: pl.DataFrame, weights_column: str | None
+) -> tuple[str, list[list[Factor]]]:
+    """The target's column name and, per right-hand-side term, its parsed factors."""
     if not isinstance(formula, str):
-        raise TypeError(
+        raise FormulaError(
             f"formula must be a string like 'y ~ a + b', got {type(formula).__name__}"
         )
-    available = [c for c in frame.columns if c != weights_column]
+    if len(formula) > 1_000_000:
+        raise FormulaError(f"formula of {len(formula)} characters is too long")
+    # Column names formulaic would read as numbers (a column called `1`) get an
+    # identifier alias, so that `.` and backticks keep them as columns.
+    aliases = {
+        f"{_NON_IDENTIFIER_PREFIX}{i}": name
+        for i, name in enumerate(frame.columns)
+        if _looks_literal(name)
+    }
+    reverse = {name: alias for alias, name in aliases.items()}
+    text = re.sub(r"\bas\.factor\s*\(", "factor(", formula)  # R's spelling
+    if reverse:
+        text = re.sub(
+            r"`([^`]*)`", lambda m: reverse.get(m.group(1), m.group(0)), text
+        )
+    available = [reverse.get(c, c) for c in frame.columns if c != weights_column]
+    from formulaic import Formula  # its import is slow: only a fit needs it
+    from formulaic.parser.types import Factor as FormulaicFactor
+
     try:
-        return Formula(
-            formula, _context={"__formulaic_variables_available__": available}
-        )
-    except Exception as error:
-        raise FormulaError(f"cannot parse formula {formula!r}: {error}") from error
-
-
-def _target_name(formula: str, parsed: Any) -> str:
-    lhs = getattr(parsed, "lhs", None)
-    if lhs is None:
+        parsed = Formula(text, _context={"__formulaic_variables_available__": available})
+    except Exception as error:  # formulaic raises many types for bad syntax
+        message = _ANSI.sub("", str(error)).replace("⧛", "").replace("⧚", "")
+        raise FormulaError(f"cannot parse formula {formula!r}: {message}") from None
+    if not hasattr(parsed, "lhs") or not hasattr(parsed, "rhs") or not hasattr(parsed.rhs, "__iter__"):
         raise FormulaError(
-            f"formula {formula!r} has no target: write it as 'y ~ a + b'"
+            f"formula {formula!r} has no target or uses '|' parts, which optboost does not "
+            "support: write it as 'y ~ a + b'"
         )
-    terms = [t for t in lhs if t.factors]
-    if len(terms) != 1 or len(terms[0].factors) != 1:
+    try:
+        lhs_terms = [t for t in parsed.lhs if t.factors]
+        rhs_terms = list(parsed.rhs)
+        for term in rhs_terms:
+            term.factors  # noqa: B018 - '|' parts give formulas here, not terms
+    except Exception:
         raise FormulaError(
-            f"formula {formula!r}: the left-hand side must be one column"
-        )
-    factor = terms[0].factors[0]
-    if factor.eval_method != Factor.EvalMethod.LOOKUP:
+            f"formula {formula!r}: write it as 'y ~ a + b' (one target, then the features)"
+        ) from None
+
+    def restore(expr: str) -> str:
+        for alias, name in aliases.items():
+            expr = re.sub(rf"\b{alias}\b", "`" + name.replace("`", "") + "`", expr)
+        return expr
+
+    def factor_text(factor: Any) -> str:
+        if factor.eval_method == FormulaicFactor.EvalMethod.LOOKUP:
+            name = aliases.get(factor.expr, factor.expr)
+            return name if name.isidentifier() else f"`{name}`"
+        return restore(factor.expr)
+
+    if len(lhs_terms) != 1 or len(lhs_terms[0].factors) != 1:
+        raise FormulaError(f"formula {formula!r}: the left-hand side must be one column")
+    target_factor = lhs_terms[0].factors[0]
+    if target_factor.eval_method != FormulaicFactor.EvalMethod.LOOKUP:
         raise FormulaError(
             f"formula {formula!r}: the left-hand side must be a bare column name, "
-            f"not {factor.expr!r} (transform the target in the data instead)"
+            f"not {target_factor.expr!r} (transform the target in the data instead)"
         )
-    return factor.expr
+    target = aliases.get(target_factor.expr, target_factor.expr)
+    if target not in frame.columns:
+        raise MissingColumnError(
+            f"formula {formula!r}: "
+            + missing_column_message(target, frame.columns, role="target column")
+        )
+    _check_removed_names(formula, text, aliases, frame)
+    factor_lists = []
+    for term in rhs_terms:
+        factors = [
+            f for f in term.factors if f.eval_method != FormulaicFactor.EvalMethod.LITERAL
+        ]
+        if not factors:
+            continue  # the intercept: trees need none
+        factor_lists.append([_parse_factor(formula, factor_text(f)) for f in factors])
+    return target, factor_lists
 
 
-def _check_names(
-    formula: str, frame: pl.DataFrame, parsed: Any, context: Mapping | None
+def _looks_literal(name: str) -> bool:
+    try:
+        float(name)
+    except ValueError:
+        return False
+    return True
+
+
+def _check_removed_names(
+    formula: str, text: str, aliases: Mapping[str, str], frame: pl.DataFrame
 ) -> None:
-    """Every bare name in the formula (also in ``- x``, which formulaic would
-    silently ignore) and every variable of an expression must be a column
-    (or, for expressions, a name of the evaluation context)."""
-    names = [
-        str(token)
-        for token in _tokens(DefaultFormulaParser().get_ast(formula))
-        if token.kind == Token.Kind.NAME
-    ]
-    for term in parsed.rhs:
-        for factor in term.factors:
-            if factor.eval_method == Factor.EvalMethod.PYTHON:
-                names.extend(_expression_variables(factor.expr))
-    known = set(_evaluation_context(context)) | set(TRANSFORMS) | set(dir(builtins))
-    for name in dict.fromkeys(names):
-        if name not in frame.columns and name not in known:
-            raise MissingColumnError(
-                f"formula {formula!r}: " + missing_column_message(name, frame.columns)
-            )
+    """A name after '-' must be a column: formulaic would silently ignore a typo."""
+    from formulaic.parser import DefaultFormulaParser
+    from formulaic.parser.types import Token
+
+    try:
+        tree = DefaultFormulaParser().get_ast(text)
+    except Exception:
+        return  # Formula() parsed it; nothing more to learn here
+    columns = set(frame.columns)
+    for token in _tokens(tree):
+        if token.kind == Token.Kind.NAME:
+            name = aliases.get(str(token), str(token))
+            if name not in columns:
+                raise MissingColumnError(
+                    f"formula {formula!r}: " + missing_column_message(name, frame.columns)
+                )
 
 
 def _tokens(node: Any):
-    if isinstance(node, Token):
-        yield node
-    for arg in getattr(node, "args", ()):
-        yield from _tokens(arg)
+    from formulaic.parser.types import Token
+
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Token):
+            yield item
+        stack.extend(getattr(item, "args", ()))
 
 
-def _fast_path_feature(term: Term, frame: pl.DataFrame) -> Feature | None:
-    """A Feature for a bare column or ``C(column[, levels=[...]])``, which
-    bypass formulaic's materialiser; None for anything else."""
-    if len(term.factors) != 1:
+def _parse_factor(formula: str, text: str) -> Factor:
+    try:
+        return parse_factor(text)
+    except FormulaError as error:
+        raise FormulaError(f"formula {formula!r}: {error}") from None
+
+
+def _check_factor(
+    formula: str, factor: Factor, frame: pl.DataFrame, context: Mapping[str, Any]
+) -> None:
+    for name in factor.columns:
+        if name not in frame.columns:
+            raise MissingColumnError(
+                f"formula {formula!r}: " + missing_column_message(name, frame.columns)
+            )
+    for name in factor.functions:
+        if not callable(context.get(name)):
+            raise FormulaError(
+                f"formula {formula!r}: unknown function {name!r} in {factor.text!r}; "
+                "supported: numpy's elementwise functions (np.log, np.sqrt, ...), I(), "
+                "center(), scale(), poly(), bs(), C(); pass your own in context="
+            )
+
+
+def _is_categorical_factor(factor: Factor) -> bool:
+    return isinstance(factor.tree, Categorical)
+
+
+def _bare_feature(factors: Sequence[Factor], frame: pl.DataFrame) -> Feature | None:
+    """A Feature read straight from a column (a bare name or ``C(column)``), or None."""
+    if len(factors) != 1:
         return None
-    factor = term.factors[0]
-    if factor.eval_method == Factor.EvalMethod.LOOKUP:
-        name = factor.expr
-        series = frame.get_column(name)
-        kind = feature_kind(series)
-        levels = tuple(categorical_levels(series)) if kind == "categorical" else None
+    factor = factors[0]
+    tree = factor.tree
+    if isinstance(tree, Column):
+        name = tree.name
+        kind = _kind(frame, name)
+        levels = factor_levels(factor, frame) if kind == "categorical" else None
         return Feature(name, kind, name, (name,), levels)
-    wrapped = _categorical_call(factor.expr)
-    if wrapped is None or wrapped[0] not in frame.columns:
-        return None
-    name, levels = wrapped
-    if levels is None:
-        levels = categorical_levels(frame.get_column(name))
-    elif len(set(levels)) != len(levels):
-        raise FormulaError(f"C({name}, levels=...) lists a level twice: {levels}")
-    return Feature(factor.expr, "categorical", factor.expr, (name,), tuple(levels))
+    if isinstance(tree, Categorical):
+        levels = factor_levels(factor, frame)
+        return Feature(factor.text, "categorical", factor.text, (tree.column,), levels)
+    return None
 
 
-def _categorical_call(expr: str) -> tuple[str, list[str] | None] | None:
-    """(column, levels) if ``expr`` is ``C(column)`` or ``C(column, levels=[...])``."""
-    aliases: dict[str, str] = {}
+def _kind(frame: pl.DataFrame, name: str) -> Kind:
     try:
-        node = ast.parse(sanitize_variable_names(expr, {}, aliases), mode="eval").body
-    except SyntaxError:
-        return None
-    if not (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "C"
-        and len(node.args) == 1
-        and isinstance(node.args[0], ast.Name)
-    ):
-        return None
-    levels = None
-    for keyword in node.keywords:
-        if keyword.arg != "levels":
-            return None  # contrasts etc.: leave it to formulaic
-        try:
-            levels = [str(level) for level in ast.literal_eval(keyword.value)]
-        except (ValueError, TypeError, SyntaxError):
-            return None
-    column = node.args[0].id
-    return aliases.get(column, column), levels
+        return feature_kind(frame.get_column(name))
+    except TypeError as error:
+        raise FormulaError(str(error)) from None
 
 
-def _term_source_columns(term: Term, frame: pl.DataFrame) -> tuple[str, ...]:
-    names = []
-    for factor in term.factors:
-        if factor.eval_method == Factor.EvalMethod.LOOKUP:
-            names.append(factor.expr)
-        elif factor.eval_method == Factor.EvalMethod.PYTHON:
-            names.extend(_expression_variables(factor.expr))
-    return tuple(n for n in dict.fromkeys(names) if n in frame.columns)
-
-
-def _expression_variables(expr: str) -> list[str]:
-    """Names an expression reads as values, in order: ``x`` in ``np.log(x)``
-    or ``bs(x, df=4)``, not ``np``, ``bs`` or other called names. (formulaic's
-    own ``required_variables`` is empty for stateful transforms like bs().)"""
-    aliases: dict[str, str] = {}
-    try:
-        tree = ast.parse(sanitize_variable_names(expr, {}, aliases), mode="eval")
-    except SyntaxError:
-        return []
-    called = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            func = node.func
-            while isinstance(func, ast.Attribute):
-                func = func.value
-            called.add(id(func))
-        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-            called.add(id(node.value))  # a module or namespace such as contr.sum
-    names = [
-        aliases.get(node.id, node.id)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Name) and id(node) not in called
-    ]
-    return list(dict.fromkeys(names))
-
-
-def _term_string(term: Term) -> str:
-    """A term as formula text that parses back to the same term (formulaic's
-    own str() drops the backticks around names like `a b`)."""
-    parts = []
-    for factor in term.factors:
-        if (
-            factor.eval_method == Factor.EvalMethod.LOOKUP
-            and not factor.expr.isidentifier()
-        ):
-            parts.append(f"`{factor.expr}`")
-        else:
-            parts.append(factor.expr)
-    return ":".join(parts)
-
-
-def _evaluation_context(context: Mapping[str, Any] | None) -> dict[str, Any]:
-    return {**DEFAULT_CONTEXT, **(context or {})}
-
-
-def _materialise_terms(
-    formula: str, terms: Sequence[Term], frame: pl.DataFrame, context: Mapping | None
-) -> tuple[ModelSpec, np.ndarray]:
-    names = list(
-        dict.fromkeys(c for t in terms for c in _term_source_columns(t, frame))
+def _computed_term(
+    formula: str, factors: Sequence[Factor], frame: pl.DataFrame, context: Mapping[str, Any]
+) -> tuple[TermSpec, list[tuple[str, np.ndarray]]]:
+    names = tuple(
+        f.tree.name if isinstance(f.tree, Column) else f.text for f in factors
     )
+    for factor in factors:
+        for column in factor.columns:
+            _kind(frame, column)
+    levels = tuple(factor_levels(f, frame) for f in factors)
+    evaluation = Evaluation(frame, context, learn=True)
     try:
-        matrix = model_matrix(
-            Formula([_term_string(t) for t in terms], _ordering="none"),
-            frame.select(names) if names else frame,
-            context=_evaluation_context(context),
-            na_action="ignore",
-            ensure_full_rank=False,
-            output="numpy",
-        )
-    except (
-        Exception
-    ) as error:  # formulaic raises many types; keep them all, add the formula
-        raise FormulaError(
-            f"formula {formula!r}: could not evaluate the transformed terms: "
-            f"{type(error).__name__}: {error}"
-        ) from error
-    return matrix.model_spec, _dense(matrix, frame.height, formula)
-
-
-def _reissue(caught: Sequence[warnings.WarningMessage]) -> None:
-    """Pass on formulaic's warnings except its DataMismatchWarning about
-    ``{nan}``: at prediction it flags plain missing values as unseen levels,
-    which training (na_action="ignore") accepted silently."""
-    for record in caught:
-        message = str(record.message)
-        if (
-            type(record.message).__name__ == "DataMismatchWarning"
-            and ": {nan}." in message
-        ):
-            continue
-        warnings.warn(record.message, stacklevel=4)
-
-
-def _dense(matrix: Any, n_rows: int, formula: str) -> np.ndarray:
-    values = np.asarray(matrix, dtype=np.float64)
-    if values.ndim != 2 or values.shape[0] != n_rows:
-        raise FormulaError(
-            f"formula {formula!r}: formulaic returned {values.shape[0]} rows for {n_rows}"
-        )
-    return values
-
-
-# ------------------------------------------------------------------ JSON for formulaic state
-#
-# formulaic keeps what it learnt (levels, contrasts, spline knots, centring
-# constants) in nested dicts of numpy values, enums and small dataclasses.
-# They are written as tagged JSON; decoding only ever instantiates classes
-# from formulaic's own modules, so loading a model never runs foreign code.
-
-
-def _qualified_name(cls: type) -> str:
-    return f"{cls.__module__}:{cls.__qualname__}"
-
-
-def _formulaic_class(path: str) -> type:
-    module_name, _, qualname = path.partition(":")
-    if module_name.split(".")[0] != "formulaic":
-        raise ValueError(f"refusing to load non-formulaic class {path!r}")
-    obj: Any = importlib.import_module(module_name)
-    for part in qualname.split("."):
-        obj = getattr(obj, part)
-    return obj
-
-
-def _state_to_json(value: Any) -> Any:
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, Enum):
-        return {"__enum__": _qualified_name(type(value)), "name": value.name}
-    if isinstance(value, (int, float)):
-        return value
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return {"__ndarray__": value.tolist(), "dtype": value.dtype.str}
-    if isinstance(value, (list, tuple)):
-        items = [_state_to_json(v) for v in value]
-        return items if isinstance(value, list) else {"__tuple__": items}
-    if isinstance(value, dict):
-        return {
-            "__dict__": [
-                [_state_to_json(k), _state_to_json(v)] for k, v in value.items()
-            ]
-        }
-    if is_dataclass(value) and type(value).__module__.startswith("formulaic"):
-        state = {
-            f.name: _state_to_json(getattr(value, f.name))
-            for f in fields(value)
-            if f.init
-        }
-        return {"__dataclass__": _qualified_name(type(value)), "fields": state}
-    if type(value).__module__.startswith("formulaic") and not vars(value):
-        return {"__object__": _qualified_name(type(value))}
-    raise TypeError(
-        f"cannot write formulaic state of type {type(value).__name__} to JSON; "
-        "this transform is not supported in saved models"
+        columns = interaction_columns(factors, names, evaluation, levels)
+    except FormulaError as error:
+        raise FormulaError(f"formula {formula!r}: {error}") from None
+    term = TermSpec(
+        factors=tuple(f.text for f in factors),
+        names=names,
+        levels=levels,
+        state=evaluation.state,
     )
-
-
-def _state_from_json(value: Any) -> Any:
-    if isinstance(value, list):
-        return [_state_from_json(v) for v in value]
-    if not isinstance(value, dict):
-        return value
-    if "__enum__" in value:
-        return _formulaic_class(value["__enum__"])[value["name"]]
-    if "__ndarray__" in value:
-        return np.array(value["__ndarray__"], dtype=np.dtype(value["dtype"]))
-    if "__tuple__" in value:
-        return tuple(_state_from_json(v) for v in value["__tuple__"])
-    if "__dict__" in value:
-        return {
-            _hashable(_state_from_json(k)): _state_from_json(v)
-            for k, v in value["__dict__"]
-        }
-    if "__dataclass__" in value:
-        cls = _formulaic_class(value["__dataclass__"])
-        return cls(**{k: _state_from_json(v) for k, v in value["fields"].items()})
-    if "__object__" in value:
-        return _formulaic_class(value["__object__"])()
-    raise ValueError(f"unknown formulaic state entry {value!r}")
-
-
-def _hashable(key: Any) -> Any:
-    return tuple(key) if isinstance(key, list) else key
+    return term, columns

@@ -292,8 +292,23 @@ class TargetEncoding:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TargetEncoding:
-        labels = data.get("labels")
-        return cls(task=data["task"], labels=None if labels is None else tuple(labels))
+        """From ``to_dict``'s plain values, checked (a model file is untrusted)."""
+        if not isinstance(data, dict) or data.get("task") not in TASKS:
+            raise DataError(f"target encoding: task must be one of {list(TASKS)}")
+        task, labels = data["task"], data.get("labels")
+        if task == "regression":
+            if labels is not None:
+                raise DataError("target encoding: a regression target has no classes")
+            return cls(task=task)
+        if not isinstance(labels, list) or not all(
+            isinstance(label, (str, int, float)) for label in labels  # bool is an int
+        ):
+            raise DataError("target encoding: classes must be a list of strings or numbers")
+        if len(set(labels)) != len(labels) or len(labels) < 2:
+            raise DataError("target encoding: at least two distinct classes are needed")
+        if task == "binary" and len(labels) != 2:
+            raise DataError(f"target encoding: a binary target has 2 classes, not {len(labels)}")
+        return cls(task=task, labels=tuple(labels))
 
 
 def fit_target(series: pl.Series, task: str) -> TargetEncoding:

@@ -14,12 +14,21 @@ import numpy as np
 import polars as pl
 
 from . import _core
-from .errors import ModelFileError, NotTrainableError, ParameterError
+from .errors import (
+    FormulaError,
+    ModelFileError,
+    ModelFileNotFoundError,
+    NotTrainableError,
+    OptboostError,
+    ParameterError,
+)
 from .formula import DesignSpec
 from .training import Callback, Progress, train
 
 FILE_FORMAT = "optboost-python-model"
 FILE_VERSION = 1
+# Far above any real model (a 3,000-tree model is about 60 MB); bounds what a file can ask.
+MAX_FILE_BYTES = 2 * 1024**3
 
 HISTORY_COLUMNS = (
     "iteration",
@@ -332,7 +341,11 @@ class Model:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Model:
+    def from_dict(cls, data: Mapping[str, Any], context: Mapping[str, Any] | None = None) -> Model:
+        """Rebuild a model from what ``to_dict`` wrote. The dict is untrusted
+        data: every part is checked, nothing it names is imported or called
+        (your own formula functions come from ``context`` only), and every
+        problem is a ModelFileError."""
         if not isinstance(data, Mapping) or data.get("format") != FILE_FORMAT:
             raise ModelFileError(f'not an optboost model file (no "format": "{FILE_FORMAT}" entry)')
         if data.get("version") != FILE_VERSION:
@@ -341,21 +354,30 @@ class Model:
                 f"{FILE_VERSION}"
             )
         try:
-            core = _core.CoreModel.from_json(json.dumps(data["model"]))
-            spec = DesignSpec.from_dict(data["design"])
-            stop = data.get("stop")
+            model_json = data["model"]
+            if not isinstance(model_json, Mapping):
+                raise ModelFileError("the file's 'model' entry is not an object")
+            core = _core.CoreModel.from_json(json.dumps(model_json, allow_nan=False))
+            spec = DesignSpec.from_dict(data["design"], context=context)
+            _check_agreement(core, spec)
             return cls(
                 core,
                 spec,
-                data["params"],
-                data["history"],
-                None if stop is None else (stop[0], stop[1]),
-                interrupted=bool(data.get("interrupted", False)),
+                _params(data.get("params")),
+                _history(data.get("history")),
+                _stop(data.get("stop")),
+                interrupted=data.get("interrupted", False) is True,
             )
         except ModelFileError:
             raise
-        except (KeyError, TypeError, ValueError) as error:
-            raise ModelFileError(f"malformed optboost model file: {error}") from error
+        except FormulaError as error:
+            raise ModelFileError(f"model file: {error}") from None
+        except OptboostError as error:
+            raise ModelFileError(str(error)) from None
+        except (Exception, RecursionError) as error:  # noqa: BLE001 - a file can hold anything
+            raise ModelFileError(
+                f"malformed optboost model file ({type(error).__name__}: {_short(error)})"
+            ) from None
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the model to one JSON file (read it back with optboost.load)."""
@@ -378,11 +400,79 @@ def _finite_or_none(value: Any) -> Any:
     return value
 
 
-def load(path: str | os.PathLike) -> Model:
-    """Read a model written by ``Model.save``."""
+def load(path: str | os.PathLike, *, context: Mapping[str, Any] | None = None) -> Model:
+    """Read a model written by ``Model.save``. A model whose formula calls your
+    own functions needs them again in ``context`` (a file cannot carry code)."""
+    try:
+        size = os.path.getsize(path)
+    except FileNotFoundError:
+        raise ModelFileNotFoundError(f"no model file at {os.fspath(path)!r}") from None
+    except (OSError, TypeError, ValueError) as error:
+        raise ModelFileError(f"cannot read model file {path!r}: {error}") from None
+    if size > MAX_FILE_BYTES:
+        raise ModelFileError(
+            f"{os.fspath(path)} is {size} bytes; model files are at most {MAX_FILE_BYTES}"
+        )
     try:
         with open(path, encoding="utf-8") as file:
             data = json.load(file)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ModelFileError(f"{os.fspath(path)} is not an optboost model file: {error}") from error
-    return Model.from_dict(data)
+    except (ValueError, UnicodeDecodeError, RecursionError) as error:
+        raise ModelFileError(
+            f"{os.fspath(path)} is not an optboost model file: {_short(error)}"
+        ) from None
+    except OSError as error:
+        raise ModelFileError(f"cannot read model file {os.fspath(path)!r}: {error}") from None
+    return Model.from_dict(data, context=context)
+
+
+def _short(error: BaseException, limit: int = 300) -> str:
+    text = str(error)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _params(value: Any) -> dict[str, str]:
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise ModelFileError("the file's 'params' must map names to text values")
+    return dict(value)
+
+
+def _history(value: Any) -> dict[str, list]:
+    if not isinstance(value, Mapping):
+        raise ModelFileError("the file's 'history' must be an object of columns")
+    columns = {}
+    for name in HISTORY_COLUMNS:
+        column = value.get(name, [])
+        if not isinstance(column, list) or not all(
+            v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in column
+        ):
+            raise ModelFileError(f"history column {name!r} must be a list of numbers")
+        columns[name] = column
+    if len({len(c) for c in columns.values()}) > 1:
+        raise ModelFileError("the history columns differ in length")
+    return columns
+
+
+def _stop(value: Any) -> tuple[str, str] | None:
+    if value is None:
+        return None
+    if not (isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) for v in value)):
+        raise ModelFileError("the file's 'stop' must be null or two strings")
+    return value[0], value[1]
+
+
+def _check_agreement(core: Any, spec: DesignSpec) -> None:
+    """The core model and the formula's design must describe the same model."""
+    if list(core.feature_names) != spec.feature_names:
+        raise ModelFileError("the model's features and its formula's features differ")
+    task = _core.loss_task(core.loss)
+    encoding = spec.target_encoding
+    if encoding.task != task:
+        raise ModelFileError(f"the loss {core.loss!r} is for {task}, the target for {encoding.task}")
+    expected_outputs = encoding.n_classes if task == "multiclass" else 1
+    if core.n_outputs != expected_outputs:
+        raise ModelFileError(
+            f"the model has {core.n_outputs} outputs for a {task} target with "
+            f"{encoding.n_classes} classes"
+        )
