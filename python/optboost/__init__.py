@@ -10,6 +10,7 @@ from ._core import __version__
 from .api import boost, method_names, param_names
 from .errors import (
     DataError,
+    DataTypeError,
     FormulaError,
     InvalidValueError,
     ModelFileError,
@@ -17,6 +18,7 @@ from .errors import (
     NotTrainableError,
     OptboostError,
     ParameterError,
+    ParameterTypeError,
     TrainingError,
 )
 from .frames import MissingColumnError, TargetError, WeightsError
@@ -25,6 +27,7 @@ from .model import Model, load
 
 __all__ = [
     "DataError",
+    "DataTypeError",
     "Exponential",
     "FormulaError",
     "Huber",
@@ -37,6 +40,7 @@ __all__ = [
     "NotTrainableError",
     "OptboostError",
     "ParameterError",
+    "ParameterTypeError",
     "Pinball",
     "TargetError",
     "TrainingError",

@@ -15,6 +15,8 @@ from typing import Any
 
 import polars as pl
 
+from .errors import OptboostError
+
 READERS = {
     ".parquet": pl.read_parquet,
     ".pq": pl.read_parquet,
@@ -49,7 +51,10 @@ def read_data(path: str) -> pl.DataFrame:
         raise UsageError(f"cannot read {path!r}: use one of {', '.join(READERS)}")
     if not Path(path).exists():
         raise UsageError(f"no such file: {path}")
-    return READERS[suffix](path)
+    try:
+        return READERS[suffix](path)
+    except Exception as error:  # noqa: BLE001 - polars and pyarrow raise their own types
+        raise UsageError(f"cannot read {path!r}: {type(error).__name__}: {error}") from None
 
 
 def write_data(frame: pl.DataFrame, path: str) -> None:
@@ -207,9 +212,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = {"fit": command_fit, "predict": command_predict, "demo": command_demo}
     try:
         commands[args.command](args)
-    except (UsageError, ValueError, OSError, RuntimeError) as error:
-        # optboost's own errors derive from ValueError / RuntimeError: their
-        # messages are written for the user, a traceback would only hide them.
+    except (UsageError, OptboostError, ValueError, OSError, RuntimeError) as error:
+        # optboost's errors are written for the user: a traceback would only hide them.
         print(f"optboost {args.command}: error: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

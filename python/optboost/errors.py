@@ -13,6 +13,10 @@ class DataError(OptboostError, ValueError):
     """Data that cannot be used: empty, ragged, missing columns, wrong types."""
 
 
+class DataTypeError(DataError, TypeError):
+    """Data of the wrong type: not a frame, or a column of a dtype that cannot be used."""
+
+
 class InvalidValueError(DataError):
     """A value the algorithms cannot accept (non-finite target, negative weight, ...)."""
 
@@ -35,6 +39,10 @@ class ModelFileNotFoundError(ModelFileError, FileNotFoundError):
 
 class TrainingError(OptboostError, RuntimeError):
     """Training that could not go on, or an internal error of the core."""
+
+
+class ParameterTypeError(ParameterError, TypeError):
+    """A parameter of the wrong type."""
 
 
 class NotTrainableError(OptboostError, RuntimeError):

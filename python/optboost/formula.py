@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import polars as pl
 
-from .errors import FormulaError
+from .errors import DataError, FormulaError
 from .frames import (
     Kind,
     MissingColumnError,
@@ -431,7 +431,7 @@ def build_design(
     """
     frame = to_polars(data)
     if frame.height == 0:
-        raise MissingColumnError(
+        raise DataError(
             f"the data have no rows (columns: {frame.columns[:30]}); a model needs rows to fit"
         )
     weights_column = weights if isinstance(weights, str) else None
@@ -647,7 +647,7 @@ def _bare_feature(factors: Sequence[Factor], frame: pl.DataFrame) -> Feature | N
     tree = factor.tree
     if isinstance(tree, Column):
         name = tree.name
-        kind = _kind(frame, name)
+        kind = feature_kind(frame.get_column(name))
         levels = factor_levels(factor, frame) if kind == "categorical" else None
         return Feature(name, kind, name, (name,), levels)
     if isinstance(tree, Categorical):
@@ -656,22 +656,12 @@ def _bare_feature(factors: Sequence[Factor], frame: pl.DataFrame) -> Feature | N
     return None
 
 
-def _kind(frame: pl.DataFrame, name: str) -> Kind:
-    try:
-        return feature_kind(frame.get_column(name))
-    except TypeError as error:
-        raise FormulaError(str(error)) from None
-
-
 def _computed_term(
     formula: str, factors: Sequence[Factor], frame: pl.DataFrame, context: Mapping[str, Any]
 ) -> tuple[TermSpec, list[tuple[str, np.ndarray]]]:
     names = tuple(
         f.tree.name if isinstance(f.tree, Column) else f.text for f in factors
     )
-    for factor in factors:
-        for column in factor.columns:
-            _kind(frame, column)
     levels = tuple(factor_levels(f, frame) for f in factors)
     evaluation = Evaluation(frame, context, learn=True)
     try:

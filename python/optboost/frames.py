@@ -20,7 +20,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
-from .errors import DataError
+from .errors import DataError, DataTypeError
 
 Kind = Literal["numeric", "categorical"]
 Task = Literal["regression", "binary", "multiclass"]
@@ -47,7 +47,7 @@ def to_polars(data: Any) -> pl.DataFrame:
     if isinstance(data, pl.DataFrame):
         return data
     if isinstance(data, pl.LazyFrame):
-        raise TypeError("a polars LazyFrame must be collected first: pass lf.collect()")
+        raise DataTypeError("a polars LazyFrame must be collected first: pass lf.collect()")
     module = type(data).__module__.split(".")[0]
     if module == "pandas":
         return _from_pandas(data)
@@ -55,7 +55,7 @@ def to_polars(data: Any) -> pl.DataFrame:
         return pl.from_arrow(data)
     if isinstance(data, dict):
         return pl.DataFrame(data)
-    raise TypeError(
+    raise DataTypeError(
         f"expected a polars or pandas DataFrame, got {type(data).__module__}.{type(data).__name__}"
     )
 
@@ -90,8 +90,10 @@ def get_column(frame: pl.DataFrame, name: str, *, role: str = "column") -> pl.Se
 def missing_column_message(
     name: str, available: Sequence[str], *, role: str = "column"
 ) -> str:
-    message = f"{role} {name!r} is not in the data"
-    close = difflib.get_close_matches(name, available, n=3)
+    shown = name if len(name) <= 100 else name[:100] + f"... ({len(name)} characters)"
+    message = f"{role} {shown!r} is not in the data"
+    # difflib is quadratic in the lengths: a name no person typed gets no hint
+    close = difflib.get_close_matches(name, available, n=3) if len(name) <= 200 else []
     if close:
         message += f" (did you mean {' or '.join(repr(c) for c in close)}?)"
     return message + f"; available columns: {_listing(list(available), limit=30)}"
@@ -114,7 +116,7 @@ def feature_kind(series: pl.Series) -> Kind:
         return "categorical"
     if is_numeric_dtype(series.dtype):
         return "numeric"
-    raise TypeError(
+    raise DataTypeError(
         f"column {series.name!r} has dtype {series.dtype}, which is neither numeric nor "
         "categorical; cast it (e.g. to Float64, or to String for a categorical feature)"
     )
@@ -131,7 +133,7 @@ def numeric_values(series: pl.Series) -> np.ndarray:
     this column only.
     """
     if not is_numeric_dtype(series.dtype):
-        raise TypeError(
+        raise DataTypeError(
             f"column {series.name!r} has dtype {series.dtype}; a numeric feature needs numbers "
             "(wrap it in C(...) to use it as categorical)"
         )
@@ -370,7 +372,13 @@ def weight_values(frame: pl.DataFrame, weights: str | Any | None) -> np.ndarray 
     else:
         if isinstance(weights, pl.Series):
             weights = weights.cast(pl.Float64).to_numpy()
-        values, what = np.asarray(weights, dtype=np.float64), "weights"
+        try:
+            values, what = np.asarray(weights, dtype=np.float64), "weights"
+        except (TypeError, ValueError):
+            raise WeightsError(
+                "weights must be a column name or one number per row (an array or Series), "
+                f"got {type(weights).__module__}.{type(weights).__name__}"
+            ) from None
         if values.ndim != 1 or len(values) != frame.height:
             raise WeightsError(
                 f"weights must be 1-D with one value per row ({frame.height}), "

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Union
 
+from .errors import ParameterTypeError
+
 
 @dataclass(frozen=True)
 class Pinball:
@@ -59,7 +61,7 @@ def loss_text(loss: LossLike) -> str:
         return loss.strip()
     if isinstance(loss, (Pinball, Huber, Logistic, Exponential)):
         return str(loss)
-    raise TypeError(
+    raise ParameterTypeError(
         "loss must be a name such as 'squared' or 'pinball(0.9)', or a loss object such as "
         f"optboost.Pinball(tau=0.9); got {type(loss).__name__}"
     )

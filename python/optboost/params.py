@@ -36,12 +36,70 @@ def param_pairs(params: Mapping[str, Any]) -> list[tuple[str, str]]:
     pairs = []
     for name, value in params.items():
         if name not in valid:
-            close = difflib.get_close_matches(name, valid, n=3)
-            hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
             raise ParameterError(
-                f"unknown parameter {name!r}{hint}; valid parameters: {', '.join(valid)}"
+                f"unknown parameter {name!r}{_hint(name, valid)}; valid parameters: "
+                f"{', '.join(valid)}"
             )
         if value is not None:
             pairs.append((name, render(name, value)))
+    _check_names_of_choices(dict(pairs))
     _core.check_params(pairs)
     return pairs
+
+
+# R's gbm() argument names, for the users who arrive with them.
+R_NAMES = {
+    "n.trees": "n_iter",
+    "interaction.depth": "max_depth",
+    "shrinkage": "learning_rate",
+    "n.minobsinnode": "min_samples_leaf",
+    "distribution": "loss",
+    "bag.fraction": "(row subsampling is not supported yet)",
+    "cv.folds": "(cross-validation is not supported yet)",
+    "train.fraction": "valid= (a validation frame)",
+    "eta": "learning_rate",
+    "num_boost_round": "n_iter",
+    "n_estimators": "n_iter",
+    "num_leaves": "max_leaves",
+    "min_child_samples": "min_samples_leaf",
+    "min_data_in_leaf": "min_samples_leaf",
+    "reg_lambda": "l2_leaf",
+}
+
+
+def _hint(name: str, valid: list[str]) -> str:
+    if name in R_NAMES:
+        return f" (optboost calls it {R_NAMES[name]})"
+    close = difflib.get_close_matches(name, valid, n=3) if len(name) <= 200 else []
+    return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+
+
+def _check_names_of_choices(params: Mapping[str, str]) -> None:
+    """A misspelt method or loss gets the closest names (the core lists all)."""
+    method = params.get("method")
+    methods = list(_core.method_names())
+    if method is not None and method not in methods:
+        raise ParameterError(
+            f"unknown method {method!r}{_hint(method, methods)}; methods: {', '.join(methods)}"
+        )
+    loss = params.get("loss")
+    if loss is not None:
+        name = loss.split("(")[0].strip()
+        if name not in LOSS_NAMES:
+            raise ParameterError(
+                f"unknown loss {loss!r}{_hint(name, list(LOSS_NAMES))}; "
+                f"losses: {', '.join(LOSS_NAMES)}"
+            )
+
+
+LOSS_NAMES = (
+    "squared",
+    "absolute",
+    "pinball",
+    "huber",
+    "logistic",
+    "exponential",
+    "hinge",
+    "softmax",
+    "multiclass_hinge",
+)

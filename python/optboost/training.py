@@ -15,6 +15,8 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Union
 
+from .errors import ParameterTypeError
+
 # Seconds of work per batch: short enough for a lively bar and a prompt Ctrl-C,
 # long enough that the per-call cost (microseconds) does not matter.
 BATCH_SECONDS = 0.1
@@ -48,7 +50,7 @@ def train(
     finishes). ``callback(record)`` is called after every iteration; returning
     False stops training there."""
     if progress is not None and not isinstance(progress, bool):
-        raise TypeError(f"progress must be True, False or None, got {type(progress).__name__}")
+        raise ParameterTypeError(f"progress must be True, False or None, got {type(progress).__name__}")
     start = booster.iteration
     bar = _progress_bar(progress, total=start + n_iter, initial=start)
     # With a callback every iteration is its own batch, so it sees each record.
