@@ -437,9 +437,10 @@ def build_design(
     weights_column = weights if isinstance(weights, str) else None
     context = dict(context or {})
     target, factor_lists = _parse(formula, frame, weights_column)
+    present = set(frame.columns)  # polars builds frame.columns anew at each call
     for factors in factor_lists:
         for factor in factors:
-            _check_factor(formula, factor, frame, context)
+            _check_factor(formula, factor, frame, present, context)
 
     features: list[Feature] = []
     terms: list[TermSpec] = []
@@ -619,10 +620,14 @@ def _parse_factor(formula: str, text: str) -> Factor:
 
 
 def _check_factor(
-    formula: str, factor: Factor, frame: pl.DataFrame, context: Mapping[str, Any]
+    formula: str,
+    factor: Factor,
+    frame: pl.DataFrame,
+    present: set[str],
+    context: Mapping[str, Any],
 ) -> None:
     for name in factor.columns:
-        if name not in frame.columns:
+        if name not in present:
             raise MissingColumnError(
                 f"formula {formula!r}: " + missing_column_message(name, frame.columns)
             )
