@@ -4,50 +4,53 @@ R-style formulas.
 
 >>> m = optboost.boost("y ~ a + b + C(c)", data=df, method="agbm", n_iter=200)
 >>> m.predict(new_df)
+
+Names are imported on first use, so that ``optboost --help`` starts at once.
 """
 
-from ._core import __version__
-from .api import boost, method_names, param_names
-from .errors import (
-    DataError,
-    DataTypeError,
-    FormulaError,
-    InvalidValueError,
-    ModelFileError,
-    ModelFileNotFoundError,
-    NotTrainableError,
-    OptboostError,
-    ParameterError,
-    ParameterTypeError,
-    TrainingError,
-)
-from .frames import MissingColumnError, TargetError, WeightsError
-from .losses import Exponential, Huber, Logistic, Pinball
-from .model import Model, load
+from __future__ import annotations
 
-__all__ = [
-    "DataError",
-    "DataTypeError",
-    "Exponential",
-    "FormulaError",
-    "Huber",
-    "InvalidValueError",
-    "Logistic",
-    "MissingColumnError",
-    "Model",
-    "ModelFileError",
-    "ModelFileNotFoundError",
-    "NotTrainableError",
-    "OptboostError",
-    "ParameterError",
-    "ParameterTypeError",
-    "Pinball",
-    "TargetError",
-    "TrainingError",
-    "WeightsError",
-    "__version__",
-    "boost",
-    "load",
-    "method_names",
-    "param_names",
-]
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "__version__": "_core",
+    "boost": "api",
+    "method_names": "api",
+    "param_names": "api",
+    "DataError": "errors",
+    "DataTypeError": "errors",
+    "FormulaError": "errors",
+    "InvalidValueError": "errors",
+    "ModelFileError": "errors",
+    "ModelFileNotFoundError": "errors",
+    "NotTrainableError": "errors",
+    "OptboostError": "errors",
+    "ParameterError": "errors",
+    "ParameterTypeError": "errors",
+    "TrainingError": "errors",
+    "MissingColumnError": "frames",
+    "TargetError": "frames",
+    "WeightsError": "frames",
+    "Exponential": "losses",
+    "Huber": "losses",
+    "Logistic": "losses",
+    "Pinball": "losses",
+    "Model": "model",
+    "load": "model",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'optboost' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -11,33 +11,25 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from .errors import OptboostError
 
-READERS = {
-    ".parquet": pl.read_parquet,
-    ".pq": pl.read_parquet,
-    ".csv": pl.read_csv,
-    ".tsv": lambda path: pl.read_csv(path, separator="\t"),
-    ".ipc": pl.read_ipc,
-    ".arrow": pl.read_ipc,
-    ".feather": pl.read_ipc,
-    ".ndjson": pl.read_ndjson,
-    ".jsonl": pl.read_ndjson,
-}
-WRITERS = {
-    ".parquet": pl.DataFrame.write_parquet,
-    ".pq": pl.DataFrame.write_parquet,
-    ".csv": pl.DataFrame.write_csv,
-    ".tsv": lambda frame, path: frame.write_csv(path, separator="\t"),
-    ".ipc": pl.DataFrame.write_ipc,
-    ".arrow": pl.DataFrame.write_ipc,
-    ".feather": pl.DataFrame.write_ipc,
-    ".ndjson": pl.DataFrame.write_ndjson,
-    ".jsonl": pl.DataFrame.write_ndjson,
+if TYPE_CHECKING:
+    import polars as pl
+
+# suffix -> (polars reader, DataFrame writer, extra keyword arguments); polars is
+# imported only when a command runs, so that --help and --version answer at once.
+FORMATS = {
+    ".parquet": ("read_parquet", "write_parquet", {}),
+    ".pq": ("read_parquet", "write_parquet", {}),
+    ".csv": ("read_csv", "write_csv", {}),
+    ".tsv": ("read_csv", "write_csv", {"separator": "\t"}),
+    ".ipc": ("read_ipc", "write_ipc", {}),
+    ".arrow": ("read_ipc", "write_ipc", {}),
+    ".feather": ("read_ipc", "write_ipc", {}),
+    ".ndjson": ("read_ndjson", "write_ndjson", {}),
+    ".jsonl": ("read_ndjson", "write_ndjson", {}),
 }
 
 
@@ -46,22 +38,26 @@ class UsageError(Exception):
 
 
 def read_data(path: str) -> pl.DataFrame:
+    import polars as pl
+
     suffix = Path(path).suffix.lower()
-    if suffix not in READERS:
-        raise UsageError(f"cannot read {path!r}: use one of {', '.join(READERS)}")
+    if suffix not in FORMATS:
+        raise UsageError(f"cannot read {path!r}: use one of {', '.join(FORMATS)}")
     if not Path(path).exists():
         raise UsageError(f"no such file: {path}")
+    reader, _, options = FORMATS[suffix]
     try:
-        return READERS[suffix](path)
+        return getattr(pl, reader)(path, **options)
     except Exception as error:  # noqa: BLE001 - polars and pyarrow raise their own types
         raise UsageError(f"cannot read {path!r}: {type(error).__name__}: {error}") from None
 
 
 def write_data(frame: pl.DataFrame, path: str) -> None:
     suffix = Path(path).suffix.lower()
-    if suffix not in WRITERS:
-        raise UsageError(f"cannot write {path!r}: use one of {', '.join(WRITERS)}")
-    WRITERS[suffix](frame, path)
+    if suffix not in FORMATS:
+        raise UsageError(f"cannot write {path!r}: use one of {', '.join(FORMATS)}")
+    _, writer, options = FORMATS[suffix]
+    getattr(frame, writer)(path, **options)
 
 
 def parse_param(text: str) -> tuple[str, str]:
@@ -157,6 +153,8 @@ def command_fit(args: argparse.Namespace) -> None:
 
 
 def command_predict(args: argparse.Namespace) -> None:
+    import polars as pl
+
     from .model import load
 
     model = load(args.model)
@@ -202,9 +200,14 @@ def command_demo(args: argparse.Namespace) -> None:
 
 
 def _version() -> str:
-    from . import __version__
+    from importlib.metadata import PackageNotFoundError, version
 
-    return f"optboost {__version__}"
+    try:
+        return f"optboost {version('optboost')}"
+    except PackageNotFoundError:  # run from a source tree
+        from ._core import __version__
+
+        return f"optboost {__version__}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
