@@ -1115,6 +1115,8 @@ fn loss_spec_parses_every_name() {
         ("softmax", LossSpec::Softmax),
         ("multiclass_hinge", LossSpec::MulticlassHinge),
         (" Pinball( 0.25 ) ", LossSpec::Pinball { tau: 0.25 }),
+        ("huber(delta=2)", LossSpec::Huber { delta: 2.0 }),
+        ("pinball(tau = 0.9)", LossSpec::Pinball { tau: 0.9 }),
     ];
     for (text, spec) in &expect {
         assert_eq!(&text.parse::<LossSpec>().unwrap(), spec, "{text}");

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Union
 
-from .errors import ParameterTypeError
+from .errors import ParameterError, ParameterTypeError
 
 
 @dataclass(frozen=True)
@@ -55,10 +55,35 @@ class Exponential:
 LossLike = Union[str, Pinball, Huber, Logistic, Exponential]
 
 
+# R's gbm distributions and the optboost loss each one is.
+R_DISTRIBUTIONS = {
+    "gaussian": "squared",
+    "laplace": "absolute",
+    "quantile": "pinball",
+    "bernoulli": "logistic",
+    "adaboost": "exponential",
+    "multinomial": "softmax",
+}
+# R's gbm distributions optboost does not have, with what to use instead.
+R_MISSING = {
+    "huberized": "R's huberized hinge loss is not available; 'hinge' is the plain hinge",
+    "poisson": "count losses (poisson) are not available yet",
+    "coxph": "survival losses (coxph) are not available yet",
+    "tdist": "the t-distribution loss is not available; 'huber' is a robust alternative",
+    "pairwise": "ranking losses (pairwise) are not available",
+}
+
+
 def loss_text(loss: LossLike) -> str:
-    """The core's spelling of a loss given as a string or a loss object."""
+    """The core's spelling of a loss given as a string or a loss object; R's
+    distribution names (``bernoulli``, ``gaussian``, ...) map to optboost's."""
     if isinstance(loss, str):
-        return loss.strip()
+        text = loss.strip()
+        name, parenthesis, rest = text.partition("(")
+        name = name.strip().lower()
+        if name in R_MISSING:
+            raise ParameterError(f"loss {loss!r}: {R_MISSING[name]}")
+        return R_DISTRIBUTIONS.get(name, name) + parenthesis + rest if name else text
     if isinstance(loss, (Pinball, Huber, Logistic, Exponential)):
         return str(loss)
     raise ParameterTypeError(

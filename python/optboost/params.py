@@ -35,6 +35,8 @@ def param_pairs(params: Mapping[str, Any]) -> list[tuple[str, str]]:
     valid = _core.param_names()
     pairs = []
     for name, value in params.items():
+        if name not in valid and name.endswith("_") and name[:-1] in valid:
+            name = name[:-1]  # lambda_ for lambda, a Python keyword
         if name not in valid:
             raise ParameterError(
                 f"unknown parameter {name!r}{_hint(name, valid)}; valid parameters: "

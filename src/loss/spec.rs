@@ -155,7 +155,12 @@ impl FromStr for LossSpec {
         let number = |param: &str, default: f64| -> Result<f64> {
             match arg {
                 None => Ok(default),
+                // `huber(2)` and `huber(delta=2)` alike, as the README's table spells them
                 Some(a) => a
+                    .strip_prefix(param)
+                    .and_then(|rest| rest.trim_start().strip_prefix('='))
+                    .unwrap_or(a)
+                    .trim()
                     .parse::<f64>()
                     .map_err(|_| Error::param(param, a, "a number")),
             }

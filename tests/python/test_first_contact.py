@@ -1,0 +1,72 @@
+"""What a new user types first: R's names, Python keywords, the loss spellings of
+the README, and the command line's start-up."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import polars as pl
+import pytest
+
+import optboost
+from optboost.errors import ParameterError
+
+
+@pytest.fixture
+def data() -> pl.DataFrame:
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=300)
+    return pl.DataFrame({"x": x, "z": rng.normal(size=300), "y": (x > 0).astype(np.int64)})
+
+
+def test_r_distribution_names_are_the_same_models(data):
+    ours = optboost.boost("y ~ x + z", data, loss="logistic", n_iter=5)
+    theirs = optboost.boost("y ~ x + z", data, loss="bernoulli", n_iter=5)
+    assert theirs.loss == "logistic(0)" or theirs.loss == ours.loss
+    np.testing.assert_array_equal(ours.predict(data), theirs.predict(data))
+
+
+@pytest.mark.parametrize(
+    ("name", "answer"),
+    [("n.trees", "n_iter"), ("interaction.depth", "max_depth"), ("shrinkage", "learning_rate")],
+)
+def test_r_argument_names_are_answered_with_ours(data, name, answer):
+    with pytest.raises(ParameterError, match=f"optboost calls it {answer}"):
+        optboost.boost("y ~ x", data, **{name: 3})
+
+
+def test_missing_r_distributions_say_so(data):
+    with pytest.raises(ParameterError, match="coxph"):
+        optboost.boost("y ~ x", data, loss="coxph")
+
+
+def test_lambda_as_a_keyword(data):
+    spelled = optboost.boost("y ~ x", data, method="proximal", loss="absolute", n_iter=3, lambda_=0.5)
+    given = optboost.boost("y ~ x", data, method="proximal", loss="absolute", n_iter=3, **{"lambda": 0.5})
+    np.testing.assert_array_equal(spelled.predict(data), given.predict(data))
+    assert spelled.params["lambda"] == "0.5"
+
+
+def test_loss_parameters_by_name_as_in_the_readme(data):
+    named = optboost.boost("y ~ x", data, loss="huber(delta=2)", n_iter=3)
+    positional = optboost.boost("y ~ x", data, loss=optboost.Huber(delta=2.0), n_iter=3)
+    np.testing.assert_array_equal(named.predict(data), positional.predict(data))
+
+
+def test_misspelt_method_and_loss_get_suggestions(data):
+    with pytest.raises(ParameterError, match="did you mean 'agbm'"):
+        optboost.boost("y ~ x", data, method="agmb")
+    with pytest.raises(ParameterError, match="did you mean 'logistic'"):
+        optboost.boost("y ~ x", data, loss="logstic")
+
+
+def test_the_command_line_answers_help_without_importing_the_engine():
+    code = (
+        "import sys, optboost.cli\n"
+        "heavy = [m for m in ('polars', 'formulaic', 'numpy', 'optboost._core') if m in sys.modules]\n"
+        "print(heavy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
