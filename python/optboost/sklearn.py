@@ -60,6 +60,8 @@ class _BoostEstimator(BaseEstimator):
         random_state: int | None = 0,
         n_threads: int = 0,
         progress: bool | None = None,
+        early_stopping_rounds: int | None = None,
+        validation_fraction: float | None = None,
     ):
         self.method = method
         self.loss = loss
@@ -70,6 +72,8 @@ class _BoostEstimator(BaseEstimator):
         self.random_state = random_state
         self.n_threads = n_threads
         self.progress = progress
+        self.early_stopping_rounds = early_stopping_rounds
+        self.validation_fraction = validation_fraction
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -168,8 +172,9 @@ class _BoostEstimator(BaseEstimator):
         )
         return settings
 
-    def _train(self, columns, y, sample_weight, loss: str) -> None:
-        pairs = param_pairs(self._settings(loss))
+    def _train(self, columns, y, sample_weight, loss: str, valid=None) -> None:
+        """valid: None, or (columns, y) of validation data, y already encoded."""
+        settings = self._settings(loss)
         y = np.ascontiguousarray(y, dtype=np.float64)
         weights = None
         if sample_weight is not None:
@@ -178,13 +183,50 @@ class _BoostEstimator(BaseEstimator):
                 # Rows of weight 0 would still shape the bin thresholds; scikit-learn
                 # expects them to act as if absent.
                 keep = weights > 0
-                columns = [c._replace(values=np.ascontiguousarray(c.values[keep])) for c in columns]
+                columns = _rows(columns, keep)
                 y, weights = y[keep], weights[keep]
-        booster = _core.Booster(pairs, columns, y, weights)
+        if valid is None and self.validation_fraction is not None:
+            columns, y, weights, valid = self._hold_out(columns, y, weights)
+        if self.early_stopping_rounds is not None:
+            if valid is None:
+                raise ParameterError(
+                    "early_stopping_rounds needs validation data: pass "
+                    "fit(..., eval_set=(X_valid, y_valid)) or set validation_fraction"
+                )
+            settings["early_stopping_rounds"] = self.early_stopping_rounds
+        pairs = param_pairs(settings)
+        valid_args = (None, None, None)
+        if valid is not None:
+            valid_args = (valid[0], np.ascontiguousarray(valid[1], dtype=np.float64), None)
+        booster = _core.Booster(pairs, columns, y, weights, *valid_args)
         outcome = train(booster, int(self.n_iter), progress=self.progress)
         self.core_model_ = booster.model()
         self.history_ = pl.DataFrame(dict(booster.history()), schema=HISTORY_SCHEMA)
         self.n_iter_ = outcome.iterations
+
+    def _hold_out(self, columns, y, weights):
+        """Split off validation_fraction of the rows at random (seeded by
+        random_state; stratified by class for classifiers)."""
+        fraction = self.validation_fraction
+        if not isinstance(fraction, (int, float)) or not 0 < fraction < 1:
+            raise ParameterError(f"validation_fraction must be in (0, 1), got {fraction!r}")
+        rng = np.random.default_rng(0 if self.random_state is None else self.random_state)
+        held = np.zeros(len(y), dtype=bool)
+        groups = [np.arange(len(y))]
+        if isinstance(self, ClassifierMixin):
+            groups = [np.flatnonzero(y == c) for c in np.unique(y)]
+        for rows in groups:
+            count = int(round(fraction * len(rows)))
+            held[rng.permutation(rows)[:count]] = True
+        if held.all() or not held.any():
+            raise DataError(
+                f"validation_fraction={fraction} of {len(y)} rows leaves no rows to "
+                "train or to validate on"
+            )
+        train_rows = ~held
+        valid = (_rows(columns, held), y[held])
+        kept_weights = None if weights is None else weights[train_rows]
+        return _rows(columns, train_rows), y[train_rows], kept_weights, valid
 
     def _scores(self, X: Any, response: bool) -> np.ndarray:
         columns = self._predict_columns(X)
@@ -222,15 +264,20 @@ class BoostRegressor(RegressorMixin, _BoostEstimator):
     params: any other training parameter by name, e.g. ``{"gamma": 0.3}``.
     """
 
-    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> BoostRegressor:
+    def fit(
+        self, X: Any, y: Any, sample_weight: Any = None, eval_set: Any = None
+    ) -> BoostRegressor:
+        """eval_set: (X_valid, y_valid) for the history and early stopping."""
         loss = loss_text(self.loss if self.loss is not None else "squared")
         if _core.loss_task(loss) != "regression":
             raise ParameterError(f"BoostRegressor needs a regression loss; got {loss!r}")
         columns, y = self._fit_columns(X, y)
-        y = np.asarray(y, dtype=np.float64)
-        if not np.isfinite(y).all():
-            raise DataError(f"y has {int((~np.isfinite(y)).sum())} missing or infinite values")
-        self._train(columns, y, sample_weight, loss)
+        y = _finite_target(y)
+        valid = None
+        if eval_set is not None:
+            X_valid, y_valid = _pair(eval_set)
+            valid = (self._predict_columns(X_valid), _finite_target(y_valid))
+        self._train(columns, y, sample_weight, loss, valid)
         return self
 
     def predict(self, X: Any) -> np.ndarray:
@@ -244,7 +291,10 @@ class BoostClassifier(ClassifierMixin, _BoostEstimator):
     "hinge", optboost.Logistic(ridge=1e-4), ...
     """
 
-    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> BoostClassifier:
+    def fit(
+        self, X: Any, y: Any, sample_weight: Any = None, eval_set: Any = None
+    ) -> BoostClassifier:
+        """eval_set: (X_valid, y_valid) for the history and early stopping."""
         columns, y = self._fit_columns(X, y)
         check_classification_targets(y)
         self.classes_, indices = np.unique(y, return_inverse=True)
@@ -256,7 +306,17 @@ class BoostClassifier(ClassifierMixin, _BoostEstimator):
                 f"got 1 class: {present.tolist()}"
             )
         loss = self._loss_for(len(self.classes_))
-        self._train(columns, indices.astype(np.float64), weights, loss)
+        valid = None
+        if eval_set is not None:
+            X_valid, y_valid = _pair(eval_set)
+            y_valid = np.asarray(y_valid.to_numpy() if hasattr(y_valid, "to_numpy") else y_valid)
+            unknown = np.setdiff1d(np.unique(y_valid), self.classes_)
+            if unknown.size:
+                raise DataError(
+                    f"eval_set has classes not in y: {unknown[:10].tolist()}"
+                )
+            valid = (self._predict_columns(X_valid), np.searchsorted(self.classes_, y_valid))
+        self._train(columns, indices.astype(np.float64), weights, loss, valid)
         return self
 
     def _loss_for(self, n_classes: int) -> str:
@@ -293,3 +353,25 @@ class BoostClassifier(ClassifierMixin, _BoostEstimator):
         scores = self._scores(X, response=False)
         index = (scores[:, 0] > 0).astype(np.intp) if scores.shape[1] == 1 else scores.argmax(1)
         return self.classes_[index]
+
+
+def _rows(columns: list[FeatureColumn], rows: np.ndarray) -> list[FeatureColumn]:
+    return [c._replace(values=np.ascontiguousarray(c.values[rows])) for c in columns]
+
+
+def _pair(eval_set: Any) -> tuple[Any, Any]:
+    # LightGBM and XGBoost take a list of pairs; one pair is what optboost can use.
+    if isinstance(eval_set, list) and len(eval_set) == 1:
+        eval_set = eval_set[0]
+    if not (isinstance(eval_set, tuple) and len(eval_set) == 2):
+        raise ParameterError("eval_set must be a pair (X_valid, y_valid) or a list of one pair")
+    return eval_set
+
+
+def _finite_target(y: Any) -> np.ndarray:
+    y = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y, dtype=np.float64)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if not np.isfinite(y).all():
+        raise DataError(f"y has {int((~np.isfinite(y)).sum())} missing or infinite values")
+    return y

@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 import polars as pl
 import pytest
+
+import optboost
 from optboost.sklearn import BoostClassifier, BoostRegressor
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from support import available, regression_frame
@@ -110,3 +112,31 @@ def test_frames_are_not_modified():
     BoostRegressor(n_iter=3).fit(pandas_X, frame["y"].to_numpy())
     pd.testing.assert_frame_equal(pandas_X, pandas_before)
     assert isinstance(pl.from_pandas(pandas_X), pl.DataFrame)
+
+
+def test_eval_set_and_early_stopping_match_the_formula_front_end():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(600, 4))
+    y = X[:, 0] + 0.5 * rng.normal(size=600)
+    X_train, X_valid, y_train, y_valid = X[:450], X[450:], y[:450], y[450:]
+    reg = BoostRegressor(n_iter=400, learning_rate=0.3, max_depth=3, early_stopping_rounds=5)
+    reg.fit(X_train, y_train, eval_set=(X_valid, y_valid))
+    assert reg.n_iter_ < 400
+    assert reg.history_["valid_loss"].null_count() == 0
+    frame = pl.DataFrame({f"x{j}": X[:, j] for j in range(4)}).with_columns(y=pl.Series(y))
+    model = optboost.boost(
+        "y ~ x0 + x1 + x2 + x3", frame.head(450), valid=frame.tail(150), n_iter=400,
+        learning_rate=0.3, max_depth=3, early_stopping_rounds=5,
+    )
+    np.testing.assert_array_equal(reg.predict(X_valid), model.predict(frame.tail(150)))
+
+
+def test_validation_fraction_holds_out_stratified_rows():
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(400, 3))
+    y = np.where(X[:, 0] + rng.normal(size=400) > 0, "yes", "no")
+    clf = BoostClassifier(n_iter=300, early_stopping_rounds=5, validation_fraction=0.25)
+    clf.fit(X, y)
+    assert clf.n_iter_ < 300 and list(clf.classes_) == ["no", "yes"]
+    with pytest.raises(optboost.ParameterError, match="needs validation data"):
+        BoostClassifier(early_stopping_rounds=5).fit(X, y)
