@@ -198,6 +198,9 @@ class DesignSpec:
     weights_column: str | None = None
     terms: tuple[TermSpec, ...] = ()
     context: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
+    # Set when the left-hand side transforms a column (``np.log(y) ~ x``, as in R):
+    # the expression text, evaluated by the term language on every target read.
+    target_expression: str | None = None
 
     @property
     def task(self) -> str:
@@ -256,10 +259,12 @@ class DesignSpec:
     def target_values(self, data: Any) -> np.ndarray:
         """The encoded target of ``data`` (e.g. a validation set), with the
         training classes."""
-        frame = to_polars(data)
-        return self.target_encoding.encode(
-            get_column(frame, self.target, role="target column")
-        )
+        return self.target_encoding.encode(self._target_series(to_polars(data)))
+
+    def _target_series(self, frame: pl.DataFrame) -> pl.Series:
+        if self.target_expression is None:
+            return get_column(frame, self.target, role="target column")
+        return _evaluated_target(self.target_expression, frame, self.context or {})
 
     def weight_values(
         self, data: Any, weights: str | Any | None = None
@@ -304,6 +309,7 @@ class DesignSpec:
             "formula": self.formula,
             "target": self.target,
             "target_encoding": self.target_encoding.to_dict(),
+            "target_expression": self.target_expression,
             "weights_column": self.weights_column,
             "features": [feature.to_dict() for feature in self.features],
             "terms": [term.to_dict() for term in self.terms],
@@ -347,7 +353,10 @@ class DesignSpec:
             weights_column=_optional_text(data.get("weights_column"), "weights column"),
             terms=terms,
             context=context,
+            target_expression=_optional_text(data.get("target_expression"), "target expression"),
         )
+        if spec.target_expression is not None:
+            parse_factor(spec.target_expression)
         needed = [name for name in spec.functions if not callable((context or {}).get(name))]
         if needed:
             raise FormulaError(
@@ -436,7 +445,7 @@ def build_design(
         )
     weights_column = weights if isinstance(weights, str) else None
     context = dict(context or {})
-    target, factor_lists = _parse(formula, frame, weights_column)
+    target, target_factor, factor_lists = _parse(formula, frame, weights_column)
     present = set(frame.columns)  # polars builds frame.columns anew at each call
     for factors in factor_lists:
         for factor in factors:
@@ -461,14 +470,19 @@ def build_design(
     if not features:
         raise FormulaError(f"formula {formula!r} has no features")
     bare_columns = {f.source_columns[0] for f in features if not f.materialised}
-    if target in bare_columns:
-        raise FormulaError(f"formula {formula!r}: the target {target!r} is also a feature")
+    target_columns = target_factor.columns if target_factor is not None else (target,)
+    for column in target_columns:
+        if column in bare_columns:
+            raise FormulaError(f"formula {formula!r}: the target {column!r} is also a feature")
     seen: set[str] = set()
     duplicated = sorted({f.name for f in features if f.name in seen or seen.add(f.name)})
     if duplicated:
         raise FormulaError(f"formula {formula!r} gives duplicate feature names {duplicated}")
 
-    target_series = get_column(frame, target, role="target column")
+    if target_factor is None:
+        target_series = get_column(frame, target, role="target column")
+    else:
+        target_series = _evaluated_target(target_factor.text, frame, context)
     encoding = fit_target(target_series, task)
     y = encoding.encode(target_series)
     spec = DesignSpec(
@@ -479,6 +493,7 @@ def build_design(
         weights_column=weights_column,
         terms=tuple(terms),
         context=context or None,
+        target_expression=None if target_factor is None else target_factor.text,
     )
     return Design(
         spec=spec,
@@ -490,8 +505,9 @@ def build_design(
 
 def _parse(
     formula: str, frame: pl.DataFrame, weights_column: str | None
-) -> tuple[str, list[list[Factor]]]:
-    """The target's column name and, per right-hand-side term, its parsed factors."""
+) -> tuple[str, Factor | None, list[list[Factor]]]:
+    """The target's name, its parsed expression when it transforms a column
+    (else None), and per right-hand-side term its parsed factors."""
     if not isinstance(formula, str):
         raise FormulaError(
             f"formula must be a string like 'y ~ a + b', got {type(formula).__name__}"
@@ -548,18 +564,25 @@ def _parse(
 
     if len(lhs_terms) != 1 or len(lhs_terms[0].factors) != 1:
         raise FormulaError(f"formula {formula!r}: the left-hand side must be one column")
-    target_factor = lhs_terms[0].factors[0]
-    if target_factor.eval_method != FormulaicFactor.EvalMethod.LOOKUP:
-        raise FormulaError(
-            f"formula {formula!r}: the left-hand side must be a bare column name, "
-            f"not {target_factor.expr!r} (transform the target in the data instead)"
-        )
-    target = aliases.get(target_factor.expr, target_factor.expr)
-    if target not in frame.columns:
-        raise MissingColumnError(
-            f"formula {formula!r}: "
-            + missing_column_message(target, frame.columns, role="target column")
-        )
+    lhs = lhs_terms[0].factors[0]
+    target_factor = None
+    if lhs.eval_method == FormulaicFactor.EvalMethod.LOOKUP:
+        target = aliases.get(lhs.expr, lhs.expr)
+        target_columns: tuple[str, ...] = (target,)
+    else:
+        target_factor = _parse_factor(formula, factor_text(lhs))
+        if target_factor.is_categorical or stateful_keys(target_factor):
+            raise FormulaError(
+                f"formula {formula!r}: the left-hand side may be a column or a stateless "
+                f"transform of columns (np.log(y), I(y / 1000)), not {lhs.expr!r}"
+            )
+        target, target_columns = target_factor.text, target_factor.columns
+    for column in target_columns:
+        if column not in frame.columns:
+            raise MissingColumnError(
+                f"formula {formula!r}: "
+                + missing_column_message(column, frame.columns, role="target column")
+            )
     _check_removed_names(formula, text, aliases, frame)
     factor_lists = []
     for term in rhs_terms:
@@ -569,7 +592,16 @@ def _parse(
         if not factors:
             continue  # the intercept: trees need none
         factor_lists.append([_parse_factor(formula, factor_text(f)) for f in factors])
-    return target, factor_lists
+    return target, target_factor, factor_lists
+
+
+def _evaluated_target(text: str, frame: pl.DataFrame, context: Mapping[str, Any]) -> pl.Series:
+    factor = parse_factor(text)
+    for column in factor.columns:
+        get_column(frame, column, role="target column")
+    with np.errstate(all="ignore"):
+        values = interaction_columns([factor], [text], Evaluation(frame, context), [None])[0][1]
+    return pl.Series(text, values).fill_nan(None)
 
 
 def _looks_literal(name: str) -> bool:

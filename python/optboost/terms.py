@@ -291,6 +291,10 @@ class _Parser:
             raise self.refuse(node, f"{name}() must be a whole factor, not part of an expression")
         if name in STATEFUL:
             return self.stateful(name, node, depth)
+        if name == "offset":
+            raise self.refuse(
+                node, "offsets (R's offset()) are not supported yet; leave the term out"
+            )
         if node.keywords:
             raise self.refuse(node, f"{name}() takes no keyword arguments")
         arguments = tuple(self.expression(a, depth + 1) for a in node.args)

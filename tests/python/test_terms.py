@@ -155,3 +155,23 @@ def test_spec_written_by_the_first_release_with_formulaic_state_is_refused(frame
     plain = {**spec, "version": 1, "formulaic": None}
     plain.pop("terms")
     assert DesignSpec.from_dict(plain).feature_names == ["x", "C(g)"]
+
+
+def test_a_transformed_response_is_fitted_on_its_scale_and_saved(frame, tmp_path):
+    data = frame.with_columns(y=pl.col("x") * 3.0)
+    model = optboost.boost("np.log(y) ~ x + z", data, n_iter=200, learning_rate=0.3)
+    np.testing.assert_allclose(model.predict(data), np.log(3 * data["x"].to_numpy()), atol=0.05)
+    path = tmp_path / "model.json"
+    model.save(path)
+    loaded = optboost.load(path)
+    assert loaded.spec.target_expression == "np.log(y)"
+    np.testing.assert_allclose(loaded.spec.target_values(data), np.log(data["y"].to_numpy()))
+
+
+@pytest.mark.parametrize(
+    ("formula", "message"),
+    [("scale(y) ~ x", "stateless"), ("np.log(y) ~ y", "also a feature"), ("y ~ offset(z) + x", "offset")],
+)
+def test_left_hand_sides_and_offsets_that_are_refused(frame, formula, message):
+    with pytest.raises(FormulaError, match=message):
+        build_design(formula, frame)
