@@ -336,8 +336,17 @@ class DesignSpec:
             raise FormulaError(f"unsupported design version {version!r}")
         terms = tuple(TermSpec.from_dict(t) for t in data.get("terms", []))
         features = tuple(Feature.from_dict(f) for f in _list(data["features"], "features"))
-        if sum(f.materialised for f in features) == 0 and terms:
-            raise FormulaError("the design has terms but no computed features")
+        # A term's columns are the product of its categorical factors' levels: a file
+        # that lists few features cannot make prediction build billions of columns.
+        computed = sum(f.materialised for f in features)
+        for term in terms:
+            columns = 1
+            for levels in term.levels:
+                columns *= max(len(levels), 1) if levels is not None else 1
+                if columns > computed:
+                    raise FormulaError(
+                        f"term {':'.join(term.names)!r} gives more columns than the model has"
+                    )
         for feature in features:
             if not feature.source_columns:
                 raise FormulaError(f"feature {feature.name!r} has no source column")
