@@ -46,6 +46,7 @@ from .terms import (
     Column,
     Evaluation,
     Factor,
+    column_factor,
     factor_levels,
     interaction_columns,
     parse_factor,
@@ -299,6 +300,7 @@ class DesignSpec:
                     FeatureColumn(feature.name, numeric_values(series), "numeric", 0)
                 )
         return result
+
 
     # -------------------------------------------------------------- serialisation
 
@@ -565,11 +567,10 @@ def _parse(
             expr = re.sub(rf"\b{alias}\b", "`" + name.replace("`", "") + "`", expr)
         return expr
 
-    def factor_text(factor: Any) -> str:
+    def parsed(factor: Any) -> Factor:
         if factor.eval_method == FormulaicFactor.EvalMethod.LOOKUP:
-            name = aliases.get(factor.expr, factor.expr)
-            return name if name.isidentifier() else f"`{name}`"
-        return restore(factor.expr)
+            return column_factor(aliases.get(factor.expr, factor.expr))
+        return _parse_factor(formula, restore(factor.expr))
 
     if len(lhs_terms) != 1 or len(lhs_terms[0].factors) != 1:
         raise FormulaError(f"formula {formula!r}: the left-hand side must be one column")
@@ -579,7 +580,7 @@ def _parse(
         target = aliases.get(lhs.expr, lhs.expr)
         target_columns: tuple[str, ...] = (target,)
     else:
-        target_factor = _parse_factor(formula, factor_text(lhs))
+        target_factor = parsed(lhs)
         if target_factor.is_categorical or stateful_keys(target_factor):
             raise FormulaError(
                 f"formula {formula!r}: the left-hand side may be a column or a stateless "
@@ -600,7 +601,7 @@ def _parse(
         ]
         if not factors:
             continue  # the intercept: trees need none
-        factor_lists.append([_parse_factor(formula, factor_text(f)) for f in factors])
+        factor_lists.append([parsed(f) for f in factors])
     return target, target_factor, factor_lists
 
 

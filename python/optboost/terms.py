@@ -174,6 +174,12 @@ class Factor:
         return isinstance(self.tree, Categorical)
 
 
+def column_factor(name: str) -> Factor:
+    """The factor of a bare column name (no parsing: wide formulas have thousands)."""
+    text = name if name.isidentifier() else f"`{name}`"
+    return Factor(text, Column(name), (name,), ())
+
+
 def parse_factor(text: str) -> Factor:
     """Parse one factor's expression; FormulaError for anything outside the language."""
     if not isinstance(text, str):
