@@ -12,6 +12,7 @@ may be read-only views into the user's frame: never write into them.
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
-from .errors import DataError, DataTypeError
+from .errors import DataError, DataTypeError, OptboostError
 
 Kind = Literal["numeric", "categorical"]
 Task = Literal["regression", "binary", "multiclass"]
@@ -49,18 +50,36 @@ def to_polars(data: Any) -> pl.DataFrame:
     if isinstance(data, pl.LazyFrame):
         raise DataTypeError("a polars LazyFrame must be collected first: pass lf.collect()")
     module = type(data).__module__.split(".")[0]
-    if module == "pandas":
-        return _from_pandas(data)
-    if module == "pyarrow":
-        return pl.from_arrow(data)
-    if isinstance(data, dict):
-        return pl.DataFrame(data)
-    raise DataTypeError(
-        f"expected a polars or pandas DataFrame, got {type(data).__module__}.{type(data).__name__}"
-    )
+    if module == "pandas" and hasattr(data, "columns"):
+        converter = _from_pandas
+    elif module == "pyarrow":
+        converter = pl.from_arrow
+    elif isinstance(data, dict):
+        converter = pl.DataFrame
+    else:
+        raise DataTypeError(
+            "expected a polars or pandas DataFrame, got "
+            f"{type(data).__module__}.{type(data).__name__}"
+        )
+    try:
+        return converter(data)
+    except OptboostError:
+        raise
+    except Exception as error:  # pyarrow and polars raise their own types
+        raise DataTypeError(
+            f"cannot convert the {type(data).__name__} to columns: {type(error).__name__}: "
+            f"{str(error)[:300]}"
+        ) from None
 
 
 def _from_pandas(data: Any) -> pl.DataFrame:
+    names = [str(name) for name in data.columns]
+    if len(set(names)) != len(names):
+        repeated = sorted(n for n, count in Counter(names).items() if count > 1)
+        raise DataError(f"the frame has duplicate column names: {_listing(repeated)}")
+    if not all(isinstance(name, str) for name in data.columns):
+        # polars needs string names; 0, 1, ... become "0", "1", ... as in pl.from_pandas
+        data = data.rename(columns=str)
     frame = pl.from_pandas(data)
     # pl.from_pandas makes a pandas categorical a Categorical, whose levels we
     # sort; an Enum keeps the category order the user declared in pandas.
@@ -171,6 +190,11 @@ def categorical_levels(series: pl.Series) -> list[str]:
 def categorical_codes(series: pl.Series, levels: Sequence[str]) -> np.ndarray:
     """int32 codes into ``levels`` (-1 = missing). Values not in the level map
     become -1 too, with a UserWarning naming the column and those values."""
+    if not (is_categorical_dtype(series.dtype) or is_numeric_dtype(series.dtype)):
+        raise DataTypeError(
+            f"column {series.name!r} has dtype {series.dtype}; a categorical feature needs "
+            "strings, categories or numbers"
+        )
     strings = _as_strings(series)
     if levels:
         codes = (
