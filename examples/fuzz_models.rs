@@ -3,8 +3,9 @@
 //!     cargo run --release --example fuzz_models -- --cases 100000 --seed 1
 //!     cargo run --release --example fuzz_models -- --seconds 600
 //!
-//! Prints the count of each outcome (rejected / loaded+finite / loaded, predict error / panic /
-//! non-finite / slow>10s) and the first failures; exits with status 1 if there were any.
+//! Prints the count of each outcome: rejected, loaded+finite, and the failures (loaded but no
+//! frame fits / loaded, predict error / panic / non-finite / slow>10s), then the first failures;
+//! exits with status 1 if there were any.
 //! `--show-rejections` also prints the most frequent rejection messages.
 
 #[path = "../tests/fuzz_support/mod.rs"]

@@ -362,6 +362,9 @@ fn feature_mappers_must_be_ones_binning_makes() {
         level_bins.clear();
     }
     assert!(load_error(&broken).contains("0 levels"));
+    let mut broken = model.clone();
+    broken.features.clear();
+    assert!(load_error(&broken).contains("no features"));
     // A NaN threshold, a bin past the feature's bins.
     let mut broken = model.clone();
     let i = (broken.trees[0].nodes.iter())

@@ -44,6 +44,10 @@ impl Model {
                 self.tree_outputs.len()
             ));
         }
+        // Training needs a feature column, and so does prediction (`Frame::new`).
+        if self.features.is_empty() {
+            return bad("the model has no features".into());
+        }
         for (j, feature) in self.features.iter().enumerate() {
             validate_feature(feature).map_err(|e| model_error(format!("feature {j}: {e}")))?;
         }
@@ -231,9 +235,9 @@ impl Model {
     }
 }
 
-/// A feature's mapper as binning makes it: numeric cut points ascending and never NaN (−∞ can
-/// occur next to −∞ data), at most 255 bins besides the missing one, every level's bin below the
-/// bin count.
+/// A feature's mapper as binning makes it: numeric cut points strictly ascending and never NaN
+/// (−∞ can occur next to −∞ data), at most 255 bins besides the missing one; at least one
+/// categorical level, every level's bin below the bin count.
 fn validate_feature(feature: &FeatureSpec) -> std::result::Result<(), String> {
     let name = &feature.name;
     match &feature.mapper {
