@@ -422,7 +422,7 @@ fn mutate_array(a: &mut Vec<Value>, rng: &mut Rng) {
         return;
     }
     let (i, j) = (rng.below(a.len()), rng.below(a.len()));
-    match rng.below(7) {
+    match rng.below(8) {
         0 => a.swap(i, j),
         1 => {
             let copy = a[i].clone();
@@ -434,6 +434,14 @@ fn mutate_array(a: &mut Vec<Value>, rng: &mut Rng) {
         3 => a.truncate(i),
         4 => a.clear(),
         5 => a.reverse(),
+        // One value everywhere: every weight 1e308 overflows a sum that each one alone does not.
+        6 => {
+            let value = match &a[i] {
+                Value::Number(n) => mutate_number(n, rng),
+                other => other.clone(),
+            };
+            a.iter_mut().for_each(|x| *x = value.clone());
+        }
         _ => {
             let copy = a.clone();
             a.extend(copy);
@@ -665,12 +673,28 @@ pub fn probe_payloads(bases: &[Value]) -> Vec<(String, String)> {
         value["model"]["loss"] = loss.clone();
         payloads.push((format!("loss {loss}"), value.to_string()));
     }
-    // Tree weights of ±1e308 and a bias of 1e308.
+    // Tree weights of ±1e308 (on one tree, and on every tree: the sum overflows) and a bias of
+    // 1e308.
     for weight in [1e308, -1e308, f64::MAX] {
         let mut value = squared.clone();
         value["model"]["weights"][0] = json!(weight);
         payloads.push((format!("weight {weight:e}"), value.to_string()));
+        for w in value["model"]["weights"]
+            .as_array_mut()
+            .into_iter()
+            .flatten()
+        {
+            *w = json!(weight);
+        }
+        payloads.push((format!("every weight {weight:e}"), value.to_string()));
     }
+    // Two single-leaf trees of value 1 and weight 1e308: each term is finite, their sum is not.
+    let mut value = squared.clone();
+    for t in 0..2 {
+        value["model"]["trees"][t] = json!({"nodes": [leaf(1.0)], "categories": []});
+        value["model"]["weights"][t] = json!(1e308);
+    }
+    payloads.push(("two terms of 1e308".into(), value.to_string()));
     let mut value = squared.clone();
     value["model"]["bias"][0] = json!(1e308);
     payloads.push(("bias 1e308".into(), value.to_string()));
