@@ -9,6 +9,7 @@ pub mod data;
 pub mod model;
 pub mod params;
 mod rows;
+pub mod threads;
 pub mod tree;
 
 pub use boost::{Booster, Checkpoint, History, Record, Step, StopReason, TrainData};

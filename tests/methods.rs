@@ -743,7 +743,7 @@ fn multiclass_methods_fit_one_tree_per_class() {
             relative_difference(&scores, booster.train_predictions()) < 1e-9,
             "{setting:?}"
         );
-        let probabilities = model.response(scores);
+        let probabilities = model.response(scores).unwrap();
         for row in probabilities.chunks(3) {
             assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-12 && row.iter().all(|&p| p >= 0.0));
         }

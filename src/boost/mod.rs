@@ -344,7 +344,7 @@ impl Booster {
         valid: Option<&TrainData<'_>>,
         bin: impl FnOnce() -> Result<BinnedData> + Send,
     ) -> Result<Booster> {
-        let pool = Arc::new(thread_pool(params.n_threads)?);
+        let pool = thread_pool(params.n_threads)?;
         Arc::clone(&pool).install(|| Self::prepare(params, bin()?, train, valid, pool))
     }
 
@@ -743,17 +743,9 @@ fn step_rule_in_force(params: &Params, objective: &Objective) -> StepRule {
         .unwrap_or_else(|| step_rule::default_step_rule(params.method, sigma))
 }
 
-fn thread_pool(n_threads: usize) -> Result<rayon::ThreadPool> {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(n_threads)
-        .build()
-        .map_err(|e| {
-            Error::param(
-                "n_threads",
-                n_threads,
-                format!("a thread count the system allows ({e})"),
-            )
-        })
+/// The pool of `n_threads` threads (capped at the machine's), shared with other boosters.
+fn thread_pool(n_threads: usize) -> Result<Arc<rayon::ThreadPool>> {
+    crate::threads::shared_pool(n_threads)
 }
 
 /// K of a multiclass target: labels must be class indices 0..K−1, and K ≥ 2 (checked by the

@@ -63,7 +63,8 @@ impl Model {
         }
         let file: FileOwned = serde_json::from_str(text)
             .map_err(|e| Error::Model(format!("malformed model: {e}")))?;
-        file.model.check_consistency()?;
+        // A hand-edited or corrupted file must fail here, not at prediction time.
+        file.model.validate()?;
         Ok(file.model)
     }
 
@@ -78,41 +79,5 @@ impl Model {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::Model(format!("cannot read {}: {e}", path.display())))?;
         Model::from_json(&text)
-    }
-
-    /// A hand-edited or corrupted file must fail here, not panic at prediction time.
-    fn check_consistency(&self) -> Result<()> {
-        let bad = |msg: String| Err(Error::Model(format!("inconsistent model: {msg}")));
-        if self.n_outputs == 0 || self.bias.len() != self.n_outputs {
-            return bad(format!(
-                "{} outputs but {} bias values",
-                self.n_outputs,
-                self.bias.len()
-            ));
-        }
-        if self.weights.len() != self.trees.len() || self.tree_outputs.len() != self.trees.len() {
-            return bad("tree, weight and output counts differ".into());
-        }
-        for (t, tree) in self.trees.iter().enumerate() {
-            if self.tree_outputs[t] as usize >= self.n_outputs {
-                return bad(format!("tree {t} writes output {}", self.tree_outputs[t]));
-            }
-            if tree.nodes.is_empty() {
-                return bad(format!("tree {t} has no nodes"));
-            }
-            for (i, node) in tree.nodes.iter().enumerate() {
-                // Children come after their parent, so traversal always ends.
-                let inside = |c: u32| (c as usize) > i && (c as usize) < tree.nodes.len();
-                let children_ok = node.is_leaf() || (inside(node.left) && inside(node.right));
-                let feature_ok = node.is_leaf() || (node.feature as usize) < self.features.len();
-                let category_ok = node
-                    .category
-                    .is_none_or(|c| (c as usize) < tree.categories.len());
-                if !(children_ok && feature_ok && category_ok) {
-                    return bad(format!("tree {t} has a node pointing outside the model"));
-                }
-            }
-        }
-        Ok(())
     }
 }

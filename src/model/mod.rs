@@ -4,8 +4,10 @@
 mod flat;
 mod io;
 mod predict;
+mod validate;
 
 pub use io::FORMAT_VERSION;
+pub use validate::{MAX_ABS_TERM, MAX_NODES, MAX_OUTPUTS, MAX_TREES};
 
 use crate::data::{BinMapper, FeatureKind};
 use crate::loss::LossSpec;

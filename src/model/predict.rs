@@ -25,7 +25,7 @@ impl Model {
     /// the probability of the positive class), the score otherwise.
     pub fn predict_response(&self, frame: &Frame<'_>) -> Result<Vec<f64>> {
         let scores = self.predict(frame)?;
-        Ok(self.response(scores))
+        self.response(scores)
     }
 
     /// Scores of data binned with this model's mappers (validation data during training).
@@ -37,22 +37,22 @@ impl Model {
         )
     }
 
-    pub fn response(&self, mut scores: Vec<f64>) -> Vec<f64> {
-        match self.loss.build(self.n_outputs.max(2)) {
-            Ok(Objective::Scalar(loss)) => scores
+    /// Scores (row-major n × `n_outputs`) on the response scale. Fails, rather than returning
+    /// the scores unchanged, for a loss that does not build (a parameter out of range, or a
+    /// multiclass loss with fewer than 2 outputs): loaded models were checked for that already.
+    pub fn response(&self, mut scores: Vec<f64>) -> Result<Vec<f64>> {
+        match self.objective()? {
+            Objective::Scalar(loss) => scores
                 .par_iter_mut()
                 .with_min_len(BLOCK_ROWS)
                 .for_each(|s| *s = loss.response(*s)),
             // Class probabilities: the softmax of each row's K scores.
-            Ok(Objective::Multiclass(loss)) => {
-                scores.par_chunks_mut(self.n_outputs).for_each(|row| {
-                    let f = row.to_vec();
-                    loss.response(&f, row);
-                })
-            }
-            Err(_) => {}
+            Objective::Multiclass(loss) => scores.par_chunks_mut(self.n_outputs).for_each(|row| {
+                let f = row.to_vec();
+                loss.response(&f, row);
+            }),
         }
-        scores
+        Ok(scores)
     }
 
     /// Scores of `n_rows` rows, in blocks of `BLOCK_ROWS`: `block(start, rows)` prepares what

@@ -3,13 +3,16 @@
 //! batches while the booster keeps a valid model of every finished iteration.
 
 use super::convert::{contiguous, Columns};
-use super::errors::{guarded, DataError};
+use super::errors::{guarded, DataError, TrainingError};
 use super::model::PyModel;
 use crate::boost::{Booster, Step, StopReason, TrainData};
 use crate::params::Params;
 use numpy::PyReadonlyArray1;
+use pyo3::exceptions::PyUserWarning;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use std::ffi::CString;
+use std::sync::{Mutex, MutexGuard, TryLockError};
 use std::time::Instant;
 
 /// Parameters from `(name, value)` pairs, validated as a whole.
@@ -32,9 +35,44 @@ fn describe(reason: &StopReason) -> (&'static str, String) {
     (kind, reason.to_string())
 }
 
-#[pyclass(module = "optboost._core", name = "Booster")]
+#[pyclass(module = "optboost._core", name = "Booster", frozen)]
 pub struct PyBooster {
-    booster: Booster,
+    /// Held for the whole of each call. A call made while another runs (`update()` of the same
+    /// model from a second Python thread) fails at once with a busy error instead of waiting:
+    /// waiting with the GIL held would deadlock with the running call, which needs the GIL to
+    /// return.
+    booster: Mutex<Booster>,
+}
+
+impl PyBooster {
+    fn lock(&self) -> PyResult<MutexGuard<'_, Booster>> {
+        self.booster.try_lock().map_err(|e| match e {
+            TryLockError::WouldBlock => TrainingError::new_err(
+                "the model is busy: another call is training it or reading it (update() from \
+                 another thread?); calls on one model must not overlap",
+            ),
+            // Only a panic outside `guarded` poisons the lock; the booster may be half-updated.
+            TryLockError::Poisoned(_) => TrainingError::new_err(
+                "internal error in the optboost core (please report it): an earlier call on \
+                 this model failed midway; the model cannot train further",
+            ),
+        })
+    }
+}
+
+/// Warns (`UserWarning`, pointing at the caller of the function that created the booster) when
+/// `requested` threads are more than the machine runs at once: training uses fewer.
+fn warn_if_capped(py: Python<'_>, requested: usize) -> PyResult<()> {
+    let used = crate::threads::threads_used(requested);
+    if used == requested {
+        return Ok(());
+    }
+    let message = format!(
+        "n_threads={requested} is more than the {used} threads this machine runs at once; \
+         training uses {used}"
+    );
+    let message = CString::new(message).map_err(|e| TrainingError::new_err(e.to_string()))?;
+    PyErr::warn(py, &py.get_type::<PyUserWarning>(), &message, 2)
 }
 
 #[pymethods]
@@ -53,6 +91,7 @@ impl PyBooster {
         valid_weights: Option<PyReadonlyArray1<'py, f64>>,
     ) -> PyResult<Self> {
         let params = guarded(|| params_from_pairs(&params))?;
+        warn_if_capped(py, params.n_threads)?;
         let columns = Columns::extract(features)?;
         let train = TrainData {
             frame: columns.frame()?,
@@ -80,19 +119,22 @@ impl PyBooster {
             }
         };
         let booster = py.detach(|| guarded(|| Booster::new(params, &train, valid.as_ref())))?;
-        Ok(PyBooster { booster })
+        Ok(PyBooster {
+            booster: Mutex::new(booster),
+        })
     }
 
     /// Runs iterations, at least one, until `max_steps` are done, `max_seconds` have passed or
     /// training finishes; then checks for Ctrl-C (raising KeyboardInterrupt). Returns the number
     /// of iterations done and, once training has finished, `(kind, message)` of the reason.
     fn advance(
-        &mut self,
+        &self,
         py: Python<'_>,
         max_steps: usize,
         max_seconds: f64,
     ) -> PyResult<(usize, Option<(&'static str, String)>)> {
-        let booster = &mut self.booster;
+        let mut booster = self.lock()?;
+        let booster = &mut *booster;
         let (done, finished) = py.detach(|| {
             guarded(|| {
                 let started = Instant::now();
@@ -116,31 +158,40 @@ impl PyBooster {
     }
 
     /// Allows `extra` more iterations (no effect after early stopping or divergence).
-    fn extend(&mut self, extra: usize) {
-        self.booster.extend(extra);
+    fn extend(&self, extra: usize) -> PyResult<()> {
+        let mut booster = self.lock()?;
+        if booster.params().n_iter.checked_add(extra).is_none() {
+            return Err(super::errors::ParameterError::new_err(format!(
+                "extend({extra}): the iteration count would overflow"
+            )));
+        }
+        booster.extend(extra);
+        Ok(())
     }
 
     /// `(kind, message)` of why training ended, or None while it can go on.
     #[getter]
-    fn finished(&self) -> Option<(&'static str, String)> {
-        self.booster.finished().map(describe)
+    fn finished(&self) -> PyResult<Option<(&'static str, String)>> {
+        Ok(self.lock()?.finished().map(describe))
     }
 
     #[getter]
-    fn iteration(&self) -> usize {
-        self.booster.iteration()
+    fn iteration(&self) -> PyResult<usize> {
+        Ok(self.lock()?.iteration())
     }
 
     /// A snapshot of the current model.
-    fn model(&self) -> PyModel {
-        PyModel::new(self.booster.model().clone())
+    fn model(&self) -> PyResult<PyModel> {
+        Ok(PyModel::new(self.lock()?.model().clone()))
     }
 
     /// The history from iteration `start` (0-based) on, as columns: iteration, trees, train_loss,
     /// valid_loss (None without validation data), cos_mean, cos_min, step, seconds.
     #[pyo3(signature = (start=0))]
     fn history<'py>(&self, py: Python<'py>, start: usize) -> PyResult<Bound<'py, PyDict>> {
-        let records = &self.booster.history().records[start.min(self.booster.iteration())..];
+        let booster = self.lock()?;
+        let records = &booster.history().records;
+        let records = &records[start.min(records.len())..];
         let column =
             |f: &dyn Fn(&crate::Record) -> f64| records.iter().map(f).collect::<Vec<f64>>();
         let cos_mean = |r: &crate::Record| r.cos.iter().sum::<f64>() / r.cos.len().max(1) as f64;

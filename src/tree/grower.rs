@@ -33,9 +33,13 @@ impl std::str::FromStr for Growth {
     }
 }
 
+/// The largest `max_depth`: no grown tree is deeper, depth-wise or leaf-wise (model files with
+/// deeper trees are rejected).
+pub const MAX_DEPTH: usize = 64;
+
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct TreeParams {
-    /// Split levels: 1 is a stump.
+    /// Split levels: 1 is a stump; at most `MAX_DEPTH`.
     pub max_depth: usize,
     pub max_leaves: usize,
     pub min_samples_leaf: usize,
@@ -61,11 +65,11 @@ impl Default for TreeParams {
 
 impl TreeParams {
     pub fn validate(&self) -> Result<()> {
-        if !(1..=64).contains(&self.max_depth) {
+        if !(1..=MAX_DEPTH).contains(&self.max_depth) {
             return Err(Error::param(
                 "max_depth",
                 self.max_depth,
-                "an integer in 1..=64",
+                format!("an integer in 1..={MAX_DEPTH}"),
             ));
         }
         if self.max_leaves < 2 {

@@ -422,9 +422,7 @@ fn build_packed<const K: usize>(
     if total_bins == 0 {
         return consume(&[]);
     }
-    // The block buffers are reused from call to call: fresh ones of this size come from mmap, and
-    // their page faults and unmapping cost more than filling them.
-    PACKED.with_borrow_mut(|buffer| {
+    let fill = |buffer: &mut Vec<f64>| {
         buffer.clear();
         buffer.resize(total_bins * n_blocks * K, 0.0);
         let (partials, _) = buffer.as_chunks_mut::<K>();
@@ -464,6 +462,15 @@ fn build_packed<const K: usize>(
             }
         }
         consume(first);
+    };
+    // The block buffers are reused from call to call: fresh ones of this size come from mmap, and
+    // their page faults and unmapping cost more than filling them. The thread's buffer is still
+    // borrowed when this thread, while waiting for the blocks of a build, has picked up a job of
+    // another booster sharing the pool (`threads::shared_pool`) that builds a histogram too: that
+    // build gets a fresh buffer (a buffer is zeroed before use either way: the same sums).
+    PACKED.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buffer) => fill(&mut buffer),
+        Err(_) => fill(&mut Vec::new()),
     });
 }
 

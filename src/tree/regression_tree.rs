@@ -52,16 +52,27 @@ impl Tree {
     }
 
     /// Split levels along the longest path (a stump has depth 1).
+    ///
+    /// One pass in node order, no recursion: children come after their parent (grown trees are
+    /// built that way and `Model::validate` checks it of loaded ones), so a node's level is known
+    /// before its children's. On a tree breaking that rule the result is meaningless, but the
+    /// pass still ends after one look at each node.
     pub fn depth(&self) -> usize {
-        fn depth_of(tree: &Tree, node: usize) -> usize {
-            let n = &tree.nodes[node];
-            if n.is_leaf() {
-                0
-            } else {
-                1 + depth_of(tree, n.left as usize).max(depth_of(tree, n.right as usize))
+        let mut levels = vec![0usize; self.nodes.len()];
+        let mut depth = 0;
+        for (i, node) in self.nodes.iter().enumerate() {
+            if node.is_leaf() {
+                continue;
+            }
+            let child_level = levels[i] + 1;
+            depth = depth.max(child_level);
+            for child in [node.left, node.right] {
+                if let Some(level) = levels.get_mut(child as usize) {
+                    *level = child_level;
+                }
             }
         }
-        depth_of(self, 0)
+        depth
     }
 
     /// The leaf reached by a row of bins.

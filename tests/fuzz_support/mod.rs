@@ -1,0 +1,752 @@
+//! Seeded mutations of model files, shared by `tests/model_fuzz.rs` (a few thousand cases in
+//! every `cargo test`) and `examples/fuzz_models.rs` (long runs). A model file is untrusted: each
+//! mutated file must either be rejected by `Model::from_json` or load and predict finite values,
+//! without panicking and in reasonable time.
+#![allow(dead_code)]
+
+use optboost::{Booster, Feature, Frame, Model, Params, TrainData};
+use serde_json::{json, Value};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::{Duration, Instant};
+
+/// A case taking longer than this (load and predict of a small frame) counts as a hang.
+pub const SLOW: Duration = Duration::from_secs(10);
+
+/// SplitMix64: seeded and dependency-free.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// Uniform in 0..n (n ≥ 1).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+    pub fn uniform(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    pub fn chance(&mut self, p: f64) -> bool {
+        self.uniform() < p
+    }
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+// ------------------------------------------------------------------ the models mutated
+
+/// Training data with two numeric columns (x0 with missing values), a categorical one (with
+/// missing codes), and targets for regression, binary (±1) and 3-class problems.
+struct TrainingSet {
+    x0: Vec<f64>,
+    x1: Vec<f64>,
+    codes: Vec<i32>,
+    regression: Vec<f64>,
+    binary: Vec<f64>,
+    classes: Vec<f64>,
+}
+
+const N_LEVELS: u32 = 6;
+
+fn training_set(n: usize) -> TrainingSet {
+    let mut rng = Rng::new(7);
+    let mut set = TrainingSet {
+        x0: Vec::new(),
+        x1: Vec::new(),
+        codes: Vec::new(),
+        regression: Vec::new(),
+        binary: Vec::new(),
+        classes: Vec::new(),
+    };
+    for _ in 0..n {
+        let x0 = if rng.chance(0.1) {
+            f64::NAN
+        } else {
+            4.0 * rng.uniform() - 2.0
+        };
+        let x1 = rng.uniform();
+        let code = if rng.chance(0.05) {
+            -1
+        } else {
+            rng.below(N_LEVELS as usize) as i32
+        };
+        let signal = if x0.is_nan() { 0.5 } else { x0 } + 2.0 * x1 + (code % 3) as f64 - 1.0;
+        let noisy = signal + 0.3 * (rng.uniform() - 0.5);
+        set.x0.push(x0);
+        set.x1.push(x1);
+        set.codes.push(code);
+        set.regression.push(noisy);
+        set.binary.push(if noisy > 0.5 { 1.0 } else { -1.0 });
+        set.classes.push(if noisy < 0.0 {
+            0.0
+        } else if noisy < 1.5 {
+            1.0
+        } else {
+            2.0
+        });
+    }
+    set
+}
+
+fn train(set: &TrainingSet, y: &[f64], params: &[(&str, &str)]) -> Model {
+    let frame = Frame::new(vec![
+        Feature::numeric("x0", &set.x0),
+        Feature::numeric("x1", &set.x1),
+        Feature::categorical("c", &set.codes, N_LEVELS),
+    ])
+    .unwrap();
+    let mut p = Params::default();
+    p.set("n_threads", "1")
+        .unwrap()
+        .set("min_category_count", "1")
+        .unwrap();
+    for (name, value) in params {
+        p.set(name, value).unwrap();
+    }
+    let mut booster = Booster::new(
+        p,
+        &TrainData {
+            frame,
+            y,
+            weights: None,
+        },
+        None,
+    )
+    .unwrap();
+    booster.run(|_| true).unwrap();
+    booster.into_model()
+}
+
+/// `(name, model file)` of the models the mutations start from: squared, logistic, softmax
+/// (3 classes), Huber (leaf-wise, deeper) and pinball; gbm, agbm and proximal; every one has a
+/// categorical feature and missing values.
+pub fn base_models() -> Vec<(&'static str, String)> {
+    let set = training_set(300);
+    let models = [
+        (
+            "squared/gbm",
+            train(
+                &set,
+                &set.regression,
+                &[("loss", "squared"), ("n_iter", "6")],
+            ),
+        ),
+        (
+            "logistic/agbm",
+            train(
+                &set,
+                &set.binary,
+                &[("loss", "logistic"), ("method", "agbm"), ("n_iter", "6")],
+            ),
+        ),
+        (
+            "softmax/gbm",
+            train(
+                &set,
+                &set.classes,
+                &[("loss", "softmax"), ("n_iter", "3"), ("max_depth", "2")],
+            ),
+        ),
+        (
+            "huber/gbm leafwise",
+            train(
+                &set,
+                &set.regression,
+                &[
+                    ("loss", "huber(0.5)"),
+                    ("growth", "leafwise"),
+                    ("max_depth", "6"),
+                    ("max_leaves", "12"),
+                    ("n_iter", "3"),
+                ],
+            ),
+        ),
+        (
+            "pinball/proximal",
+            train(
+                &set,
+                &set.regression,
+                &[
+                    ("loss", "pinball(0.3)"),
+                    ("method", "proximal"),
+                    ("n_iter", "4"),
+                ],
+            ),
+        ),
+    ];
+    models
+        .into_iter()
+        .map(|(name, model)| (name, model.to_json()))
+        .collect()
+}
+
+// ------------------------------------------------------------------ checking one file
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// `Model::from_json` returned an error.
+    Rejected,
+    /// Loaded, and both predictions were finite.
+    Finite,
+    /// Loaded, but no probe frame fits it (e.g. no features at all).
+    NoFrame,
+    /// Loaded, but prediction returned an error.
+    PredictError(String),
+    Panic(String),
+    NonFinite(String),
+    Slow(Duration),
+}
+
+impl Outcome {
+    /// Whether the outcome breaks the rule "rejected, or loads and predicts finite values" (a
+    /// model that loads must predict on a frame made for it).
+    pub fn is_failure(&self) -> bool {
+        !matches!(self, Outcome::Rejected | Outcome::Finite)
+    }
+    pub fn label(&self) -> &'static str {
+        match self {
+            Outcome::Rejected => "rejected",
+            Outcome::Finite => "loaded+finite",
+            Outcome::NoFrame => "loaded, no frame fits",
+            Outcome::PredictError(_) => "loaded, predict error",
+            Outcome::Panic(_) => "panic",
+            Outcome::NonFinite(_) => "non-finite",
+            Outcome::Slow(_) => "slow>10s",
+        }
+    }
+}
+
+/// Loads `text` and, if it loads, predicts (scores and responses) on a small frame built for the
+/// model's features: finite values, missing values, ±1e300 and ±∞ in numeric columns, every level
+/// and the missing code in categorical ones. Panics are caught and reported.
+pub fn check(text: &str) -> Outcome {
+    let started = Instant::now();
+    let outcome = catch_unwind(AssertUnwindSafe(|| load_and_predict(text)))
+        .unwrap_or_else(|payload| Outcome::Panic(panic_message(payload.as_ref())));
+    let elapsed = started.elapsed();
+    if elapsed > SLOW && !outcome.is_failure() {
+        return Outcome::Slow(elapsed);
+    }
+    outcome
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+const PROBE_ROWS: usize = 40;
+
+enum ProbeColumn {
+    Numeric(Vec<f64>),
+    Categorical(Vec<i32>, u32),
+}
+
+fn load_and_predict(text: &str) -> Outcome {
+    let Ok(model) = Model::from_json(text) else {
+        return Outcome::Rejected;
+    };
+    let numeric_values = [
+        -2.0,
+        -0.5,
+        0.0,
+        0.3,
+        0.75,
+        1.7,
+        f64::NAN,
+        1e300,
+        -1e300,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    ];
+    let columns: Vec<ProbeColumn> = model
+        .features
+        .iter()
+        .map(|f| match f.kind() {
+            optboost::data::FeatureKind::Numeric => ProbeColumn::Numeric(
+                (0..PROBE_ROWS)
+                    .map(|i| numeric_values[i % numeric_values.len()])
+                    .collect(),
+            ),
+            optboost::data::FeatureKind::Categorical { n_levels } => {
+                let codes = (0..PROBE_ROWS)
+                    .map(|i| (i as i64 % (n_levels as i64 + 1)) as i32 - 1)
+                    .collect();
+                ProbeColumn::Categorical(codes, n_levels)
+            }
+        })
+        .collect();
+    let features = (model.features.iter().zip(&columns))
+        .map(|(f, column)| match column {
+            ProbeColumn::Numeric(x) => Feature::numeric(f.name.clone(), x),
+            ProbeColumn::Categorical(codes, n_levels) => {
+                Feature::categorical(f.name.clone(), codes, *n_levels)
+            }
+        })
+        .collect();
+    let Ok(frame) = Frame::new(features) else {
+        return Outcome::NoFrame;
+    };
+    for response in [false, true] {
+        let predicted = if response {
+            model.predict_response(&frame)
+        } else {
+            model.predict(&frame)
+        };
+        match predicted {
+            Err(e) => return Outcome::PredictError(e.to_string()),
+            Ok(values) => {
+                if let Some(v) = values.iter().find(|v| !v.is_finite()) {
+                    let kind = if response { "response" } else { "score" };
+                    return Outcome::NonFinite(format!("{kind} {v}"));
+                }
+            }
+        }
+    }
+    Outcome::Finite
+}
+
+// ------------------------------------------------------------------ mutations
+
+/// Placeholders set into a `Value` and replaced in its text: numbers a `Value` cannot hold, and
+/// nesting deeper than `json!` builds comfortably.
+const HUGE_INTEGER: &str = "__HUGE_INTEGER__";
+const OVERFLOWING_FLOAT: &str = "__OVERFLOWING_FLOAT__";
+const DEEP_NESTING: &str = "__DEEP_NESTING__";
+const SHALLOW_NESTING: &str = "__SHALLOW_NESTING__";
+
+fn extreme_number(rng: &mut Rng) -> Value {
+    let extremes = [
+        json!(0),
+        json!(-1),
+        json!(1),
+        json!(2),
+        json!(1e308),
+        json!(-1e308),
+        json!(f64::MAX),
+        json!(1e-310),
+        json!(-0.0),
+        json!(0.5),
+        json!(7),
+        json!(63),
+        json!(64),
+        json!(65),
+        json!(255),
+        json!(256),
+        json!(1u64 << 32),
+        json!(u32::MAX),
+        json!(1u64 << 53),
+        json!(u64::MAX),
+        json!(i64::MIN),
+        json!("inf"),
+        json!("-inf"),
+        json!("nan"),
+        json!(HUGE_INTEGER),
+        json!(OVERFLOWING_FLOAT),
+    ];
+    rng.pick(&extremes).clone()
+}
+
+fn any_value(rng: &mut Rng) -> Value {
+    match rng.below(9) {
+        0 => Value::Null,
+        1 => json!(true),
+        2 => json!("text"),
+        3 => json!([]),
+        4 => json!({}),
+        5 => json!(DEEP_NESTING),
+        6 => json!(SHALLOW_NESTING),
+        7 => json!([1, 2, 3]),
+        _ => extreme_number(rng),
+    }
+}
+
+/// A node reached by a random descent from `root`: at each level stop with probability
+/// `p_stop` (always at a scalar or an empty container), else go to a random key or element.
+/// Top-level fields are hit often, and so are the fields of single tree nodes.
+fn random_node<'a>(root: &'a mut Value, rng: &mut Rng, p_stop: f64) -> &'a mut Value {
+    let mut node = root;
+    loop {
+        let size = match &*node {
+            Value::Array(a) => a.len(),
+            Value::Object(o) => o.len(),
+            _ => 0,
+        };
+        if size == 0 || rng.chance(p_stop) {
+            return node;
+        }
+        let i = rng.below(size);
+        node = match node {
+            Value::Array(a) => &mut a[i],
+            Value::Object(o) => o.values_mut().nth(i).expect("i < len"),
+            _ => unreachable!(),
+        };
+    }
+}
+
+/// An extreme, or a plausible other value (a small index, a rescaled value): those often still
+/// load and exercise prediction.
+fn mutate_number(number: &serde_json::Number, rng: &mut Rng) -> Value {
+    match (number.as_u64(), rng.below(8)) {
+        (Some(k), 0) => json!(k.wrapping_add(1)),
+        (Some(k), 1) => json!(k.wrapping_sub(1)),
+        (Some(k), 2) => json!(k.wrapping_mul(2)),
+        (_, 3) => json!(rng.below(12)),
+        (_, 4) => json!(number.as_f64().unwrap_or(1.0) * (8.0 * rng.uniform() - 4.0)),
+        _ => extreme_number(rng),
+    }
+}
+
+/// Another number for a number, any value for anything else.
+fn replacement(node: &Value, rng: &mut Rng) -> Value {
+    match node {
+        Value::Number(n) => mutate_number(n, rng),
+        _ => any_value(rng),
+    }
+}
+
+fn mutate_array(a: &mut Vec<Value>, rng: &mut Rng) {
+    if a.is_empty() {
+        a.push(any_value(rng));
+        return;
+    }
+    let (i, j) = (rng.below(a.len()), rng.below(a.len()));
+    match rng.below(8) {
+        0 => a.swap(i, j),
+        1 => {
+            let copy = a[i].clone();
+            a.insert(j, copy);
+        }
+        2 => {
+            a.remove(i);
+        }
+        3 => a.truncate(i),
+        4 => a.clear(),
+        5 => a.reverse(),
+        // One value everywhere: every weight 1e308 overflows a sum that each one alone does not.
+        6 => {
+            let value = match &a[i] {
+                Value::Number(n) => mutate_number(n, rng),
+                other => other.clone(),
+            };
+            a.iter_mut().for_each(|x| *x = value.clone());
+        }
+        _ => {
+            let copy = a.clone();
+            a.extend(copy);
+        }
+    }
+}
+
+/// Mutations that keep most files readable, so that many reach validation and prediction:
+/// a number replaced (mostly by another number), a child pointer moved, an array reordered or
+/// resized; and now and then a value of another type or a key removed or added.
+fn mutate_value(root: &mut Value, rng: &mut Rng) {
+    // Mostly inside the model: damage to the header is rejected before the model is read.
+    let start = match root.get_mut("model") {
+        Some(model) if rng.chance(0.95) => model,
+        _ => root,
+    };
+    match rng.below(20) {
+        0..=4 => retarget_children(start, rng),
+        5..=13 => {
+            let node = random_node(start, rng, 0.0);
+            *node = replacement(node, rng);
+        }
+        14..=16 => match random_node(start, rng, 0.3) {
+            Value::Array(a) => mutate_array(a, rng),
+            node => *node = replacement(node, rng),
+        },
+        17 => match random_node(start, rng, 0.3) {
+            Value::Object(o) if !o.is_empty() => {
+                let key = o
+                    .keys()
+                    .nth(rng.below(o.len()))
+                    .cloned()
+                    .expect("non-empty");
+                if rng.chance(0.7) {
+                    o.remove(&key);
+                } else {
+                    o.insert("unexpected".into(), any_value(rng));
+                }
+            }
+            node => *node = any_value(rng),
+        },
+        _ => *random_node(start, rng, 0.25) = any_value(rng),
+    }
+}
+
+/// Points a child of a random split node at another node (before, after, itself, past the end,
+/// or a node that already has a parent).
+fn retarget_children(model: &mut Value, rng: &mut Rng) {
+    // `get_mut`, not indexing: indexing a `Value` that a previous mutation turned into a
+    // non-object panics.
+    let Some(trees) = model.get_mut("trees").and_then(Value::as_array_mut) else {
+        return;
+    };
+    if trees.is_empty() {
+        return;
+    }
+    let t = rng.below(trees.len());
+    let Some(nodes) = trees[t].get_mut("nodes").and_then(Value::as_array_mut) else {
+        return;
+    };
+    let n = nodes.len();
+    if n == 0 {
+        return;
+    }
+    let i = rng.below(n);
+    let target = match rng.below(4) {
+        0 => rng.below(n),
+        1 => i,
+        2 => n + rng.below(3),
+        // Another split's child: a shared child.
+        _ => (nodes[rng.below(n)].get("left"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0) as usize,
+    };
+    let side = if rng.chance(0.5) { "left" } else { "right" };
+    if let Some(node) = nodes[i].as_object_mut() {
+        node.insert(side.into(), json!(target));
+    }
+}
+
+fn finish_text(value: &Value) -> String {
+    let text = value.to_string();
+    if !text.contains("__") {
+        return text;
+    }
+    text.replace(
+        &format!("\"{HUGE_INTEGER}\""),
+        "123456789012345678901234567890",
+    )
+    .replace(&format!("\"{OVERFLOWING_FLOAT}\""), "1e400")
+    .replace(
+        &format!("\"{DEEP_NESTING}\""),
+        &format!("{}0{}", "[".repeat(100_000), "]".repeat(100_000)),
+    )
+    .replace(
+        &format!("\"{SHALLOW_NESTING}\""),
+        &format!("{}0{}", "[".repeat(100), "]".repeat(100)),
+    )
+}
+
+/// Text-level damage: truncation, a stray character, a deleted stretch.
+fn mutate_text(text: &str, rng: &mut Rng) -> String {
+    let mut bytes = text.as_bytes().to_vec();
+    let at = rng.below(bytes.len().max(1));
+    match rng.below(3) {
+        0 => bytes.truncate(at),
+        1 => {
+            let stray = *rng.pick(b",:{}[]\"0-9e.an ");
+            if at < bytes.len() {
+                bytes[at] = stray;
+            }
+        }
+        _ => {
+            let end = (at + 1 + rng.below(40)).min(bytes.len());
+            bytes.drain(at..end);
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Mutation `case` of `base` (a parsed model file) under `seed`: one or two value-level
+/// mutations, sometimes followed by text-level damage.
+pub fn mutate(base: &Value, seed: u64, case: u64) -> String {
+    let mut rng = Rng::new(seed ^ case.wrapping_mul(0xd134_2543_de82_ef95));
+    let mut value = base.clone();
+    for _ in 0..1 + rng.below(2) {
+        mutate_value(&mut value, &mut rng);
+    }
+    let text = finish_text(&value);
+    if rng.chance(0.1) {
+        mutate_text(&text, &mut rng)
+    } else {
+        text
+    }
+}
+
+// ------------------------------------------------------------------ the probe's payloads
+
+fn split_node(left: usize, right: usize) -> Value {
+    json!({"feature": 0, "left": left, "right": right, "threshold": 0.5, "bin": 1,
+           "default_left": true, "category": null, "value": 0.0, "gain": 1.0, "count": 2})
+}
+
+fn leaf(value: f64) -> Value {
+    json!({"feature": 0, "left": 0, "right": 0, "threshold": 0.0, "bin": 0,
+           "default_left": false, "category": null, "value": value, "gain": 0.0, "count": 1})
+}
+
+/// `base` with its first tree replaced by `nodes` (feature 0 of every base model is numeric).
+fn with_first_tree(base: &Value, nodes: Vec<Value>) -> String {
+    let mut value = base.clone();
+    value["model"]["trees"][0] = json!({"nodes": nodes, "categories": []});
+    value.to_string()
+}
+
+/// The specific files of the adversarial probe, each applied to `base` (a parsed model file;
+/// those needing a categorical split or several outputs find them in any of the base models).
+pub fn probe_payloads(bases: &[Value]) -> Vec<(String, String)> {
+    let squared = &bases[0];
+    let mut payloads = Vec::new();
+    // A 400,000-node chain: split 2i has the leaf 2i + 1 and the next split 2i + 2 as children.
+    // Written as text: 400,000 `Value`s would take seconds to build in a debug build.
+    let chain_splits = 200_000;
+    let mut chain = String::with_capacity(250 * chain_splits);
+    let (split_text, leaf_text) = (split_node(1, 2).to_string(), leaf(0.1).to_string());
+    for i in 0..chain_splits {
+        let split = (split_text.replace("\"left\":1", &format!("\"left\":{}", 2 * i + 2)))
+            .replace("\"right\":2", &format!("\"right\":{}", 2 * i + 1));
+        chain.push_str(&split);
+        chain.push(',');
+        chain.push_str(&leaf_text);
+        chain.push(',');
+    }
+    chain.push_str(&leaf(0.2).to_string());
+    let placeholder = "\"__CHAIN__\"";
+    let text = with_first_tree(squared, vec![json!("__CHAIN__")]);
+    payloads.push((
+        "400k-node chain".into(),
+        text.replacen(placeholder, &chain, 1),
+    ));
+    // A chain whose nodes share their child: 62 nodes, 2^61 root-to-leaf paths.
+    let mut dag: Vec<Value> = (0..61).map(|i| split_node(i + 1, i + 1)).collect();
+    dag.push(leaf(1.0));
+    payloads.push(("shared-children DAG".into(), with_first_tree(squared, dag)));
+    // A cycle and a child before its parent.
+    let cycle = vec![split_node(1, 2), split_node(0, 2), leaf(1.0)];
+    payloads.push(("cycle".into(), with_first_tree(squared, cycle)));
+    // A categorical split with "category": null, and a numeric split with a category set.
+    for base in bases {
+        let mut value = base.clone();
+        let (mut nulled, mut added) = (false, false);
+        for tree in value["model"]["trees"].as_array_mut().into_iter().flatten() {
+            for node in tree["nodes"].as_array_mut().into_iter().flatten() {
+                if !nulled && !node["category"].is_null() {
+                    node["category"] = Value::Null;
+                    nulled = true;
+                }
+            }
+        }
+        if nulled {
+            payloads.push(("null category".into(), value.to_string()));
+        }
+        let mut value = base.clone();
+        for tree in value["model"]["trees"].as_array_mut().into_iter().flatten() {
+            let has_sets = tree["categories"].as_array().is_some_and(|c| !c.is_empty());
+            for node in tree["nodes"].as_array_mut().into_iter().flatten() {
+                if has_sets && !added && node["left"] != json!(0) && node["category"].is_null() {
+                    node["category"] = json!(0);
+                    added = true;
+                }
+            }
+        }
+        if added {
+            payloads.push(("category on a numeric split".into(), value.to_string()));
+        }
+    }
+    // Loss parameters out of range.
+    for loss in [
+        json!({"name": "logistic", "ridge": -5.0}),
+        json!({"name": "exponential", "beta": 0.0}),
+        json!({"name": "exponential", "beta": -1.0}),
+        json!({"name": "pinball", "tau": 7.0}),
+        json!({"name": "huber", "delta": -1.0}),
+        json!({"name": "huber", "delta": "inf"}),
+        json!({"name": "softmax"}),
+        json!({"name": "multiclass_hinge"}),
+    ] {
+        let mut value = squared.clone();
+        value["model"]["loss"] = loss.clone();
+        payloads.push((format!("loss {loss}"), value.to_string()));
+    }
+    // Tree weights of ±1e308 (on one tree, and on every tree: the sum overflows) and a bias of
+    // 1e308.
+    for weight in [1e308, -1e308, f64::MAX] {
+        let mut value = squared.clone();
+        value["model"]["weights"][0] = json!(weight);
+        payloads.push((format!("weight {weight:e}"), value.to_string()));
+        for w in value["model"]["weights"]
+            .as_array_mut()
+            .into_iter()
+            .flatten()
+        {
+            *w = json!(weight);
+        }
+        payloads.push((format!("every weight {weight:e}"), value.to_string()));
+    }
+    // Two single-leaf trees of value 1 and weight 1e308: each term is finite, their sum is not.
+    let mut value = squared.clone();
+    for t in 0..2 {
+        value["model"]["trees"][t] = json!({"nodes": [leaf(1.0)], "categories": []});
+        value["model"]["weights"][t] = json!(1e308);
+    }
+    payloads.push(("two terms of 1e308".into(), value.to_string()));
+    let mut value = squared.clone();
+    value["model"]["bias"][0] = json!(1e308);
+    payloads.push(("bias 1e308".into(), value.to_string()));
+    // Large weights on every tree, each within a per-tree bound but summing past it.
+    let mut value = squared.clone();
+    for w in value["model"]["weights"]
+        .as_array_mut()
+        .into_iter()
+        .flatten()
+    {
+        *w = json!(1e300);
+    }
+    payloads.push(("every weight 1e300".into(), value.to_string()));
+    // A softmax model with one output: every tree on output 0.
+    for base in bases {
+        if base["model"]["loss"]["name"] == "softmax" {
+            let mut value = base.clone();
+            let model = &mut value["model"];
+            model["n_outputs"] = json!(1);
+            model["bias"] = json!([0.0]);
+            let n_trees = model["trees"].as_array().map_or(0, Vec::len);
+            model["tree_outputs"] = json!(vec![0; n_trees]);
+            payloads.push(("softmax with 1 output".into(), value.to_string()));
+        }
+    }
+    // A regression model claiming 3 outputs.
+    let mut value = squared.clone();
+    value["model"]["n_outputs"] = json!(3);
+    value["model"]["bias"] = json!([0.0, 0.0, 0.0]);
+    payloads.push(("squared with 3 outputs".into(), value.to_string()));
+    // n_threads-like huge counts where the model stores counts.
+    let mut value = squared.clone();
+    value["model"]["n_outputs"] = json!(u64::MAX);
+    payloads.push(("n_outputs u64::MAX".into(), value.to_string()));
+    payloads
+}
+
+/// Counts of outcomes by label, and the first few failures.
+#[derive(Default)]
+pub struct Tally {
+    pub counts: std::collections::BTreeMap<&'static str, usize>,
+    pub failures: Vec<String>,
+}
+
+impl Tally {
+    pub fn add(&mut self, name: &str, outcome: &Outcome) {
+        *self.counts.entry(outcome.label()).or_default() += 1;
+        if outcome.is_failure() {
+            self.failures.push(format!("{name}: {outcome:?}"));
+        }
+    }
+    pub fn n_failures(&self) -> usize {
+        self.failures.len()
+    }
+}

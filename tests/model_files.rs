@@ -1,0 +1,378 @@
+//! Regression tests for the findings of the adversarial probe of model files: a model file is
+//! untrusted data, and nothing read from it may panic, crash, hang or make prediction return
+//! NaN/∞. (The seeded mutation fuzzing is in `model_fuzz.rs`.)
+
+use optboost::tree::{Node, Tree};
+use optboost::{Booster, Feature, Frame, LossSpec, Model, Params, TrainData};
+use std::time::{Duration, Instant};
+
+struct Data {
+    x: Vec<f64>,
+    codes: Vec<i32>,
+    y: Vec<f64>,
+}
+
+impl Data {
+    fn new(n: usize) -> Self {
+        let x: Vec<f64> = (0..n)
+            .map(|i| {
+                if i % 9 == 0 {
+                    f64::NAN
+                } else {
+                    (i % 17) as f64
+                }
+            })
+            .collect();
+        let codes: Vec<i32> = (0..n)
+            .map(|i| (i % 5) as i32 - (i % 23 == 0) as i32)
+            .collect();
+        let y = (0..n)
+            .map(|i| (i % 17) as f64 * 0.3 + if codes[i] == 2 { 2.0 } else { 0.0 })
+            .collect();
+        Data { x, codes, y }
+    }
+    fn frame(&self) -> Frame<'_> {
+        Frame::new(vec![
+            Feature::numeric("x", &self.x),
+            Feature::categorical("c", &self.codes, 5),
+        ])
+        .unwrap()
+    }
+}
+
+fn train(data: &Data, y: &[f64], params: &[(&str, &str)]) -> Model {
+    let mut p = Params::default();
+    p.set("n_iter", "5")
+        .unwrap()
+        .set("min_category_count", "1")
+        .unwrap();
+    for (name, value) in params {
+        p.set(name, value).unwrap();
+    }
+    let mut booster = Booster::new(
+        p,
+        &TrainData {
+            frame: data.frame(),
+            y,
+            weights: None,
+        },
+        None,
+    )
+    .unwrap();
+    booster.run(|_| true).unwrap();
+    booster.into_model()
+}
+
+fn squared_model(data: &Data) -> Model {
+    train(data, &data.y, &[("max_depth", "3")])
+}
+
+/// The error of loading the model's file.
+fn load_error(model: &Model) -> String {
+    match Model::from_json(&model.to_json()) {
+        Ok(_) => panic!("the file loaded"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn leaf(value: f64) -> Node {
+    Node {
+        feature: 0,
+        left: 0,
+        right: 0,
+        threshold: 0.0,
+        bin: 0,
+        default_left: false,
+        category: None,
+        value,
+        gain: 0.0,
+        count: 1,
+    }
+}
+
+fn split(left: usize, right: usize) -> Node {
+    Node {
+        left: left as u32,
+        right: right as u32,
+        threshold: 5.0,
+        bin: 1,
+        default_left: true,
+        ..leaf(0.0)
+    }
+}
+
+/// `splits` splits on feature 0, each with a leaf and the next split as children.
+fn chain(splits: usize) -> Tree {
+    let mut nodes = Vec::with_capacity(2 * splits + 1);
+    for i in 0..splits {
+        nodes.push(split(2 * i + 2, 2 * i + 1));
+        nodes.push(leaf(0.1));
+    }
+    nodes.push(leaf(0.2));
+    Tree {
+        nodes,
+        categories: Vec::new(),
+    }
+}
+
+fn assert_finite(values: &[f64]) {
+    assert!(values.iter().all(|v| v.is_finite()), "{values:?}");
+}
+
+// ------------------------------------------------------------------ 1: a 400,000-node chain
+
+#[test]
+fn a_400k_node_chain_is_rejected_at_load_and_walked_without_recursion() {
+    let data = Data::new(200);
+    let mut model = squared_model(&data);
+    model.trees[0] = chain(200_000);
+    assert_eq!(model.trees[0].nodes.len(), 400_001);
+    // Prediction of the model in memory sizes its walk with `Tree::depth`, which recursed once
+    // per level and overflowed the stack.
+    assert_eq!(model.trees[0].depth(), 200_000);
+    assert_finite(&model.predict(&data.frame()).unwrap());
+    // No training grows such a tree: its file is rejected.
+    let e = load_error(&model);
+    assert!(
+        e.contains("tree 0, node 128") && e.contains("deeper than 64"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_deepest_trees_training_grows_still_load() {
+    let data = Data::new(200);
+    let mut model = squared_model(&data);
+    model.trees[0] = chain(64);
+    assert!(Model::from_json(&model.to_json()).is_ok());
+    model.trees[0] = chain(65);
+    assert!(load_error(&model).contains("deeper than 64"));
+}
+
+// ------------------------------------------------------------------ 2: shared children
+
+#[test]
+fn a_tree_whose_nodes_share_children_is_rejected_at_once() {
+    let data = Data::new(200);
+    let mut model = squared_model(&data);
+    // 62 nodes, each split's two children the next node: 2^61 root-to-leaf paths, which the
+    // recursive depth walked one by one.
+    let mut nodes: Vec<Node> = (0..61).map(|i| split(i + 1, i + 1)).collect();
+    nodes.push(leaf(1.0));
+    model.trees[0] = Tree {
+        nodes,
+        categories: Vec::new(),
+    };
+    let started = Instant::now();
+    assert_eq!(model.trees[0].depth(), 61);
+    let e = load_error(&model);
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert!(
+        e.contains("tree 0, node 0") && e.contains("already the child"),
+        "{e}"
+    );
+    // Two parents of one node, a child before its parent, a node nobody points at.
+    let shared = vec![split(1, 2), split(3, 4), split(3, 4), leaf(1.0), leaf(2.0)];
+    let backwards = vec![split(1, 2), split(3, 1), leaf(1.0), leaf(2.0)];
+    let orphan = vec![split(1, 2), leaf(1.0), leaf(2.0), leaf(3.0)];
+    for (nodes, expected) in [
+        (shared, "node 2: left = 3: it is already the child"),
+        (backwards, "node 1: right = 1: a child must come after"),
+        (orphan, "node 3: no node has it as a child"),
+    ] {
+        model.trees[0] = Tree {
+            nodes,
+            categories: Vec::new(),
+        };
+        let e = load_error(&model);
+        assert!(e.contains(expected), "{e}");
+    }
+}
+
+// ------------------------------------------------------------------ 3: thread counts
+
+#[test]
+fn a_huge_thread_count_is_capped_and_trains_the_same_model() {
+    let data = Data::new(300);
+    let one = train(&data, &data.y, &[("n_threads", "1")]);
+    // A million OS threads were spawned before; now the count is capped at the machine's.
+    let huge = train(&data, &data.y, &[("n_threads", "1000000")]);
+    assert_eq!(one.to_json(), huge.to_json());
+    assert_eq!(
+        optboost::threads::threads_used(1_000_000),
+        optboost::threads::available_threads()
+    );
+}
+
+#[test]
+fn boosters_sharing_a_pool_train_side_by_side_to_the_models_they_train_alone() {
+    // Boosters of one thread count share a pool; a pool thread waiting inside one booster's
+    // histogram build can pick up the other's work, which then must not trip over the first
+    // build's buffer (before the fallback to a fresh buffer, about one run in three panicked
+    // with "RefCell already borrowed").
+    // Rows for several blocks per histogram (blocks of 8192 rows are built in parallel).
+    let data = Data::new(40_000);
+    let params = [("n_threads", "2"), ("n_iter", "10"), ("max_depth", "4")];
+    let alone = train(&data, &data.y, &params);
+    let side_by_side: Vec<Model> = std::thread::scope(|scope| {
+        let runs: Vec<_> = (0..3)
+            .map(|_| scope.spawn(|| train(&data, &data.y, &params)))
+            .collect();
+        runs.into_iter().map(|run| run.join().unwrap()).collect()
+    });
+    for model in side_by_side {
+        assert_eq!(model.to_json(), alone.to_json());
+    }
+}
+
+// ------------------------------------------------------------------ 4: values read from the file
+
+#[test]
+fn a_categorical_split_without_its_category_set_is_rejected() {
+    let data = Data::new(300);
+    let mut model = squared_model(&data);
+    let (t, i) = (model.trees.iter().enumerate())
+        .find_map(|(t, tree)| {
+            let i = tree.nodes.iter().position(|n| n.category.is_some())?;
+            Some((t, i))
+        })
+        .expect("the model has a categorical split");
+    let mut broken = model.clone();
+    broken.trees[t].nodes[i].category = None;
+    let e = load_error(&broken);
+    assert!(
+        e.contains(&format!("tree {t}, node {i}")) && e.contains("category = null"),
+        "{e}"
+    );
+    // A category set index past the tree's sets, and a categorical rule on a numeric feature.
+    broken = model.clone();
+    broken.trees[t].nodes[i].category = Some(99);
+    assert!(load_error(&broken).contains("category = 99"));
+    let numeric = (model.trees[0].nodes.iter())
+        .position(|n| !n.is_leaf() && n.feature == 0)
+        .expect("a numeric split");
+    model.trees[0].nodes[numeric].category = Some(0);
+    model.trees[0].categories = model.trees[t].categories.clone();
+    assert!(load_error(&model).contains("categorical rule (category) on the numeric feature"));
+}
+
+#[test]
+fn loss_parameters_out_of_range_are_rejected_at_load() {
+    let data = Data::new(200);
+    let mut model = squared_model(&data);
+    for (loss, parameter) in [
+        (LossSpec::Logistic { ridge: -5.0 }, "ridge"),
+        (LossSpec::Exponential { beta: 0.0 }, "beta"),
+        (LossSpec::Exponential { beta: -1.0 }, "beta"),
+        (LossSpec::Pinball { tau: 7.0 }, "tau"),
+        (LossSpec::Huber { delta: -1.0 }, "delta"),
+    ] {
+        model.loss = loss;
+        let e = load_error(&model);
+        assert!(e.contains(&format!("`{parameter}`")), "{e}");
+        // The response of such a model (built in memory) is an error, not the raw scores.
+        let scores = model.predict(&data.frame()).unwrap();
+        assert!(model.response(scores).is_err());
+    }
+}
+
+#[test]
+fn tree_weights_bias_and_leaf_values_out_of_bounds_are_rejected() {
+    let data = Data::new(200);
+    let model = squared_model(&data);
+    for weight in [1e308, -1e308, 1e31] {
+        let mut broken = model.clone();
+        broken.weights[2] = weight;
+        let e = load_error(&broken);
+        assert!(e.contains("tree 2") && e.contains("tree weight"), "{e}");
+    }
+    let mut broken = model.clone();
+    broken.bias[0] = 1e308;
+    assert!(load_error(&broken).contains("bias 0"));
+    let mut broken = model.clone();
+    let leaf = broken.trees[1]
+        .nodes
+        .iter()
+        .position(Node::is_leaf)
+        .unwrap();
+    broken.trees[1].nodes[leaf].value = -1e300;
+    assert!(load_error(&broken).contains(&format!("tree 1, node {leaf}")));
+    // Within the bounds, a model of huge terms still predicts finite values.
+    let mut big = model.clone();
+    big.bias[0] = 1e30;
+    for w in &mut big.weights {
+        *w = 1e29;
+    }
+    let loaded = Model::from_json(&big.to_json()).unwrap();
+    assert_finite(&loaded.predict(&data.frame()).unwrap());
+}
+
+#[test]
+fn output_counts_must_match_the_loss() {
+    let data = Data::new(300);
+    let classes: Vec<f64> = data.y.iter().map(|&v| (v / 2.0).floor().min(2.0)).collect();
+    let softmax = train(&data, &classes, &[("loss", "softmax")]);
+    assert_eq!(softmax.n_outputs, 3);
+    let loaded = Model::from_json(&softmax.to_json()).unwrap();
+    assert_finite(&loaded.predict_response(&data.frame()).unwrap());
+    // One output: every probability was 1.0.
+    let mut one = softmax.clone();
+    one.n_outputs = 1;
+    one.bias.truncate(1);
+    one.tree_outputs.iter_mut().for_each(|o| *o = 0);
+    let e = load_error(&one);
+    assert!(
+        e.contains("softmax") && e.contains("at least 2 classes"),
+        "{e}"
+    );
+    // A regression loss gives one score per row.
+    let mut three = squared_model(&data);
+    three.n_outputs = 3;
+    three.bias = vec![0.0; 3];
+    let e = load_error(&three);
+    assert!(e.contains("gives 1 scores per row"), "{e}");
+}
+
+fn mapper(model: &mut Model, j: usize) -> &mut optboost::data::BinMapper {
+    &mut model.features[j].mapper
+}
+
+#[test]
+fn feature_mappers_must_be_ones_binning_makes() {
+    use optboost::data::BinMapper;
+    let data = Data::new(200);
+    let model = squared_model(&data);
+    let mut broken = model.clone();
+    if let BinMapper::Numeric { cuts } = mapper(&mut broken, 0) {
+        cuts.reverse();
+    }
+    assert!(load_error(&broken).contains("not strictly ascending"));
+    let mut broken = model.clone();
+    if let BinMapper::Numeric { cuts } = mapper(&mut broken, 0) {
+        cuts[0] = f64::NAN;
+    }
+    assert!(load_error(&broken).contains("NaN cut point"));
+    let mut broken = model.clone();
+    if let BinMapper::Categorical { n_bins, .. } = mapper(&mut broken, 1) {
+        *n_bins = 1;
+    }
+    assert!(load_error(&broken).contains("not below n_bins"));
+    let mut broken = model.clone();
+    if let BinMapper::Categorical { level_bins, .. } = mapper(&mut broken, 1) {
+        level_bins.clear();
+    }
+    assert!(load_error(&broken).contains("0 levels"));
+    let mut broken = model.clone();
+    broken.features.clear();
+    assert!(load_error(&broken).contains("no features"));
+    // A NaN threshold, a bin past the feature's bins.
+    let mut broken = model.clone();
+    let i = (broken.trees[0].nodes.iter())
+        .position(|n| !n.is_leaf() && n.category.is_none())
+        .unwrap();
+    broken.trees[0].nodes[i].threshold = f64::NAN;
+    assert!(load_error(&broken).contains("threshold is NaN"));
+    let mut broken = model.clone();
+    broken.trees[0].nodes[i].bin = 255;
+    assert!(load_error(&broken).contains("bin = 255"));
+}
