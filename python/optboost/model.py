@@ -51,7 +51,7 @@ HISTORY_SCHEMA = {
     "seconds": pl.Float64,
 }
 
-PredictionType = Literal["response", "link", "class"]
+PredictionType = Literal["response", "link", "class", "contrib", "interaction"]
 
 
 class Model:
@@ -166,7 +166,9 @@ class Model:
 
     # ------------------------------------------------------------------ prediction
 
-    def predict(self, newdata: Any, type: PredictionType = "response") -> np.ndarray:
+    def predict(
+        self, newdata: Any, type: PredictionType = "response", *, by: str = "column"
+    ) -> Any:
         """Predictions for the rows of ``newdata`` (polars or pandas frame),
         whose columns are found by name.
 
@@ -174,9 +176,20 @@ class Model:
         (binary, probabilistic losses; the score for hinge); (n, K) class
         probabilities (multiclass). type="link": the raw score(s).
         type="class": the predicted class label (classification only).
+        type="contrib": exact SHAP contributions to the link score as a polars
+        frame, one column per data column (by="feature": per model feature)
+        plus ``bias``, each row summing to the link score (optboost.explain).
+        type="interaction": SHAP interaction values, a numpy array (n, m+1, m+1).
         """
+        if type in ("contrib", "interaction"):
+            from .explain import predict_explained
+
+            return predict_explained(self, newdata, type, by)
         if type not in ("response", "link", "class"):
-            raise ParameterError(f"type must be 'response', 'link' or 'class', got {type!r}")
+            raise ParameterError(
+                "type must be 'response', 'link', 'class', 'contrib' or 'interaction', "
+                f"got {type!r}"
+            )
         if type == "class" and self.task == "regression":
             raise ParameterError(
                 f"type='class' needs a classification loss; this model's loss is {self.loss!r}"
@@ -391,6 +404,14 @@ class Model:
     def __setstate__(self, state: dict[str, Any]) -> None:
         loaded = Model.from_dict(state)
         self.__dict__.update(loaded.__dict__)
+
+    # ------------------------------------------------------------------ explaining (explain.py)
+
+    def explain(self, newdata: Any, by: Literal["column", "feature"] = "column") -> Any:
+        """A ``shap.Explanation`` of the link scores of ``newdata`` (needs shap)."""
+        from .explain import explain
+
+        return explain(self, newdata, by)
 
 
 def _finite_or_none(value: Any) -> Any:

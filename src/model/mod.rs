@@ -1,6 +1,7 @@
 //! The trained model: trees with one weight each, a bias per output, and the feature mappers
 //! that tell how to read new data. Prediction runs on raw columns, in parallel over rows.
 
+mod contrib;
 mod flat;
 mod io;
 mod predict;
