@@ -8,6 +8,7 @@ R-style formulas.
 
 from ._core import __version__
 from .api import boost, method_names, param_names
+from .cv import CVResult, cv
 from .errors import (
     DataError,
     DataTypeError,
@@ -26,6 +27,7 @@ from .losses import Exponential, Huber, Logistic, Pinball
 from .model import Model, load
 
 __all__ = [
+    "CVResult",
     "DataError",
     "DataTypeError",
     "Exponential",
@@ -47,6 +49,7 @@ __all__ = [
     "WeightsError",
     "__version__",
     "boost",
+    "cv",
     "load",
     "method_names",
     "param_names",
