@@ -14,7 +14,7 @@ model feature instead.
 
 from __future__ import annotations
 
-import math
+import itertools
 import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
@@ -153,3 +153,276 @@ def _plain_values(series: pl.Series) -> np.ndarray:
     if series.dtype.is_numeric():
         return series.cast(pl.Float64).fill_null(float("nan")).to_numpy()
     return np.asarray(series.cast(pl.String).to_list(), dtype=object)
+
+
+# ------------------------------------------------------------------ partial dependence
+
+
+def partial_dependence(
+    model: Model,
+    newdata: Any,
+    columns: str | Sequence[str],
+    grid: Sequence[Any] | Sequence[Sequence[Any]] | None = None,
+    kind: Literal["average", "individual"] = "average",
+    type: Literal["response", "link"] = "response",
+    grid_size: int = 20,
+) -> pl.DataFrame:
+    """Partial dependence (Friedman, "Greedy Function Approximation: A Gradient
+    Boosting Machine", §8.2) of the predictions on one or two data columns, and
+    ICE curves (Goldstein et al., "Peeking Inside the Black Box").
+
+    For every grid value (pair of values), every row of ``newdata`` gets that
+    value in the column(s) and is predicted; kind="average" gives the mean over
+    rows (columns: the grid column(s), then ``prediction``), kind="individual"
+    one row per data row and grid value (``row``, grid column(s),
+    ``prediction``). Multiclass models give ``prediction/{class}`` columns.
+    Features computed from the column (transforms, interactions) follow it.
+
+    grid: the values of one column, or one sequence per column; default: the
+    column's distinct values when there are at most ``grid_size`` of them or it
+    is not numeric (all training levels of a categorical feature), else
+    ``grid_size`` evenly spaced values from its 5th to its 95th percentile.
+    """
+    frame = to_polars(newdata)
+    names = [columns] if isinstance(columns, str) else list(columns)
+    if len(names) not in (1, 2):
+        raise ParameterError(f"columns must be one or two column names, got {columns!r}")
+    if kind not in ("average", "individual"):
+        raise ParameterError(f"kind must be 'average' or 'individual', got {kind!r}")
+    if type not in ("response", "link"):
+        raise ParameterError(f"type must be 'response' or 'link', got {type!r}")
+    for name in names:
+        if name not in frame.columns:
+            raise ParameterError(f"no column {name!r} in the data")
+    if grid is None:
+        grids = [_default_grid(model, frame.get_column(name), grid_size) for name in names]
+    elif len(names) == 1:
+        grids = [list(grid)]
+    else:
+        grids = [list(g) for g in grid]
+    points = list(itertools.product(*grids))
+    n = frame.height
+    # Predict in batches of about a million rows: one call per batch, bounded memory.
+    per_batch = max(1, 1_000_000 // n)
+    predictions = []
+    for start in range(0, len(points), per_batch):
+        batch = points[start : start + per_batch]
+        stacked = pl.concat(
+            [
+                frame.with_columns(
+                    [pl.lit(v).cast(frame.schema[c]).alias(c) for c, v in zip(names, point)]
+                )
+                for point in batch
+            ]
+        )
+        p = model.predict(stacked, type=type)
+        predictions.append(p.reshape(len(batch), n, -1))
+    values = np.concatenate(predictions)  # (points, rows, outputs)
+    outputs = (
+        ["prediction"]
+        if values.shape[2] == 1
+        else [f"prediction/{label}" for label in model.classes]
+    )
+    grid_columns = {
+        name: pl.Series(name, [point[j] for point in points], dtype=frame.schema[name])
+        for j, name in enumerate(names)
+    }
+    if kind == "average":
+        mean = values.mean(axis=1)
+        return pl.DataFrame(
+            [*grid_columns.values()]
+            + [pl.Series(o, mean[:, k]) for k, o in enumerate(outputs)]
+        )
+    result = pl.DataFrame(
+        [pl.Series("row", np.tile(np.arange(n), len(points)))]
+        + [s.gather(np.repeat(np.arange(len(points)), n)) for s in grid_columns.values()]
+        + [pl.Series(o, values[:, :, k].reshape(-1)) for k, o in enumerate(outputs)]
+    )
+    return result
+
+
+def _default_grid(model: Model, series: pl.Series, grid_size: int) -> list[Any]:
+    categorical = [
+        f
+        for f in model.spec.features
+        if f.kind == "categorical" and not f.materialised and f.source_columns == (series.name,)
+    ]
+    if categorical and not series.dtype.is_numeric():
+        # every training level, also those absent from newdata
+        return list(categorical[0].levels or ())
+    values = series.drop_nulls()
+    if series.dtype.is_float():
+        values = values.filter(values.is_not_nan())
+    distinct = values.unique().sort()
+    if categorical or not series.dtype.is_numeric() or distinct.len() <= grid_size:
+        return distinct.to_list()
+    low, high = np.quantile(values.to_numpy(), [0.05, 0.95])
+    return [float(v) for v in np.linspace(low, high, grid_size)]
+
+
+def plot_partial_dependence(
+    frame: pl.DataFrame,
+    path: str | os.PathLike | None = None,
+    ax: Any = None,
+) -> Any:
+    """Plots what :func:`partial_dependence` returned (matplotlib): a line per
+    output against one numeric column (ICE: a thin line per row and their mean
+    in bold), points for a categorical one, and against two columns one line
+    per value of the second. Returns the figure; with ``path`` also saves it."""
+    import matplotlib
+
+    if path is not None and ax is None:
+        matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    outputs = [c for c in frame.columns if c == "prediction" or c.startswith("prediction/")]
+    individual = "row" in frame.columns
+    columns = [c for c in frame.columns if c not in outputs and c != "row"]
+    figure = ax.figure if ax is not None else plt.figure(figsize=(6, 4))
+    ax = ax or figure.add_subplot(1, 1, 1)
+    x_name = columns[0]
+    numeric = frame.schema[x_name].is_numeric()
+    average = (
+        frame.group_by(columns, maintain_order=True).agg(pl.col(outputs).mean())
+        if individual
+        else frame
+    )
+    style = "-" if numeric else "o-"
+    for output in outputs:
+        if individual:
+            for (_,), curve in frame.group_by(["row"], maintain_order=True):
+                ax.plot(curve[x_name].to_list(), curve[output].to_list(), "-",
+                        color="tab:gray", alpha=0.15, linewidth=0.7)
+        if len(columns) == 2:
+            for (value,), curve in average.group_by([columns[1]], maintain_order=True):
+                ax.plot(curve[x_name].to_list(), curve[output].to_list(), style,
+                        label=f"{columns[1]} = {value}")
+        else:
+            label = output if len(outputs) > 1 else None
+            ax.plot(average[x_name].to_list(), average[output].to_list(), style,
+                    linewidth=2.0, label=label)
+    ax.set_xlabel(x_name)
+    ax.set_ylabel("partial dependence")
+    if len(columns) == 2 or len(outputs) > 1:
+        ax.legend(fontsize="small")
+    if path is not None:
+        figure.savefig(path, dpi=100, bbox_inches="tight")
+    return figure
+
+
+# ------------------------------------------------------------------ importance
+
+
+def importance(
+    model: Model,
+    kind: str,
+    by: By = "column",
+    data: Any = None,
+    n_repeats: int = 5,
+    seed: int = 0,
+    metric: Callable[[np.ndarray, np.ndarray], float] | None = None,
+) -> pl.DataFrame:
+    """Importance by "split" (number of rules), "cover" (training rows reaching
+    the rules), "shap" (mean absolute SHAP value over ``data``, summed over
+    classes) or "permutation" (mean increase of ``metric`` over ``n_repeats``
+    shuffles of the column in ``data``, with its standard deviation; the
+    default metric follows the loss: squared error, absolute error, pinball
+    loss, log loss, or the error rate for hinge losses). A frame of
+    ``column`` (or ``feature``), ``importance``, ``share``, largest first."""
+    names, matrix = _names_and_matrix(model, by)
+    label = "column" if by == "column" else "feature"
+    std = None
+    if kind in ("split", "cover"):
+        from .trees import trees_frame
+
+        splits = trees_frame(model).filter(~pl.col("is_leaf"))
+        per_feature = dict(
+            splits.group_by("feature").agg(
+                pl.len() if kind == "split" else pl.col("cover").sum()
+            ).iter_rows()
+        )
+        counts = np.array([per_feature.get(f, 0) for f in model.feature_names], dtype=float)
+        # Splits count fully for each source column (as the default table's splits do);
+        # cover is shared out like gain.
+        share_matrix = (matrix > 0).astype(float) if kind == "split" else matrix
+        values = counts @ share_matrix
+    elif kind == "shap":
+        _needs(data, kind)
+        contrib, _ = contribution_array(model, data, by)
+        values = np.abs(contrib[:, :, :-1]).mean(axis=0).sum(axis=0)
+    elif kind == "permutation":
+        _needs(data, kind)
+        values, std = _permutation(model, data, by, names, n_repeats, seed, metric)
+    else:
+        raise ParameterError(
+            f"kind must be 'gain', 'split', 'cover', 'shap' or 'permutation', got {kind!r}"
+        )
+    columns: dict[str, Any] = {label: names, "importance": values}
+    if std is not None:
+        columns["std"] = std
+    table = pl.DataFrame(columns)
+    total = float(np.sum(np.abs(values)))
+    table = table.with_columns(share=pl.col("importance") / total if total > 0 else pl.lit(0.0))
+    return table.sort("importance", descending=True, maintain_order=True)
+
+
+def _needs(data: Any, kind: str) -> None:
+    if data is None:
+        raise ParameterError(f"kind={kind!r} needs data=: rows to explain")
+
+
+def default_metric(model: Model) -> Callable[[np.ndarray, np.ndarray], float]:
+    """The loss-like metric permutation importance uses: f(encoded target,
+    response-scale prediction)."""
+    from .cv import METRICS
+
+    loss = model.loss
+    if loss.startswith(("logistic", "exponential", "softmax")):
+        return METRICS["logloss"]
+    if "hinge" in loss:
+        return METRICS["error"]
+    if loss.startswith("absolute"):
+        return METRICS["mae"]
+    if loss.startswith("pinball"):
+        tau = float(loss[loss.index("(") + 1 : loss.index(")")]) if "(" in loss else 0.5
+
+        def pinball(y: np.ndarray, p: np.ndarray) -> float:
+            r = y - p
+            return float(np.mean(np.maximum(tau * r, (tau - 1) * r)))
+
+        return pinball
+    return METRICS["mse"]
+
+
+def _permutation(
+    model: Model,
+    data: Any,
+    by: By,
+    names: list[str],
+    n_repeats: int,
+    seed: int,
+    metric: Callable[[np.ndarray, np.ndarray], float] | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    frame = to_polars(data)
+    metric = metric or default_metric(model)
+    y = model.spec.target_values(frame)
+    baseline = metric(y, model.predict(frame))
+    rng = np.random.default_rng(seed)
+    columns = model.spec.columns(frame)
+    scores = np.zeros((len(names), n_repeats))
+    for r in range(n_repeats):
+        order = rng.permutation(frame.height)
+        for i, name in enumerate(names):
+            if by == "column":
+                shuffled = frame.with_columns(frame.get_column(name).gather(order))
+                prediction = model.predict(shuffled)
+            else:
+                # Shuffle one model feature: the core's columns, one permuted.
+                permuted = [
+                    c._replace(values=np.ascontiguousarray(c.values[order])) if c.name == name else c
+                    for c in columns
+                ]
+                prediction = model._core.predict_response(permuted)
+                prediction = prediction[:, 0] if prediction.shape[1] == 1 else prediction
+            scores[i, r] = metric(y, prediction) - baseline
+    return scores.mean(axis=1), scores.std(axis=1, ddof=1) if n_repeats > 1 else np.zeros(len(names))

@@ -209,12 +209,29 @@ class Model:
 
     # ------------------------------------------------------------------ importance
 
-    def feature_importance(self, by: Literal["column", "feature"] = "column") -> pl.DataFrame:
+    def feature_importance(
+        self,
+        by: Literal["column", "feature"] = "column",
+        *,
+        kind: str = "gain",
+        data: Any = None,
+        n_repeats: int = 5,
+        seed: int = 0,
+        metric: Any = None,
+    ) -> pl.DataFrame:
         """Total split gain and number of splits, largest gain first.
 
         by="column": per original data column; a feature built from several
         columns (an interaction, say) shares its gain equally among them and
-        counts its splits for each. by="feature": per model feature."""
+        counts its splits for each. by="feature": per model feature.
+
+        kind="split", "cover", "shap" (needs data=) or "permutation" (needs
+        data= with the target) give a frame of importance and share instead
+        (optboost.explain.importance)."""
+        if kind != "gain":
+            from .explain import importance
+
+            return importance(self, kind, by, data, n_repeats, seed, metric)
         names, gain, splits = self._core.feature_importance()
         if by == "feature":
             table = pl.DataFrame(
@@ -412,6 +429,33 @@ class Model:
         from .explain import explain
 
         return explain(self, newdata, by)
+
+    def partial_dependence(
+        self,
+        newdata: Any,
+        columns: str | list[str],
+        grid: Any = None,
+        kind: Literal["average", "individual"] = "average",
+        type: Literal["response", "link"] = "response",
+        grid_size: int = 20,
+    ) -> pl.DataFrame:
+        """Partial dependence (kind="average") or ICE curves (kind="individual")
+        on one or two columns as a polars frame (optboost.explain)."""
+        from .explain import partial_dependence
+
+        return partial_dependence(self, newdata, columns, grid, kind, type, grid_size)
+
+    def trees(self) -> pl.DataFrame:
+        """Every node of every tree, one row each (optboost.trees)."""
+        from .trees import trees_frame
+
+        return trees_frame(self)
+
+    def dump_trees(self, precision: int = 6) -> str:
+        """The trees as indented text."""
+        from .trees import dump_trees
+
+        return dump_trees(self, precision)
 
 
 def _finite_or_none(value: Any) -> Any:

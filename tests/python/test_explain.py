@@ -188,3 +188,98 @@ def test_explain_without_shap_says_how_to_install_it(monkeypatch):
     model = optboost.boost("y ~ a", frame, n_iter=2, progress=False)
     with pytest.raises(ImportError, match="optboost\\[explain\\]"):
         model.explain(frame)
+
+
+# ------------------------------------------------------------------ partial dependence
+
+
+def test_partial_dependence_averages_predictions_with_the_column_set():
+    frame = random_frame(10)
+    model = optboost.boost("y ~ a + b + s + a:c", frame, n_iter=10, progress=False)
+    pd_frame = model.partial_dependence(frame, "a", grid=[-1.0, 0.0, 2.0])
+    assert pd_frame.columns == ["a", "prediction"]
+    for value, expected in zip([-1.0, 0.0, 2.0], pd_frame["prediction"]):
+        forced = frame.with_columns(a=pl.lit(value))
+        assert model.predict(forced).mean() == pytest.approx(expected, rel=1e-12)
+    ice = model.partial_dependence(frame, "a", grid=[-1.0, 0.0, 2.0], kind="individual")
+    assert ice.height == 3 * frame.height
+    averaged = ice.group_by("a", maintain_order=True).agg(pl.col("prediction").mean())
+    np.testing.assert_allclose(averaged["prediction"], pd_frame["prediction"], rtol=1e-12)
+
+
+def test_partial_dependence_on_categorical_and_two_columns():
+    frame = random_frame(11)
+    model = optboost.boost("k ~ a + b + s", frame, loss="softmax", n_iter=5, progress=False)
+    one = model.partial_dependence(frame, "s")
+    assert one["s"].to_list() == ["p", "q", "r", "t"]
+    assert one.columns == ["s"] + [f"prediction/{c}" for c in model.classes]
+    np.testing.assert_allclose(one.select(pl.exclude("s")).sum_horizontal(), 1.0)
+    two = model.partial_dependence(frame, ["b", "s"], grid_size=5, type="link")
+    assert two.height == 5 * 4 and two.columns[:2] == ["b", "s"]
+
+
+def test_plot_partial_dependence(tmp_path):
+    pytest.importorskip("matplotlib")
+    from optboost.explain import plot_partial_dependence
+
+    frame = random_frame(12)
+    model = optboost.boost("y ~ a + b + s", frame, n_iter=5, progress=False)
+    plot_partial_dependence(model.partial_dependence(frame.head(30), "a", kind="individual"),
+                            tmp_path / "ice.png")
+    plot_partial_dependence(model.partial_dependence(frame, ["a", "s"]), tmp_path / "pd2.png")
+    assert (tmp_path / "ice.png").stat().st_size > 0
+
+
+# ------------------------------------------------------------------ importance and trees
+
+
+def test_importance_kinds():
+    frame = random_frame(13)
+    model = optboost.boost("y ~ a + b + s + c + a:b", frame, n_iter=20, progress=False)
+    legacy = model.feature_importance()
+    assert legacy.columns == ["column", "gain", "splits", "gain_share"]
+    split = model.feature_importance(kind="split")
+    assert dict(split.select("column", "importance").iter_rows()) == dict(
+        legacy.select("column", pl.col("splits").cast(pl.Float64)).iter_rows()
+    )
+    trees = model.trees()
+    cover = model.feature_importance(kind="cover", by="feature")
+    assert cover["importance"].sum() == trees.filter(~pl.col("is_leaf"))["cover"].sum()
+    shap_importance = model.feature_importance(kind="shap", data=frame)
+    contrib = model.predict(frame, type="contrib")
+    top = shap_importance.row(0, named=True)
+    assert top["importance"] == pytest.approx(contrib[top["column"]].abs().mean())
+    perm = model.feature_importance(kind="permutation", data=frame, n_repeats=3)
+    assert perm.columns == ["column", "importance", "std", "share"]
+    assert perm.row(0, named=True)["column"] in ("a", "c", "s")
+    with pytest.raises(optboost.ParameterError, match="needs data"):
+        model.feature_importance(kind="shap")
+
+
+def test_trees_frame_reproduces_predictions():
+    frame = random_frame(14)
+    model = optboost.boost("y ~ a + b + s", frame, n_iter=5, max_depth=3, progress=False)
+    trees = model.trees()
+    assert {"tree", "node", "feature", "threshold", "levels", "missing", "left", "right",
+            "value", "gain", "cover", "tree_weight", "output"} <= set(trees.columns)
+    nodes = {(r["tree"], r["node"]): r for r in trees.to_dicts()}
+    bias = json.loads(model._core.to_json())["model"]["bias"][0]
+    rows = frame.head(20).to_dicts()
+    link = model.predict(frame.head(20), type="link")
+    for row, expected in zip(rows, link):
+        total = bias
+        for t in range(model.n_trees):
+            node = nodes[(t, 0)]
+            while not node["is_leaf"]:
+                x = row[node["feature"]]
+                if x is None or (isinstance(x, float) and math.isnan(x)):
+                    left = node["missing"] == "left"
+                elif node["threshold"] is not None:
+                    left = x <= node["threshold"]
+                else:
+                    left = x in node["levels"]
+                node = nodes[(t, node["left"] if left else node["right"])]
+            total += node["tree_weight"] * node["value"]
+        assert total == pytest.approx(expected, rel=1e-12, abs=1e-12)
+    text = model.dump_trees()
+    assert text.count("\ntree ") == model.n_trees and "leaf" in text
