@@ -457,6 +457,12 @@ class Model:
 
         return dump_trees(self, precision)
 
+    def to_onnx(self, path: str | os.PathLike | None = None) -> Any:
+        """The model as an ONNX TreeEnsembleRegressor graph (optboost.export)."""
+        from .export import to_onnx
+
+        return to_onnx(self, path)
+
 
 def _finite_or_none(value: Any) -> Any:
     # strict JSON has no NaN or infinity; they read back as nulls
