@@ -256,10 +256,17 @@ def fold_statistics(histories: Sequence[pl.DataFrame]) -> pl.DataFrame:
             columns[f"{name}_mean"].append(float(np.mean(values)))
             se = np.std(values, ddof=1) / np.sqrt(len(values)) if len(values) > 1 else np.nan
             columns[f"{name}_se"].append(float(se))
-    return pl.DataFrame(columns, schema={
-        "iteration": pl.Int64, "n_folds": pl.Int64, "train_mean": pl.Float64,
-        "train_se": pl.Float64, "valid_mean": pl.Float64, "valid_se": pl.Float64,
-    })
+    return pl.DataFrame(
+        columns,
+        schema={
+            "iteration": pl.Int64,
+            "n_folds": pl.Int64,
+            "train_mean": pl.Float64,
+            "train_se": pl.Float64,
+            "valid_mean": pl.Float64,
+            "valid_se": pl.Float64,
+        },
+    )
 
 
 def best_iterations(history: pl.DataFrame) -> tuple[int, int]:
@@ -294,10 +301,12 @@ def _metric_table(values: Mapping[str, list[float]]) -> pl.DataFrame:
     rows = []
     for name, per_fold in values.items():
         v = np.array(per_fold)
-        rows.append({
-            "metric": name,
-            "mean": float(v.mean()),
-            "se": float(v.std(ddof=1) / np.sqrt(len(v))),
-            "folds": per_fold,
-        })
+        rows.append(
+            {
+                "metric": name,
+                "mean": float(v.mean()),
+                "se": float(v.std(ddof=1) / np.sqrt(len(v))),
+                "folds": per_fold,
+            }
+        )
     return pl.DataFrame(rows)

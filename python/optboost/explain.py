@@ -63,7 +63,9 @@ def _bias_name(names: Sequence[str]) -> str:
     return name
 
 
-def contribution_array(model: Model, newdata: Any, by: By = "column") -> tuple[np.ndarray, list[str]]:
+def contribution_array(
+    model: Model, newdata: Any, by: By = "column"
+) -> tuple[np.ndarray, list[str]]:
     """SHAP values as an array of shape (n, K, m + 1) (K outputs: 1, or the
     number of classes), the last slot of each block the bias, and the m + 1
     names."""
@@ -130,9 +132,7 @@ def explain(model: Model, newdata: Any, by: By = "column") -> Any:
     values, names = contribution_array(model, newdata, by)
     frame = to_polars(newdata)
     if by == "column":
-        data = np.column_stack(
-            [_plain_values(frame.get_column(c)) for c in names[:-1]]
-        )
+        data = np.column_stack([_plain_values(frame.get_column(c)) for c in names[:-1]])
     else:
         data = np.column_stack([c.values for c in model.spec.columns(frame)])
     if values.shape[1] == 1:
@@ -230,8 +230,7 @@ def partial_dependence(
     if kind == "average":
         mean = values.mean(axis=1)
         return pl.DataFrame(
-            [*grid_columns.values()]
-            + [pl.Series(o, mean[:, k]) for k, o in enumerate(outputs)]
+            [*grid_columns.values()] + [pl.Series(o, mean[:, k]) for k, o in enumerate(outputs)]
         )
     result = pl.DataFrame(
         [pl.Series("row", np.tile(np.arange(n), len(points)))]
@@ -291,16 +290,31 @@ def plot_partial_dependence(
     for output in outputs:
         if individual:
             for (_,), curve in frame.group_by(["row"], maintain_order=True):
-                ax.plot(curve[x_name].to_list(), curve[output].to_list(), "-",
-                        color="tab:gray", alpha=0.15, linewidth=0.7)
+                ax.plot(
+                    curve[x_name].to_list(),
+                    curve[output].to_list(),
+                    "-",
+                    color="tab:gray",
+                    alpha=0.15,
+                    linewidth=0.7,
+                )
         if len(columns) == 2:
             for (value,), curve in average.group_by([columns[1]], maintain_order=True):
-                ax.plot(curve[x_name].to_list(), curve[output].to_list(), style,
-                        label=f"{columns[1]} = {value}")
+                ax.plot(
+                    curve[x_name].to_list(),
+                    curve[output].to_list(),
+                    style,
+                    label=f"{columns[1]} = {value}",
+                )
         else:
             label = output if len(outputs) > 1 else None
-            ax.plot(average[x_name].to_list(), average[output].to_list(), style,
-                    linewidth=2.0, label=label)
+            ax.plot(
+                average[x_name].to_list(),
+                average[output].to_list(),
+                style,
+                linewidth=2.0,
+                label=label,
+            )
     ax.set_xlabel(x_name)
     ax.set_ylabel("partial dependence")
     if len(columns) == 2 or len(outputs) > 1:
@@ -337,9 +351,9 @@ def importance(
 
         splits = trees_frame(model).filter(~pl.col("is_leaf"))
         per_feature = dict(
-            splits.group_by("feature").agg(
-                pl.len() if kind == "split" else pl.col("cover").sum()
-            ).iter_rows()
+            splits.group_by("feature")
+            .agg(pl.len() if kind == "split" else pl.col("cover").sum())
+            .iter_rows()
         )
         counts = np.array([per_feature.get(f, 0) for f in model.feature_names], dtype=float)
         # Splits count fully for each source column (as the default table's splits do);
@@ -419,10 +433,14 @@ def _permutation(
             else:
                 # Shuffle one model feature: the core's columns, one permuted.
                 permuted = [
-                    c._replace(values=np.ascontiguousarray(c.values[order])) if c.name == name else c
+                    c._replace(values=np.ascontiguousarray(c.values[order]))
+                    if c.name == name
+                    else c
                     for c in columns
                 ]
                 prediction = model._core.predict_response(permuted)
                 prediction = prediction[:, 0] if prediction.shape[1] == 1 else prediction
             scores[i, r] = metric(y, prediction) - baseline
-    return scores.mean(axis=1), scores.std(axis=1, ddof=1) if n_repeats > 1 else np.zeros(len(names))
+    return scores.mean(axis=1), scores.std(axis=1, ddof=1) if n_repeats > 1 else np.zeros(
+        len(names)
+    )

@@ -64,9 +64,16 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None) -> Any:
     attributes: dict[str, list] = {
         key: []
         for key in (
-            "nodes_treeids", "nodes_nodeids", "nodes_featureids", "nodes_modes",
-            "nodes_truenodeids", "nodes_falsenodeids", "nodes_missing_value_tracks_true",
-            "target_treeids", "target_nodeids", "target_ids",
+            "nodes_treeids",
+            "nodes_nodeids",
+            "nodes_featureids",
+            "nodes_modes",
+            "nodes_truenodeids",
+            "nodes_falsenodeids",
+            "nodes_missing_value_tracks_true",
+            "target_treeids",
+            "target_nodeids",
+            "target_ids",
         )
     }
     thresholds, leaf_weights = [], []
@@ -113,7 +120,9 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None) -> Any:
     if loss["name"] == "logistic":
         response = [helper.make_node("Sigmoid", ["link"], ["response"])]
     elif loss["name"] == "exponential":
-        scale = numpy_helper.from_array(np.asarray([2.0 * loss.get("beta", 1.0)], np.float32), "scale")
+        scale = numpy_helper.from_array(
+            np.asarray([2.0 * loss.get("beta", 1.0)], np.float32), "scale"
+        )
         response = [
             helper.make_node("Constant", [], ["scale"], value=scale),
             helper.make_node("Mul", ["link", "scale"], ["scaled"]),
@@ -134,7 +143,10 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None) -> Any:
     )
     proto = helper.make_model(
         graph,
-        opset_imports=[helper.make_opsetid("", ONNX_OPSET), helper.make_opsetid("ai.onnx.ml", ML_OPSET)],
+        opset_imports=[
+            helper.make_opsetid("", ONNX_OPSET),
+            helper.make_opsetid("ai.onnx.ml", ML_OPSET),
+        ],
         producer_name="optboost",
         doc_string=f"{model.formula}; inputs: {', '.join(names)}",
     )

@@ -94,10 +94,8 @@ def dump_trees(model: Model, precision: int = 6) -> str:
     """Every tree as indented text, one node a line."""
     frame = trees_frame(model)
     core = core_dict(model)
-    lines = [
-        f"optboost model {model.formula!r}: {model.n_trees} trees, "
-        f"bias {', '.join(_g(b, precision) for b in core['bias'])}"
-    ]
+    bias = ", ".join(_g(b, precision) for b in core["bias"])
+    lines = [f"optboost model {model.formula!r}: {model.n_trees} trees, bias {bias}"]
     by_tree = frame.partition_by("tree", maintain_order=True, as_dict=False)
     for nodes in by_tree:
         rows = nodes.to_dicts()
@@ -107,7 +105,7 @@ def dump_trees(model: Model, precision: int = 6) -> str:
             f"{_g(first['tree_weight'], precision)}):"
         )
 
-        def visit(i: int, depth: int) -> None:
+        def visit(i: int, depth: int, rows: list[dict] = rows) -> None:
             node = rows[i]
             indent = "  " * (depth + 1)
             if node["is_leaf"]:

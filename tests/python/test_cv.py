@@ -1,10 +1,9 @@
 """optboost.cv against a hand-rolled fold loop; fold making; the CLI command."""
 
 import numpy as np
+import optboost
 import polars as pl
 import pytest
-
-import optboost
 from optboost.cli import main
 
 
@@ -13,14 +12,20 @@ def data(n: int = 400, seed: int = 0) -> pl.DataFrame:
     x = rng.normal(size=(n, 3))
     y = x[:, 0] - 2 * (x[:, 1] > 0) + rng.normal(scale=0.5, size=n)
     return pl.DataFrame(
-        {"a": x[:, 0], "b": x[:, 1], "c": x[:, 2], "y": y, "g": rng.integers(0, 20, n),
-         "yes": y > 0}
+        {
+            "a": x[:, 0],
+            "b": x[:, 1],
+            "c": x[:, 2],
+            "y": y,
+            "g": rng.integers(0, 20, n),
+            "yes": y > 0,
+        }
     )
 
 
 def test_cv_agrees_bit_for_bit_with_a_hand_rolled_fold_loop():
     frame = data()
-    params = dict(method="agbm", n_iter=30, max_depth=3, learning_rate=0.2)
+    params = {"method": "agbm", "n_iter": 30, "max_depth": 3, "learning_rate": 0.2}
     result = optboost.cv("y ~ a + b + c", frame, folds=4, seed=3, **params)
     train, valid = [], []
     for rows in result.folds:
@@ -56,7 +61,12 @@ def test_folds_partition_the_rows_and_respect_strata_and_groups():
 def test_cv_keeps_models_and_evaluates_metrics():
     frame = data()
     result = optboost.cv(
-        "yes ~ a + b", frame, folds=3, loss="logistic", n_iter=5, keep_models=True,
+        "yes ~ a + b",
+        frame,
+        folds=3,
+        loss="logistic",
+        n_iter=5,
+        keep_models=True,
         metrics=["logloss", "error"],
     )
     assert len(result.models) == 3
@@ -75,6 +85,8 @@ def test_cli_cv(tmp_path, capsys):
     path = tmp_path / "train.parquet"
     data().write_parquet(path)
     out = tmp_path / "cv.csv"
-    assert main(["cv", str(path), "y ~ a + b", "--folds", "3", "--n-iter", "5", "-o", str(out)]) == 0
+    assert (
+        main(["cv", str(path), "y ~ a + b", "--folds", "3", "--n-iter", "5", "-o", str(out)]) == 0
+    )
     assert "best iteration" in capsys.readouterr().out
     assert pl.read_csv(out).height == 5

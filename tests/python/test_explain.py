@@ -6,10 +6,9 @@ import json
 import math
 
 import numpy as np
+import optboost
 import polars as pl
 import pytest
-
-import optboost
 
 
 def random_frame(seed: int, n: int = 300) -> pl.DataFrame:
@@ -23,8 +22,15 @@ def random_frame(seed: int, n: int = 300) -> pl.DataFrame:
     y = np.nan_to_num(a) * (b > 0.5) + (s == "q") * 1.5 - c + rng.normal(scale=0.3, size=n)
     classes = np.digitize(y, [-0.5, 0.8])
     return pl.DataFrame(
-        {"a": a, "b": b, "s": pl.Series(list(s), dtype=pl.String), "c": c, "y": y,
-         "k": [f"class{k}" for k in classes], "yes": y > 0}
+        {
+            "a": a,
+            "b": b,
+            "s": pl.Series(list(s), dtype=pl.String),
+            "c": c,
+            "y": y,
+            "k": [f"class{k}" for k in classes],
+            "yes": y > 0,
+        }
     )
 
 
@@ -67,7 +73,8 @@ def brute_force_shap(model, frame):
     out = np.zeros((frame.height, k_out, m + 1))
     for row in range(frame.height):
         for k in range(k_out):
-            def value(known):
+
+            def value(known, row=row, k=k):
                 total = core["bias"][k]
                 for tree, w, o in zip(core["trees"], core["weights"], core["tree_outputs"]):
                     if o == k:
@@ -101,7 +108,13 @@ CASES = [
 def test_contributions_equal_brute_force_shapley_values(formula, loss, seed):
     frame = random_frame(seed)
     model = optboost.boost(
-        formula, frame, loss=loss, n_iter=4, max_depth=3, seed=seed, progress=False,
+        formula,
+        frame,
+        loss=loss,
+        n_iter=4,
+        max_depth=3,
+        seed=seed,
+        progress=False,
         min_samples_leaf=5,
     )
     rows = frame.head(25)
@@ -224,8 +237,9 @@ def test_plot_partial_dependence(tmp_path):
 
     frame = random_frame(12)
     model = optboost.boost("y ~ a + b + s", frame, n_iter=5, progress=False)
-    plot_partial_dependence(model.partial_dependence(frame.head(30), "a", kind="individual"),
-                            tmp_path / "ice.png")
+    plot_partial_dependence(
+        model.partial_dependence(frame.head(30), "a", kind="individual"), tmp_path / "ice.png"
+    )
     plot_partial_dependence(model.partial_dependence(frame, ["a", "s"]), tmp_path / "pd2.png")
     assert (tmp_path / "ice.png").stat().st_size > 0
 
@@ -260,8 +274,21 @@ def test_trees_frame_reproduces_predictions():
     frame = random_frame(14)
     model = optboost.boost("y ~ a + b + s", frame, n_iter=5, max_depth=3, progress=False)
     trees = model.trees()
-    assert {"tree", "node", "feature", "threshold", "levels", "missing", "left", "right",
-            "value", "gain", "cover", "tree_weight", "output"} <= set(trees.columns)
+    assert {
+        "tree",
+        "node",
+        "feature",
+        "threshold",
+        "levels",
+        "missing",
+        "left",
+        "right",
+        "value",
+        "gain",
+        "cover",
+        "tree_weight",
+        "output",
+    } <= set(trees.columns)
     nodes = {(r["tree"], r["node"]): r for r in trees.to_dicts()}
     bias = json.loads(model._core.to_json())["model"]["bias"][0]
     rows = frame.head(20).to_dicts()
