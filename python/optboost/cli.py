@@ -111,9 +111,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     predict.add_argument(
         "--type",
-        choices=("response", "link", "class"),
+        choices=("response", "link", "class", "contrib"),
         default="response",
-        help="response (default; probabilities for classification), link or class",
+        help="response (default; probabilities for classification), link, class, or contrib "
+        "(SHAP contributions to the link score: one column per data column, and bias)",
     )
     predict.add_argument(
         "--keep",
@@ -180,7 +181,9 @@ def command_predict(args: argparse.Namespace) -> None:
     columns: dict[str, Any] = {
         name: data.get_column(name) for name in args.keep if _has(data, name)
     }
-    if args.type == "class":
+    if args.type == "contrib":
+        columns.update(predictions.to_dict())
+    elif args.type == "class":
         columns["class"] = predictions
     elif predictions.ndim == 2:
         for index, label in enumerate(model.classes):

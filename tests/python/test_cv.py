@@ -90,3 +90,13 @@ def test_cli_cv(tmp_path, capsys):
     )
     assert "best iteration" in capsys.readouterr().out
     assert pl.read_csv(out).height == 5
+
+
+def test_cli_predict_contrib(tmp_path):
+    path = tmp_path / "train.parquet"
+    data().write_parquet(path)
+    model_path = tmp_path / "model.json"
+    assert main(["fit", str(path), "y ~ a + b", "-o", str(model_path), "-q", "--n-iter", "5"]) == 0
+    out = tmp_path / "contrib.csv"
+    assert main(["predict", str(model_path), str(path), "--type", "contrib", "-o", str(out)]) == 0
+    assert pl.read_csv(out).columns == ["a", "b", "bias"]
