@@ -18,6 +18,8 @@ _EXPORTS = {
     "boost": "api",
     "method_names": "api",
     "param_names": "api",
+    "cv": "crossval",
+    "CVResult": "crossval",
     "DataError": "errors",
     "DataTypeError": "errors",
     "FormulaError": "errors",

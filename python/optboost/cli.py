@@ -2,6 +2,7 @@
 
 optboost fit train.parquet "y ~ a + b + C(c)" --method agbm --loss logistic -o model.json
 optboost predict model.json new.parquet -o predictions.parquet
+optboost cv train.parquet "y ~ a + b" --folds 5 --n-iter 300 -o cv.csv
 optboost demo
 """
 
@@ -106,9 +107,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     predict.add_argument(
         "--type",
-        choices=("response", "link", "class"),
+        choices=("response", "link", "class", "contrib"),
         default="response",
-        help="response (default; probabilities for classification), link or class",
+        help="response (default; probabilities for classification), link, class, or contrib "
+        "(SHAP contributions to the link score: one column per data column, and bias)",
     )
     predict.add_argument(
         "--keep",
@@ -117,6 +119,20 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="COLUMN",
         help="copy this input column (an id, say) into the output (repeatable)",
     )
+
+    cv = commands.add_parser("cv", help="k-fold cross-validation: loss per iteration")
+    cv.add_argument("data", help="training data (.parquet, .csv, .ipc, .ndjson)")
+    cv.add_argument("formula", help='R-style formula, e.g. "y ~ a + b + C(c)"')
+    cv.add_argument("--folds", type=int, default=5)
+    cv.add_argument("--groups", help="column whose groups stay within one fold")
+    cv.add_argument("--method", default="gbm")
+    cv.add_argument("--loss", default="squared")
+    cv.add_argument("--n-iter", type=int, default=100)
+    cv.add_argument("--learning-rate", type=float, default=0.1)
+    cv.add_argument("--seed", type=int, default=0)
+    cv.add_argument("--param", "-p", action="append", type=parse_param, default=[],
+                    metavar="NAME=VALUE", help="any other training parameter (repeatable)")
+    cv.add_argument("-o", "--output", help="write the per-iteration table (.csv, .parquet, ...)")
 
     demo = commands.add_parser("demo", help="compare methods on a built-in synthetic data set")
     demo.add_argument("--output-dir", default=".", help="where to save optboost-demo.png")
@@ -163,7 +179,9 @@ def command_predict(args: argparse.Namespace) -> None:
     columns: dict[str, Any] = {
         name: data.get_column(name) for name in args.keep if _has(data, name)
     }
-    if args.type == "class":
+    if args.type == "contrib":
+        columns.update(predictions.to_dict())
+    elif args.type == "class":
         columns["class"] = predictions
     elif predictions.ndim == 2:
         for index, label in enumerate(model.classes):
@@ -184,6 +202,32 @@ def _has(data: pl.DataFrame, name: str) -> bool:
     if name not in data.columns:
         raise UsageError(f"--keep {name!r}: no such column in the data")
     return True
+
+
+def command_cv(args: argparse.Namespace) -> None:
+    from .crossval import cv
+
+    result = cv(
+        args.formula,
+        read_data(args.data),
+        folds=args.folds,
+        groups=args.groups,
+        seed=args.seed,
+        method=args.method,
+        loss=args.loss,
+        n_iter=args.n_iter,
+        learning_rate=args.learning_rate,
+        **dict(args.param),
+    )
+    h = result.history
+    for label, iteration in (
+        ("best iteration", result.best_iteration),
+        ("one-SE iteration", result.best_iteration_1se),
+    ):
+        row = h.row(iteration - 1, named=True)
+        print(f"{label}: {iteration} (valid loss {row['valid_mean']:.6g} ± {row['valid_se']:.2g})")
+    if args.output:
+        write_data(h, args.output)
 
 
 def command_demo(args: argparse.Namespace) -> None:
@@ -212,7 +256,12 @@ def _version() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    commands = {"fit": command_fit, "predict": command_predict, "demo": command_demo}
+    commands = {
+        "fit": command_fit,
+        "predict": command_predict,
+        "cv": command_cv,
+        "demo": command_demo,
+    }
     try:
         commands[args.command](args)
     except (UsageError, OptboostError, ValueError, OSError, RuntimeError) as error:

@@ -51,7 +51,7 @@ HISTORY_SCHEMA = {
     "seconds": pl.Float64,
 }
 
-PredictionType = Literal["response", "link", "class"]
+PredictionType = Literal["response", "link", "class", "contrib", "interaction"]
 
 
 class Model:
@@ -166,7 +166,9 @@ class Model:
 
     # ------------------------------------------------------------------ prediction
 
-    def predict(self, newdata: Any, type: PredictionType = "response") -> np.ndarray:
+    def predict(
+        self, newdata: Any, type: PredictionType = "response", *, by: str = "column"
+    ) -> Any:
         """Predictions for the rows of ``newdata`` (polars or pandas frame),
         whose columns are found by name.
 
@@ -174,9 +176,20 @@ class Model:
         (binary, probabilistic losses; the score for hinge); (n, K) class
         probabilities (multiclass). type="link": the raw score(s).
         type="class": the predicted class label (classification only).
+        type="contrib": exact SHAP contributions to the link score as a polars
+        frame, one column per data column (by="feature": per model feature)
+        plus ``bias``, each row summing to the link score (optboost.explain).
+        type="interaction": SHAP interaction values, a numpy array (n, m+1, m+1).
         """
+        if type in ("contrib", "interaction"):
+            from .explain import predict_explained
+
+            return predict_explained(self, newdata, type, by)
         if type not in ("response", "link", "class"):
-            raise ParameterError(f"type must be 'response', 'link' or 'class', got {type!r}")
+            raise ParameterError(
+                "type must be 'response', 'link', 'class', 'contrib' or 'interaction', "
+                f"got {type!r}"
+            )
         if type == "class" and self.task == "regression":
             raise ParameterError(
                 f"type='class' needs a classification loss; this model's loss is {self.loss!r}"
@@ -196,12 +209,29 @@ class Model:
 
     # ------------------------------------------------------------------ importance
 
-    def feature_importance(self, by: Literal["column", "feature"] = "column") -> pl.DataFrame:
+    def feature_importance(
+        self,
+        by: Literal["column", "feature"] = "column",
+        *,
+        kind: str = "gain",
+        data: Any = None,
+        n_repeats: int = 5,
+        seed: int = 0,
+        metric: Any = None,
+    ) -> pl.DataFrame:
         """Total split gain and number of splits, largest gain first.
 
         by="column": per original data column; a feature built from several
         columns (an interaction, say) shares its gain equally among them and
-        counts its splits for each. by="feature": per model feature."""
+        counts its splits for each. by="feature": per model feature.
+
+        kind="split", "cover", "shap" (needs data=) or "permutation" (needs
+        data= with the target) give a frame of importance and share instead
+        (optboost.explain.importance)."""
+        if kind != "gain":
+            from .explain import importance
+
+            return importance(self, kind, by, data, n_repeats, seed, metric)
         names, gain, splits = self._core.feature_importance()
         if by == "feature":
             table = pl.DataFrame(
@@ -391,6 +421,47 @@ class Model:
     def __setstate__(self, state: dict[str, Any]) -> None:
         loaded = Model.from_dict(state)
         self.__dict__.update(loaded.__dict__)
+
+    # ------------------------------------------------------------------ explaining (explain.py)
+
+    def explain(self, newdata: Any, by: Literal["column", "feature"] = "column") -> Any:
+        """A ``shap.Explanation`` of the link scores of ``newdata`` (needs shap)."""
+        from .explain import explain
+
+        return explain(self, newdata, by)
+
+    def partial_dependence(
+        self,
+        newdata: Any,
+        columns: str | list[str],
+        grid: Any = None,
+        kind: Literal["average", "individual"] = "average",
+        type: Literal["response", "link"] = "response",
+        grid_size: int = 20,
+    ) -> pl.DataFrame:
+        """Partial dependence (kind="average") or ICE curves (kind="individual")
+        on one or two columns as a polars frame (optboost.explain)."""
+        from .explain import partial_dependence
+
+        return partial_dependence(self, newdata, columns, grid, kind, type, grid_size)
+
+    def trees(self) -> pl.DataFrame:
+        """Every node of every tree, one row each (optboost.trees)."""
+        from .trees import trees_frame
+
+        return trees_frame(self)
+
+    def dump_trees(self, precision: int = 6) -> str:
+        """The trees as indented text."""
+        from .trees import dump_trees
+
+        return dump_trees(self, precision)
+
+    def to_onnx(self, path: str | os.PathLike | None = None) -> Any:
+        """The model as an ONNX TreeEnsembleRegressor graph (optboost.export)."""
+        from .export import to_onnx
+
+        return to_onnx(self, path)
 
 
 def _finite_or_none(value: Any) -> Any:

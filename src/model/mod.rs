@@ -1,6 +1,7 @@
 //! The trained model: trees with one weight each, a bias per output, and the feature mappers
 //! that tell how to read new data. Prediction runs on raw columns, in parallel over rows.
 
+mod contrib;
 mod flat;
 mod io;
 mod predict;
@@ -27,6 +28,11 @@ impl FeatureSpec {
     }
 }
 
+/// A trained model. Its fields are public and are how to read the trees: `trees[j].nodes[0]` is
+/// tree j's root, a node with `left == 0` is a leaf, and the rule of any other node sends a row
+/// to `left` or `right` as `Tree::leaf_of_raw` says (`x ≤ threshold`, a categorical code set,
+/// `default_left` for missing values); `count` is the node's training rows (its cover). The
+/// JSON form (`to_json`) holds the same data (docs/model_schema.json).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Model {
     pub method: Method,

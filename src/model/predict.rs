@@ -111,7 +111,7 @@ impl Model {
         out
     }
 
-    fn check_frame(&self, frame: &Frame<'_>) -> Result<()> {
+    pub(super) fn check_frame(&self, frame: &Frame<'_>) -> Result<()> {
         if frame.n_features() != self.features.len() {
             return Err(Error::data(format!(
                 "the model expects {} feature columns ({}), got {}",

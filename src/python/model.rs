@@ -116,4 +116,44 @@ impl PyModel {
     fn best_iteration(&self) -> Option<usize> {
         self.model.best_iteration
     }
+
+    /// SHAP contributions (`Model::predict_contrib`), shape (n, n_outputs · (n_features + 1)).
+    fn predict_contrib<'py>(
+        &self,
+        py: Python<'py>,
+        features: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let width = self.model.n_outputs * (self.model.features.len() + 1);
+        self.explained(py, features, width, Model::predict_contrib)
+    }
+
+    /// SHAP interaction values (`Model::predict_interactions`), shape
+    /// (n, n_outputs · (n_features + 1)²).
+    fn predict_interactions<'py>(
+        &self,
+        py: Python<'py>,
+        features: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let width = self.model.n_outputs * (self.model.features.len() + 1).pow(2);
+        self.explained(py, features, width, Model::predict_interactions)
+    }
+}
+
+impl PyModel {
+    /// Runs a per-row explanation of `width` values a row without the GIL.
+    fn explained<'py>(
+        &self,
+        py: Python<'py>,
+        features: &Bound<'py, PyAny>,
+        width: usize,
+        explain: impl Fn(&Model, &crate::data::Frame<'_>) -> crate::Result<Vec<f64>> + Sync,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let columns = Columns::extract(features)?;
+        self.check_names(&columns)?;
+        let frame = columns.frame()?;
+        let n_rows = frame.n_rows();
+        let model = &self.model;
+        let values = py.detach(|| guarded(|| explain(model, &frame)))?;
+        PyArray1::from_vec(py, values).reshape([n_rows, width])
+    }
 }

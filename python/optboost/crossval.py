@@ -1,0 +1,312 @@
+"""``optboost.cv``: k-fold cross-validation of a formula and its parameters, the
+way ``lgb.cv``, ``xgb.cv`` and R's ``gbm(cv.folds=)`` users expect.
+
+Each fold trains ``optboost.boost`` on the other folds with the fold itself as
+``valid=``, so the per-iteration losses are the core's own (the model's loss,
+weighted as in training). The result has their mean and standard error over
+folds per iteration, the best iteration by the minimum and by the
+one-standard-error rule (Breiman et al., "Classification and Regression
+Trees", §3.4.3: the fewest iterations whose mean validation loss is within one
+standard error of the minimum), and optionally the fold models.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from . import _core
+from .errors import ParameterError
+from .formula import _parse
+from .frames import to_polars
+from .losses import loss_text
+
+Metric = Callable[[np.ndarray, np.ndarray], float]
+
+
+def _log_loss(y: np.ndarray, p: np.ndarray) -> float:
+    eps = 1e-15
+    if p.ndim == 1:
+        p = np.clip(p, eps, 1 - eps)
+        return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
+    chosen = np.clip(p[np.arange(len(y)), y.astype(np.int64)], eps, 1.0)
+    return float(-np.mean(np.log(chosen)))
+
+
+def _error_rate(y: np.ndarray, p: np.ndarray) -> float:
+    predicted = (p > 0.5).astype(np.int64) if p.ndim == 1 else np.argmax(p, axis=1)
+    return float(np.mean(predicted != y.astype(np.int64)))
+
+
+# metric(encoded target, model.predict(valid)): the target as the model encodes
+# it (0/1 for binary, class index for multiclass), response-scale predictions.
+METRICS: dict[str, Metric] = {
+    "mse": lambda y, p: float(np.mean((y - p) ** 2)),
+    "rmse": lambda y, p: float(np.sqrt(np.mean((y - p) ** 2))),
+    "mae": lambda y, p: float(np.mean(np.abs(y - p))),
+    "logloss": _log_loss,
+    "error": _error_rate,
+}
+
+
+@dataclass
+class CVResult:
+    """What :func:`cv` returns.
+
+    history: one row per iteration with ``n_folds`` (folds that reached it),
+    ``train_mean``, ``train_se``, ``valid_mean``, ``valid_se`` (the standard
+    error is the folds' sample standard deviation over √n_folds);
+    best_iteration: the iteration of least mean validation loss;
+    best_iteration_1se: the first iteration whose mean validation loss is at
+    most the minimum plus its standard error; folds: the validation row
+    indices of each fold; fold_histories: each fold model's history;
+    metrics: per-fold values of the requested metrics with their mean and
+    standard error (on each fold model's final predictions); models: the fold
+    models with ``keep_models=True``.
+    """
+
+    history: pl.DataFrame
+    best_iteration: int
+    best_iteration_1se: int
+    folds: list[np.ndarray]
+    fold_histories: list[pl.DataFrame]
+    metrics: pl.DataFrame | None = None
+    models: list[Any] | None = field(default=None, repr=False)
+
+    def __repr__(self) -> str:
+        best = self.history.row(self.best_iteration - 1, named=True)
+        return (
+            f"<optboost.CVResult {len(self.folds)} folds: best iteration {self.best_iteration} "
+            f"(valid {best['valid_mean']:.5g} ± {best['valid_se']:.2g}), "
+            f"one-SE rule {self.best_iteration_1se}>"
+        )
+
+    def plot(self, path: str | os.PathLike | None = None, ax: Any = None) -> Any:
+        """Mean train and validation loss against iterations, a band of ±1
+        standard error, and both best iterations (matplotlib). Returns the
+        figure; with ``path`` also saves it."""
+        import matplotlib
+
+        if path is not None and ax is None:
+            matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+
+        figure = ax.figure if ax is not None else plt.figure(figsize=(6, 4))
+        ax = ax or figure.add_subplot(1, 1, 1)
+        h = self.history
+        x = h["iteration"].to_numpy()
+        for name, color in (("train", "tab:blue"), ("valid", "tab:orange")):
+            mean = h[f"{name}_mean"].to_numpy()
+            se = np.nan_to_num(h[f"{name}_se"].to_numpy())
+            ax.plot(x, mean, color=color, label=f"{name} (mean of {len(self.folds)} folds)")
+            ax.fill_between(x, mean - se, mean + se, color=color, alpha=0.2)
+        ax.axvline(self.best_iteration, color="k", linestyle="--", label="minimum")
+        ax.axvline(self.best_iteration_1se, color="k", linestyle=":", label="one-SE rule")
+        ax.set_xlabel("iteration")
+        ax.set_ylabel("loss")
+        ax.legend()
+        if path is not None:
+            figure.savefig(path, dpi=100, bbox_inches="tight")
+        return figure
+
+
+def cv(
+    formula: str,
+    data: Any,
+    folds: int | Sequence[Sequence[int]] = 5,
+    stratified: bool | None = None,
+    groups: str | Sequence[Any] | None = None,
+    seed: int = 0,
+    metrics: Sequence[str | Metric] | Mapping[str, Metric] | None = None,
+    keep_models: bool = False,
+    **params: Any,
+) -> CVResult:
+    """Cross-validate ``optboost.boost(formula, ..., **params)``.
+
+    folds: the number of folds, or the validation row indices of each fold.
+    stratified: keep each class's share in every fold (default: for binary
+        and multiclass losses when ``groups`` is not given).
+    groups: a column name or one label per row; rows of a group stay in one
+        fold (group k-fold: groups shuffled, then each given to the fold with
+        the fewest rows so far).
+    seed: the fold assignment's and the training's seed.
+    metrics: names ("mse", "rmse", "mae", "logloss", "error") or functions
+        ``f(y, prediction)`` of the encoded target and the response-scale
+        predictions, evaluated on every fold's held-out rows.
+    **params: anything :func:`optboost.boost` takes (method, loss, n_iter,
+        weights, early_stopping_rounds, ...).
+    """
+    from .api import boost
+
+    frame = to_polars(data)
+    n = frame.height
+    if "valid" in params:
+        raise ParameterError("cv makes each fold's validation data itself; do not pass valid=")
+    task = _core.loss_task(loss_text(params.get("loss", "squared")))
+    weights_column = params.get("weights") if isinstance(params.get("weights"), str) else None
+    target = _parse(formula, frame, weights_column)[0]
+    validation_rows = make_folds(frame, folds, task, target, stratified, groups, seed)
+    metric_functions = _metric_functions(metrics)
+    weights = params.pop("weights", None)
+    histories, models, metric_values = [], [], {name: [] for name in metric_functions}
+    for rows in validation_rows:
+        train_rows = np.setdiff1d(np.arange(n), rows)
+        fold_weights = weights
+        if weights is not None and not isinstance(weights, str):
+            fold_weights = np.asarray(weights, dtype=np.float64)[train_rows]
+        model = boost(
+            formula,
+            frame[train_rows],
+            valid=frame[rows],
+            weights=fold_weights,
+            seed=seed,
+            **{"progress": False, **params},
+        )
+        histories.append(model.history)
+        if metric_functions:
+            valid = frame[rows]
+            y = model.spec.target_values(valid)
+            prediction = model.predict(valid)
+            for name, function in metric_functions.items():
+                metric_values[name].append(float(function(y, prediction)))
+        if keep_models:
+            models.append(model)
+    history = fold_statistics(histories)
+    best, best_1se = best_iterations(history)
+    return CVResult(
+        history=history,
+        best_iteration=best,
+        best_iteration_1se=best_1se,
+        folds=validation_rows,
+        fold_histories=histories,
+        metrics=_metric_table(metric_values) if metric_functions else None,
+        models=models if keep_models else None,
+    )
+
+
+def make_folds(
+    frame: pl.DataFrame,
+    folds: int | Sequence[Sequence[int]],
+    task: str,
+    target: str,
+    stratified: bool | None,
+    groups: str | Sequence[Any] | None,
+    seed: int,
+) -> list[np.ndarray]:
+    """The validation row indices of each fold (sorted), deterministic in ``seed``."""
+    n = frame.height
+    if not isinstance(folds, (int, np.integer)) or isinstance(folds, bool):
+        given = [np.sort(np.asarray(rows, dtype=np.int64)) for rows in folds]
+        if len(given) < 2 or any(len(r) == 0 or r.min() < 0 or r.max() >= n for r in given):
+            raise ParameterError("folds must be at least 2 non-empty lists of row indices")
+        return given
+    k = int(folds)
+    if k < 2 or k > n:
+        raise ParameterError(f"folds must be between 2 and the number of rows ({n}), got {k}")
+    rng = np.random.default_rng(seed)
+    fold_of = np.empty(n, dtype=np.int64)
+    if groups is not None:
+        if stratified:
+            raise ParameterError("stratified folds and groups cannot be combined")
+        labels = frame.get_column(groups) if isinstance(groups, str) else pl.Series(list(groups))
+        if len(labels) != n:
+            raise ParameterError(f"groups has {len(labels)} labels for {n} rows")
+        codes = labels.cast(pl.String).fill_null("\0null").to_numpy()
+        unique, group_of = np.unique(codes, return_inverse=True)
+        if len(unique) < k:
+            raise ParameterError(f"{len(unique)} groups cannot fill {k} folds")
+        sizes = np.bincount(group_of)
+        fold_sizes = np.zeros(k, dtype=np.int64)
+        fold_of_group = np.empty(len(unique), dtype=np.int64)
+        for g in rng.permutation(len(unique)):
+            fold_of_group[g] = int(np.argmin(fold_sizes))
+            fold_sizes[fold_of_group[g]] += sizes[g]
+        fold_of = fold_of_group[group_of]
+    elif stratified if stratified is not None else task != "regression":
+        classes = frame.get_column(target).cast(pl.String).fill_null("\0null").to_numpy()
+        # Deal each class's shuffled rows round the folds, continuing where the last
+        # class stopped, so that fold sizes differ by at most one.
+        offset = 0
+        for label in np.unique(classes):
+            rows = rng.permutation(np.flatnonzero(classes == label))
+            fold_of[rows] = (offset + np.arange(len(rows))) % k
+            offset += len(rows)
+    else:
+        fold_of[rng.permutation(n)] = np.arange(n) % k
+    return [np.flatnonzero(fold_of == f) for f in range(k)]
+
+
+def fold_statistics(histories: Sequence[pl.DataFrame]) -> pl.DataFrame:
+    """Per iteration: folds that reached it, mean and standard error of the
+    train and validation loss over them."""
+    length = max(h.height for h in histories)
+    columns: dict[str, list] = {"iteration": list(range(1, length + 1)), "n_folds": []}
+    for name in ("train", "valid"):
+        columns[f"{name}_mean"], columns[f"{name}_se"] = [], []
+    for i in range(length):
+        present = [h for h in histories if h.height > i]
+        columns["n_folds"].append(len(present))
+        for name in ("train", "valid"):
+            values = np.array([h[f"{name}_loss"][i] for h in present], dtype=np.float64)
+            columns[f"{name}_mean"].append(float(np.mean(values)))
+            se = np.std(values, ddof=1) / np.sqrt(len(values)) if len(values) > 1 else np.nan
+            columns[f"{name}_se"].append(float(se))
+    return pl.DataFrame(
+        columns,
+        schema={
+            "iteration": pl.Int64,
+            "n_folds": pl.Int64,
+            "train_mean": pl.Float64,
+            "train_se": pl.Float64,
+            "valid_mean": pl.Float64,
+            "valid_se": pl.Float64,
+        },
+    )
+
+
+def best_iterations(history: pl.DataFrame) -> tuple[int, int]:
+    """The iteration of least mean validation loss, and the first whose mean is
+    within one standard error of that minimum."""
+    mean = history["valid_mean"].to_numpy()
+    se = np.nan_to_num(history["valid_se"].to_numpy())
+    best = int(np.nanargmin(mean))
+    within = np.flatnonzero(mean <= mean[best] + se[best])
+    return best + 1, int(within[0]) + 1
+
+
+def _metric_functions(metrics: Any) -> dict[str, Metric]:
+    if metrics is None:
+        return {}
+    if isinstance(metrics, Mapping):
+        return dict(metrics)
+    functions = {}
+    for metric in metrics:
+        if isinstance(metric, str):
+            if metric not in METRICS:
+                raise ParameterError(f"unknown metric {metric!r}; use one of {sorted(METRICS)}")
+            functions[metric] = METRICS[metric]
+        elif callable(metric):
+            functions[getattr(metric, "__name__", f"metric{len(functions)}")] = metric
+        else:
+            raise ParameterError(f"a metric must be a name or a function, got {metric!r}")
+    return functions
+
+
+def _metric_table(values: Mapping[str, list[float]]) -> pl.DataFrame:
+    rows = []
+    for name, per_fold in values.items():
+        v = np.array(per_fold)
+        rows.append(
+            {
+                "metric": name,
+                "mean": float(v.mean()),
+                "se": float(v.std(ddof=1) / np.sqrt(len(v))),
+                "folds": per_fold,
+            }
+        )
+    return pl.DataFrame(rows)

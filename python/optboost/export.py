@@ -1,0 +1,157 @@
+"""Export to ONNX: the trees as one ``ai.onnx.ml`` ``TreeEnsembleRegressor``
+(opset 3, thresholds and leaf values stored as doubles), for serving with
+onnxruntime or any ONNX runtime.
+
+The graph's input ``X`` is a double matrix (rows × the model's features, in
+``model.feature_names`` order; NaN = missing): the model's feature columns,
+which :func:`onnx_inputs` computes from a frame (transforms and interactions
+are evaluated by optboost, not by the graph). Outputs: ``link`` (rows ×
+outputs, the raw scores) and, for losses with a probability scale
+(logistic, exponential, softmax), ``response`` (probabilities, as
+``model.predict``). ONNX's tree outputs are floats, so scores agree with
+optboost to float precision.
+
+Categorical rules (a set of levels going left) are refused with an error
+naming the feature: an ONNX tree cannot share a subtree between the branches
+of an equality chain without copying it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .errors import ParameterError
+from .trees import core_dict
+
+if TYPE_CHECKING:
+    from .model import Model
+
+ML_OPSET = 3
+ONNX_OPSET = 17
+
+
+def onnx_inputs(model: Model, data: Any) -> np.ndarray:
+    """The graph input for the rows of ``data``: the model's feature columns as
+    a float64 matrix."""
+    columns = model.spec.columns(data)
+    return np.column_stack([np.asarray(c.values, dtype=np.float64) for c in columns])
+
+
+def to_onnx(model: Model, path: str | os.PathLike | None = None) -> Any:
+    """The model as an ``onnx.ModelProto`` (needs the onnx package); with
+    ``path`` also written there."""
+    try:
+        import onnx
+        from onnx import TensorProto, helper, numpy_helper
+    except ImportError:
+        raise ImportError('to_onnx needs the onnx package: pip install "optboost[onnx]"') from None
+    core = core_dict(model)
+    names = model.feature_names
+    for f, spec in enumerate(model.spec.features):
+        if spec.kind == "categorical" and any(
+            node["feature"] == f and node["left"] != 0
+            for tree in core["trees"]
+            for node in tree["nodes"]
+        ):
+            raise ParameterError(
+                f"cannot export to ONNX: the trees split on the categorical feature {spec.name!r}; "
+                "ONNX export supports numeric rules only (encode it as a number in the formula, "
+                "or leave it out)"
+            )
+    attributes: dict[str, list] = {
+        key: []
+        for key in (
+            "nodes_treeids",
+            "nodes_nodeids",
+            "nodes_featureids",
+            "nodes_modes",
+            "nodes_truenodeids",
+            "nodes_falsenodeids",
+            "nodes_missing_value_tracks_true",
+            "target_treeids",
+            "target_nodeids",
+            "target_ids",
+        )
+    }
+    thresholds, leaf_weights = [], []
+    for t, (tree, weight, output) in enumerate(
+        zip(core["trees"], core["weights"], core["tree_outputs"])
+    ):
+        for i, node in enumerate(tree["nodes"]):
+            leaf = node["left"] == 0
+            attributes["nodes_treeids"].append(t)
+            attributes["nodes_nodeids"].append(i)
+            attributes["nodes_featureids"].append(0 if leaf else node["feature"])
+            attributes["nodes_modes"].append("LEAF" if leaf else "BRANCH_LEQ")
+            attributes["nodes_truenodeids"].append(0 if leaf else node["left"])
+            attributes["nodes_falsenodeids"].append(0 if leaf else node["right"])
+            attributes["nodes_missing_value_tracks_true"].append(
+                int(not leaf and node["default_left"])
+            )
+            thresholds.append(0.0 if leaf else float(node["threshold"]))
+            if leaf:
+                attributes["target_treeids"].append(t)
+                attributes["target_nodeids"].append(i)
+                attributes["target_ids"].append(output)
+                leaf_weights.append(weight * node["value"])
+    n_outputs = core["n_outputs"]
+    ensemble = helper.make_node(
+        "TreeEnsembleRegressor",
+        ["X"],
+        ["link"],
+        domain="ai.onnx.ml",
+        n_targets=n_outputs,
+        aggregate_function="SUM",
+        post_transform="NONE",
+        base_values_as_tensor=numpy_helper.from_array(np.asarray(core["bias"], dtype=np.float64)),
+        nodes_values_as_tensor=numpy_helper.from_array(np.asarray(thresholds, dtype=np.float64)),
+        target_weights_as_tensor=numpy_helper.from_array(
+            np.asarray(leaf_weights, dtype=np.float64)
+        ),
+        **attributes,
+    )
+    nodes = [ensemble]
+    outputs = [helper.make_tensor_value_info("link", TensorProto.FLOAT, [None, n_outputs])]
+    loss = core["loss"]
+    response = None
+    if loss["name"] == "logistic":
+        response = [helper.make_node("Sigmoid", ["link"], ["response"])]
+    elif loss["name"] == "exponential":
+        scale = numpy_helper.from_array(
+            np.asarray([2.0 * loss.get("beta", 1.0)], np.float32), "scale"
+        )
+        response = [
+            helper.make_node("Constant", [], ["scale"], value=scale),
+            helper.make_node("Mul", ["link", "scale"], ["scaled"]),
+            helper.make_node("Sigmoid", ["scaled"], ["response"]),
+        ]
+    elif loss["name"] == "softmax":
+        response = [helper.make_node("Softmax", ["link"], ["response"], axis=1)]
+    if response is not None:
+        nodes.extend(response)
+        outputs.append(
+            helper.make_tensor_value_info("response", TensorProto.FLOAT, [None, n_outputs])
+        )
+    graph = helper.make_graph(
+        nodes,
+        "optboost",
+        [helper.make_tensor_value_info("X", TensorProto.DOUBLE, [None, len(names)])],
+        outputs,
+    )
+    proto = helper.make_model(
+        graph,
+        opset_imports=[
+            helper.make_opsetid("", ONNX_OPSET),
+            helper.make_opsetid("ai.onnx.ml", ML_OPSET),
+        ],
+        producer_name="optboost",
+        doc_string=f"{model.formula}; inputs: {', '.join(names)}",
+    )
+    proto.ir_version = min(proto.ir_version, 9)
+    onnx.checker.check_model(proto)
+    if path is not None:
+        onnx.save(proto, os.fspath(path))
+    return proto

@@ -1,0 +1,133 @@
+"""The model's trees as data (``Model.trees()``) and as text (``Model.dump_trees()``).
+
+They are read from the core model's JSON form (the same plain data a model
+file holds, see docs/model_schema.json): node i of a tree has children
+``left``/``right`` (0 for leaves: the root is never a child); a numeric rule
+sends a row left when ``x <= threshold``, a categorical rule when its level is
+in ``levels``; a missing value (or a level unseen in training) goes left when
+``default_left``. The model's link score of output k is
+``bias[k] + sum(weight * leaf value)`` over the trees of output k.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+if TYPE_CHECKING:
+    from .model import Model
+
+SCHEMA = {
+    "tree": pl.Int64,
+    "node": pl.Int64,
+    "is_leaf": pl.Boolean,
+    "feature": pl.String,
+    "threshold": pl.Float64,
+    "levels": pl.List(pl.String),
+    "missing": pl.String,
+    "left": pl.Int64,
+    "right": pl.Int64,
+    "value": pl.Float64,
+    "gain": pl.Float64,
+    "cover": pl.Int64,
+    "tree_weight": pl.Float64,
+    "output": pl.Int64,
+}
+
+
+def core_dict(model: Model) -> dict[str, Any]:
+    """The core model as plain data: bias, trees, weights, tree_outputs, features."""
+    return json.loads(model._core.to_json())["model"]
+
+
+def left_codes(words: list[int]) -> list[int]:
+    """Category codes whose bit is set in a split's 64-bit words."""
+    return [64 * w + b for w, word in enumerate(words) for b in range(64) if word >> b & 1]
+
+
+def trees_frame(model: Model) -> pl.DataFrame:
+    """One row per node of every tree (see the module doc for the columns' meaning;
+    ``levels`` lists the levels a categorical rule sends left, ``missing`` is
+    "left"/"right" for rules and null for leaves, ``value`` is the node's fitted
+    value before the tree weight, ``output`` the class index of multiclass trees)."""
+    core = core_dict(model)
+    names = model.feature_names
+    levels_of = [f.levels for f in model.spec.features]
+    rows: dict[str, list] = {name: [] for name in SCHEMA}
+    for t, (tree, weight, output) in enumerate(
+        zip(core["trees"], core["weights"], core["tree_outputs"])
+    ):
+        for i, node in enumerate(tree["nodes"]):
+            leaf = node["left"] == 0
+            categorical = not leaf and node["category"] is not None
+            levels = None
+            if categorical:
+                codes = left_codes(tree["categories"][node["category"]]["left_codes"])
+                known = levels_of[node["feature"]] or ()
+                levels = [known[c] if c < len(known) else str(c) for c in codes]
+            threshold = None if leaf or categorical else float(node["threshold"])
+            values = {
+                "tree": t,
+                "node": i,
+                "is_leaf": leaf,
+                "feature": None if leaf else names[node["feature"]],
+                "threshold": threshold,
+                "levels": levels,
+                "missing": None if leaf else ("left" if node["default_left"] else "right"),
+                "left": None if leaf else node["left"],
+                "right": None if leaf else node["right"],
+                "value": node["value"],
+                "gain": node["gain"],
+                "cover": node["count"],
+                "tree_weight": weight,
+                "output": output,
+            }
+            for name, value in values.items():
+                rows[name].append(value)
+    return pl.DataFrame(rows, schema=SCHEMA)
+
+
+def dump_trees(model: Model, precision: int = 6) -> str:
+    """Every tree as indented text, one node a line."""
+    frame = trees_frame(model)
+    core = core_dict(model)
+    bias = ", ".join(_g(b, precision) for b in core["bias"])
+    lines = [f"optboost model {model.formula!r}: {model.n_trees} trees, bias {bias}"]
+    by_tree = frame.partition_by("tree", maintain_order=True, as_dict=False)
+    for nodes in by_tree:
+        rows = nodes.to_dicts()
+        first = rows[0]
+        lines.append(
+            f"tree {first['tree']} (output {first['output']}, weight "
+            f"{_g(first['tree_weight'], precision)}):"
+        )
+
+        def visit(i: int, depth: int, rows: list[dict] = rows) -> None:
+            node = rows[i]
+            indent = "  " * (depth + 1)
+            if node["is_leaf"]:
+                lines.append(
+                    f"{indent}{i}: leaf {_g(node['value'], precision)} (cover {node['cover']})"
+                )
+                return
+            if node["threshold"] is not None:
+                rule = f"{node['feature']} <= {_g(node['threshold'], precision)}"
+            else:
+                rule = f"{node['feature']} in {{{', '.join(node['levels'])}}}"
+            lines.append(
+                f"{indent}{i}: if {rule} (missing {node['missing']}) then {node['left']} "
+                f"else {node['right']} (gain {_g(node['gain'], precision)}, "
+                f"cover {node['cover']})"
+            )
+            visit(node["left"], depth + 1)
+            visit(node["right"], depth + 1)
+
+        visit(0, 0)
+    return "\n".join(lines) + "\n"
+
+
+def _g(value: float, precision: int) -> str:
+    return f"{value:.{precision}g}" if math.isfinite(value) else str(value)
