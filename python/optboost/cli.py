@@ -110,6 +110,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="response (default; probabilities for classification), link or class",
     )
     predict.add_argument(
+        "--iteration",
+        type=int,
+        default=None,
+        help="predict with the model after this many iterations (default: the kept model)",
+    )
+    predict.add_argument(
         "--keep",
         action="append",
         default=[],
@@ -156,7 +162,7 @@ def command_predict(args: argparse.Namespace) -> None:
 
     model = load(args.model)
     data = read_data(args.data)
-    predictions = model.predict(data, type=args.type)
+    predictions = model.predict(data, type=args.type, iteration=args.iteration)
     columns: dict[str, Any] = {
         name: data.get_column(name) for name in args.keep if _has(data, name)
     }

@@ -48,6 +48,10 @@ use weights::Weights;
 /// overflow.
 const DIVERGENCE_FACTOR: f64 = 10.0;
 
+/// A completed momentum run keeps an earlier iterate only if the last one's loss is worse by more
+/// than this share of the starting constant's loss.
+const KEEP_TOLERANCE: f64 = 1e-9;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum StopReason {
     /// `n_iter` iterations done.
@@ -235,6 +239,7 @@ pub struct Booster {
     finished: Option<StopReason>,
     /// The last iterate's model while `model` holds an earlier, better one after a completed
     /// run (momentum methods; see `keep_best_on_completion`): `extend` resumes from it.
+    /// Not part of a checkpoint, which holds the last iterate's model.
     last_model: Option<Model>,
     rng: Rng,
     pool: Arc<rayon::ThreadPool>,
@@ -731,7 +736,7 @@ impl Booster {
 
     /// A completed run of a momentum method, whose loss can rise, keeps its best iterate (on
     /// the validation loss if there is one, else on the training loss) when the last one is
-    /// strictly worse. The last iterate's model is kept aside for `extend`. Other methods keep
+    /// worse (beyond rounding, `KEEP_TOLERANCE`). The last iterate's model is kept aside for `extend`. Other methods keep
     /// the last iterate, as they always have (early stopping is their way to keep the best).
     fn keep_best_on_completion(&mut self) {
         if !self.params.method.has_momentum() || self.last_model.is_some() {
@@ -741,7 +746,9 @@ impl Booster {
             return;
         };
         let monitored = last.valid_loss.unwrap_or(last.train_loss);
-        if self.best.iteration < last.iteration && self.best.loss < monitored {
+        // Rises at the level of rounding (a loss already ~0) are no reason to drop trees.
+        let tolerance = KEEP_TOLERANCE * self.initial_train_loss.abs();
+        if self.best.iteration < last.iteration && monitored - self.best.loss > tolerance {
             self.last_model = Some(self.model.clone());
             self.restore_best();
         }
