@@ -336,14 +336,24 @@ class Model:
     # ------------------------------------------------------------------ text
 
     def __repr__(self) -> str:
-        losses = f"train loss {self._last('train_loss')}"
-        valid = self._last("valid_loss")
+        # The losses of the model returned, not of the last iteration trained.
+        losses = f"train loss {self._at_kept('train_loss')}"
+        valid = self._at_kept("valid_loss")
         if valid != "-":
             losses += f", valid loss {valid}"
         return (
             f"<optboost.Model {self.method}/{self.loss} {self.formula!r}: "
             f"{self.n_iter} iterations, {self._kept_text()}, {self.n_trees} trees, {losses}>"
         )
+
+    def _at_kept(self, column: str) -> str:
+        kept = self.kept_iteration
+        values = self._history[column]
+        if kept == 0 and self.n_iter:
+            return "of the initial constant (not recorded)"
+        if kept == self.n_iter or not 0 < kept <= len(values) or values[kept - 1] is None:
+            return self._last(column)
+        return f"{values[kept - 1]:.5g}"
 
     def _last(self, column: str) -> str:
         values = [v for v in self._history[column] if v is not None]
@@ -365,13 +375,16 @@ class Model:
         if self.n_iter:
             first = self._history["train_loss"][0]
             kept = self.kept_iteration
-            at_kept = ""
             if 0 < kept < self.n_iter:
-                at_kept = f"; at kept iteration {kept}: {self._history['train_loss'][kept - 1]:.5g}"
-            lines.append(
-                f"  train loss {self._last('train_loss')} (after iteration 1: {first:.5g}"
-                f"{at_kept})"
-            )
+                lines.append(
+                    f"  train loss {self._at_kept('train_loss')} at the kept iteration {kept} "
+                    f"(after iteration 1: {first:.5g}; after the last, {self.n_iter}: "
+                    f"{self._last('train_loss')})"
+                )
+            else:
+                lines.append(
+                    f"  train loss {self._last('train_loss')} (after iteration 1: {first:.5g})"
+                )
             restarts = sum(bool(r) for r in self._history.get("restarted") or [])
             if restarts:
                 lines.append(

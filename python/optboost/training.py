@@ -116,8 +116,9 @@ def _warn_about_outcome(booster: Any, start: int) -> None:
     model = booster.model()
     if restarted:
         warn(
-            f"{model.method}: the training loss rose at {_iterations_text(restarted)}; the "
-            "safeguard undid each of those iterations and restarted the momentum "
+            f"{model.method}: a momentum step raised the training loss at "
+            f"{_iterations_text(restarted)}; the safeguard undid "
+            f"{'them' if len(restarted) > 1 else 'it'} and restarted the momentum "
             "(safeguard='restart'; safeguard='none' runs the papers' recursion unguarded)"
         )
     finished = booster.finished

@@ -82,7 +82,7 @@ def test_a_risen_loss_keeps_the_best_iterate_and_warns_at_the_users_call():
 
 def test_the_safeguard_warns_and_the_loss_never_rises():
     data = housing()
-    with pytest.warns(UserWarning, match="safeguard undid") as caught:
+    with pytest.warns(UserWarning, match="the safeguard undid") as caught:
         model = fit(data, method="vagbm", n_iter=100, learning_rate=1.0)
     assert caught[0].filename == __file__
     losses = model.history["train_loss"].to_numpy()
