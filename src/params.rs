@@ -87,6 +87,21 @@ public_enum!(
 public_enum!(Restart, "restart" { Fixed = "fixed", Adaptive = "adaptive" });
 
 public_enum!(
+    /// The sign of the carried error in AGBM's corrected residual (Lu et al., Alg. 2 line 6):
+    /// `paper` is the algorithm as printed, c = r + (m+1)/(m+2)·(c_prev − b2_prev(X)); the
+    /// authors' released code computes c = r − (m+1)/(m+2)·(c_prev − b2_prev(X)).
+    CorrectedResidual, "corrected_residual" { Paper = "paper", ReferenceCode = "reference_code" }
+);
+
+public_enum!(
+    /// What the momentum methods do when an iteration raises the training loss. `restart`
+    /// rejects that iteration (its trees are removed, the iterate stays the previous one) and
+    /// restarts the momentum there, so the next iteration is a plain gradient step; `none` runs
+    /// the papers' recursions unguarded.
+    Safeguard, "safeguard" { Restart = "restart", None = "none" }
+);
+
+public_enum!(
     /// Step-size schedule η_t for the non-smooth methods.
     Schedule, "schedule" { Constant = "constant", InvSqrt = "inv_sqrt" }
 );
@@ -116,6 +131,13 @@ pub struct Params {
     // agbm, agbmr, vagbm
     pub gamma: f64,
     pub restart: Restart,
+    /// Checkpoints written before this parameter existed ran the paper's sign.
+    #[serde(default = "CorrectedResidual::paper")]
+    pub corrected_residual: CorrectedResidual,
+    // agbm, agbmr, vagbm, accelerated_gbm, accelerated_proximal
+    /// Checkpoints written before this parameter existed ran unguarded.
+    #[serde(default = "Safeguard::none")]
+    pub safeguard: Safeguard,
     // proximal family
     pub lambda: f64,
     // repeated_gbm
@@ -142,6 +164,8 @@ impl Default for Params {
             t: 1,
             gamma: 0.5,
             restart: Restart::Adaptive,
+            corrected_residual: CorrectedResidual::Paper,
+            safeguard: Safeguard::Restart,
             lambda: 1.0,
             max_inner: 10,
             schedule: Schedule::Constant,
@@ -175,6 +199,8 @@ impl Params {
         "t",
         "gamma",
         "restart",
+        "corrected_residual",
+        "safeguard",
         "lambda",
         "max_inner",
         "schedule",
@@ -207,6 +233,8 @@ impl Params {
             "t" => self.t = parse(name, value)?,
             "gamma" => self.gamma = parse(name, value)?,
             "restart" => self.restart = value.parse()?,
+            "corrected_residual" => self.corrected_residual = value.parse()?,
+            "safeguard" => self.safeguard = value.parse()?,
             "lambda" => self.lambda = parse(name, value)?,
             "max_inner" => self.max_inner = parse(name, value)?,
             "schedule" => self.schedule = value.parse()?,
@@ -347,6 +375,18 @@ impl Method {
             | Method::ResidualGbm => &[Constant, LineSearch, LeafLineSearch],
             Method::RepeatedGbm => &[Constant, LineSearch],
         }
+    }
+}
+
+impl CorrectedResidual {
+    fn paper() -> Self {
+        CorrectedResidual::Paper
+    }
+}
+
+impl Safeguard {
+    fn none() -> Self {
+        Safeguard::None
     }
 }
 

@@ -81,6 +81,8 @@ fn agbm_with_an_exact_learner_has_corrected_residual_equal_to_residual() {
         ("min_weight_leaf", "0"),
         ("learning_rate", &eta.to_string()),
         ("gamma", &gamma.to_string()),
+        // The recursion as printed: the safeguard would undo iterations whose loss rose.
+        ("safeguard", "none"),
     ]);
     let mut booster = booster(p, &data);
     let mean = data.y.iter().sum::<f64>() / n as f64;
@@ -273,8 +275,14 @@ fn vagbm_diverges_on_housing_where_agbm_converges() {
     // small momentum parameter. With the paper's "+" corrected residual, γ ≥ 0.05 diverges as
     // well on this data (the theory asks γ ≤ Θ⁴/(4+Θ²), tiny for depth-3 trees); the γ ≤ 0.5
     // of the paper's figure needs the reference code's "−" sign (see the report).
+    // Unguarded: the safeguard (default) exists to prevent exactly this divergence
+    // (tests/iterations.rs).
     let data = csv("boston_housing").shuffled(2);
-    let common = [("learning_rate", "1"), ("max_depth", "3")];
+    let common = [
+        ("learning_rate", "1"),
+        ("max_depth", "3"),
+        ("safeguard", "none"),
+    ];
     let mut p = params(&common);
     p.method = Method::Vagbm;
     p.n_iter = 100;
@@ -315,7 +323,13 @@ fn a_slowly_exploding_run_is_stopped_as_divergent() {
     // explodes (to ~1e5 by 200 trees, still far below 1e6 × its best): the guard must stop it,
     // keep the best iterate, and leave a model no worse than the constant it started from.
     let data = csv("boston_housing").shuffled(2);
-    let mut p = params(&[("learning_rate", "1"), ("max_depth", "3"), ("gamma", "0.1")]);
+    // Unguarded (the safeguard, default, undoes every rise: tests/iterations.rs).
+    let mut p = params(&[
+        ("learning_rate", "1"),
+        ("max_depth", "3"),
+        ("gamma", "0.1"),
+        ("safeguard", "none"),
+    ]);
     p.method = Method::Agbm;
     p.n_iter = 100;
     let (agbm, reason) = train(p, &data);
@@ -354,6 +368,9 @@ fn agbm_corrected_residual_uses_the_papers_plus_sign() {
         ("max_depth", "2"),
         ("learning_rate", "0.5"),
         ("gamma", "0.5"),
+        ("corrected_residual", "paper"),
+        // The recursion as printed: the safeguard would undo iterations whose loss rose.
+        ("safeguard", "none"),
     ]);
     let mut booster = booster(p, &data);
     for m in 0..8 {
@@ -674,7 +691,10 @@ fn validation_loss_follows_the_output_sequence() {
             .map(|(f, y)| 0.5 * (y - f) * (y - f))
             .sum::<f64>()
             / valid.y.len() as f64;
-        let recorded = booster.history().last().unwrap().valid_loss.unwrap();
+        // Momentum methods keep their best validation iterate; the others the last.
+        let records = &booster.history().records;
+        let kept = booster.model().best_iteration.unwrap_or(records.len());
+        let recorded = records[kept - 1].valid_loss.unwrap();
         assert!(
             (recorded - expected).abs() < 1e-9 * expected,
             "{method}: {recorded} vs {expected}"

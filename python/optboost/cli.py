@@ -113,6 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(SHAP contributions to the link score: one column per data column, and bias)",
     )
     predict.add_argument(
+        "--iteration",
+        type=int,
+        default=None,
+        help="predict with the model after this many iterations (default: the kept model)",
+    )
+    predict.add_argument(
         "--keep",
         action="append",
         default=[],
@@ -175,7 +181,7 @@ def command_predict(args: argparse.Namespace) -> None:
 
     model = load(args.model)
     data = read_data(args.data)
-    predictions = model.predict(data, type=args.type)
+    predictions = model.predict(data, type=args.type, iteration=args.iteration)
     columns: dict[str, Any] = {
         name: data.get_column(name) for name in args.keep if _has(data, name)
     }

@@ -49,6 +49,7 @@ HISTORY_SCHEMA = {
     "cos_min": pl.Float64,
     "step": pl.Float64,
     "seconds": pl.Float64,
+    "restarted": pl.Boolean,
 }
 
 PredictionType = Literal["response", "link", "class", "contrib", "interaction"]
@@ -76,7 +77,9 @@ class Model:
         self._core = core
         self.spec = spec
         self.params = dict(params)
-        self._history = {name: list(history.get(name, [])) for name in HISTORY_COLUMNS}
+        self._history = {
+            name: list(history.get(name, [])) for name in (*HISTORY_COLUMNS, "restarted")
+        }
         self._stop = stop
         self._booster = booster
         self.interrupted = interrupted
@@ -145,8 +148,32 @@ class Model:
 
     @property
     def best_iteration(self) -> int | None:
-        """The iteration kept after early stopping or divergence, else None."""
+        """The iteration kept when it is not the last: after early stopping,
+        divergence, or a momentum method whose loss rose after its best
+        iteration. None when the model is the last iteration's."""
         return self._core.best_iteration
+
+    @property
+    def kept_iteration(self) -> int:
+        """The iteration whose model ``predict`` uses (0: the initial constant)."""
+        best = self.best_iteration
+        return self.n_iter if best is None else best
+
+    def _kept_text(self) -> str:
+        kept = self.kept_iteration
+        if kept == self.n_iter:
+            return f"keeps the last iteration ({kept})"
+        if kept == 0:
+            return "keeps the initial constant (iteration 0, no trees)"
+        stop = self._stop[0] if self._stop else None
+        why = {
+            "early_stopping": "best validation loss",
+            "diverged": "best before divergence",
+        }.get(stop)
+        if why is None:
+            valid = [v for v in self._history["valid_loss"] if v is not None]
+            why = "best validation loss" if valid else "best training loss"
+        return f"keeps iteration {kept} of {self.n_iter} ({why})"
 
     @property
     def stop_reason(self) -> str:
@@ -161,13 +188,26 @@ class Model:
         """One row per iteration: iteration, trees (after it), train_loss,
         valid_loss (null without validation data), cos_mean and cos_min (the
         cosine between target and fit over the iteration's trees), step, and
-        seconds since training started."""
-        return pl.DataFrame(self._history, schema=HISTORY_SCHEMA)
+        seconds since training started, restarted (the safeguard undid the
+        iteration, whose loss rose, and restarted the momentum) and kept (the
+        iteration ``predict`` uses)."""
+        columns = {name: self._history[name] for name in HISTORY_COLUMNS}
+        n = len(columns["iteration"])
+        restarted = list(self._history.get("restarted") or [])
+        columns["restarted"] = restarted if len(restarted) == n else [False] * n
+        kept = self.kept_iteration
+        columns["kept"] = [i == kept for i in columns["iteration"]]
+        return pl.DataFrame(columns, schema={**HISTORY_SCHEMA, "kept": pl.Boolean})
 
     # ------------------------------------------------------------------ prediction
 
     def predict(
-        self, newdata: Any, type: PredictionType = "response", *, by: str = "column"
+        self,
+        newdata: Any,
+        type: PredictionType = "response",
+        iteration: int | None = None,
+        *,
+        by: str = "column",
     ) -> Any:
         """Predictions for the rows of ``newdata`` (polars or pandas frame),
         whose columns are found by name.
@@ -180,11 +220,47 @@ class Model:
         frame, one column per data column (by="feature": per model feature)
         plus ``bias``, each row summing to the link score (optboost.explain).
         type="interaction": SHAP interaction values, a numpy array (n, m+1, m+1).
+
+        iteration=k: the model after k iterations (0: the initial constant),
+        bit for bit the model of a fresh fit with n_iter=k (before that fit's
+        choice of a best iteration), for k up to ``kept_iteration``.
         """
         if type in ("contrib", "interaction"):
+            if iteration is not None:
+                raise ParameterError(
+                    f"type={type!r} explains the kept model; iteration= is not supported with it"
+                )
             from .explain import predict_explained
 
             return predict_explained(self, newdata, type, by)
+        self._check_type(type)
+        columns = self.spec.columns(newdata)
+        k = None if iteration is None else self._check_iteration(iteration)
+        if type == "response":
+            scores = self._core.predict_response(columns, k)
+        else:
+            scores = self._core.predict(columns, k)
+        return self._finish(scores, type)
+
+    def staged_predict(
+        self,
+        newdata: Any,
+        iterations: Any = None,
+        type: PredictionType = "response",
+    ) -> list[np.ndarray]:
+        """``[predict(newdata, type, iteration=k) for k in iterations]``
+        (iterations=None: 1, 2, …, kept_iteration), computed without refitting
+        and with every tree evaluated once."""
+        self._check_type(type)
+        if iterations is None:
+            ks = list(range(1, self.kept_iteration + 1))
+        else:
+            ks = [self._check_iteration(k) for k in iterations]
+        columns = self.spec.columns(newdata)
+        stages = self._core.predict_staged(columns, ks, type == "response")
+        return [self._finish(scores, type) for scores in stages]
+
+    def _check_type(self, type: str) -> None:
         if type not in ("response", "link", "class"):
             raise ParameterError(
                 "type must be 'response', 'link', 'class', 'contrib' or 'interaction', "
@@ -194,11 +270,25 @@ class Model:
             raise ParameterError(
                 f"type='class' needs a classification loss; this model's loss is {self.loss!r}"
             )
-        columns = self.spec.columns(newdata)
-        if type == "response":
-            scores = self._core.predict_response(columns)
-        else:
-            scores = self._core.predict(columns)
+
+    def _check_iteration(self, iteration: Any) -> int:
+        if isinstance(iteration, bool) or not isinstance(iteration, (int, np.integer)):
+            raise ParameterError(f"iteration must be an integer, got {iteration!r}")
+        available = self._core.n_iterations
+        if not 0 <= iteration <= available:
+            if available == 0 and self.n_iter > 0:
+                detail = "this model was saved without its per-iteration path"
+            elif available < self.n_iter:
+                detail = (
+                    f"the model keeps iteration {available} of {self.n_iter}; the trees of "
+                    "later iterations are not in it"
+                )
+            else:
+                detail = f"the model has {available} iterations"
+            raise ParameterError(f"iteration must be in 0..{available}, got {iteration} ({detail})")
+        return int(iteration)
+
+    def _finish(self, scores: np.ndarray, type: str) -> np.ndarray:
         if type == "class":
             if scores.shape[1] == 1:
                 index = (scores[:, 0] > 0).astype(np.int64)
@@ -294,14 +384,24 @@ class Model:
     # ------------------------------------------------------------------ text
 
     def __repr__(self) -> str:
-        losses = f"train loss {self._last('train_loss')}"
-        valid = self._last("valid_loss")
+        # The losses of the model returned, not of the last iteration trained.
+        losses = f"train loss {self._at_kept('train_loss')}"
+        valid = self._at_kept("valid_loss")
         if valid != "-":
             losses += f", valid loss {valid}"
         return (
             f"<optboost.Model {self.method}/{self.loss} {self.formula!r}: "
-            f"{self.n_iter} iterations, {self.n_trees} trees, {losses}>"
+            f"{self.n_iter} iterations, {self._kept_text()}, {self.n_trees} trees, {losses}>"
         )
+
+    def _at_kept(self, column: str) -> str:
+        kept = self.kept_iteration
+        values = self._history[column]
+        if kept == 0 and self.n_iter:
+            return "of the initial constant (not recorded)"
+        if kept == self.n_iter or not 0 < kept <= len(values) or values[kept - 1] is None:
+            return self._last(column)
+        return f"{values[kept - 1]:.5g}"
 
     def _last(self, column: str) -> str:
         values = [v for v in self._history[column] if v is not None]
@@ -319,11 +419,26 @@ class Model:
             target += f"; {len(self.classes)} classes"
         lines.append(f"  method {self.method}, loss {self.loss}, {target})")
         lines.append(f"  {self.n_iter} iterations, {self.n_trees} trees; {self.stop_reason}")
+        lines.append(f"  the model {self._kept_text()}")
         if self.n_iter:
             first = self._history["train_loss"][0]
-            lines.append(
-                f"  train loss {self._last('train_loss')} (after iteration 1: {first:.5g})"
-            )
+            kept = self.kept_iteration
+            if 0 < kept < self.n_iter:
+                lines.append(
+                    f"  train loss {self._at_kept('train_loss')} at the kept iteration {kept} "
+                    f"(after iteration 1: {first:.5g}; after the last, {self.n_iter}: "
+                    f"{self._last('train_loss')})"
+                )
+            else:
+                lines.append(
+                    f"  train loss {self._last('train_loss')} (after iteration 1: {first:.5g})"
+                )
+            restarts = sum(bool(r) for r in self._history.get("restarted") or [])
+            if restarts:
+                lines.append(
+                    f"  safeguard: {restarts} iterations undone (training loss rose), "
+                    "momentum restarted"
+                )
             if self._last("valid_loss") != "-":
                 valid = [v for v in self._history["valid_loss"] if v is not None]
                 best = int(np.argmin(valid)) + 1
@@ -522,6 +637,10 @@ def _history(value: Any) -> dict[str, list]:
         columns[name] = column
     if len({len(c) for c in columns.values()}) > 1:
         raise ModelFileError("the history columns differ in length")
+    restarted = value.get("restarted", [])
+    if not isinstance(restarted, list) or not all(isinstance(v, bool) for v in restarted):
+        raise ModelFileError("history column 'restarted' must be a list of booleans")
+    columns["restarted"] = restarted
     return columns
 
 

@@ -49,6 +49,13 @@ def plot_history(
             valid = history["valid_loss"].to_numpy()
             axis.plot(trees, valid, color=color, linestyle="--", label=f"{label} valid")
         cos_axis.plot(trees, history["cos_mean"].to_numpy(), color=color, label=label, lw=0.8)
+        # Mark the iteration the model keeps when it is not the last one.
+        kept = model.kept_iteration
+        if 0 < kept < history.height:
+            row = history.row(kept - 1, named=True)
+            loss = row["valid_loss"] if row["valid_loss"] is not None else row["train_loss"]
+            axis.axvline(row["trees"], color=color, linestyle=":", lw=0.8)
+            axis.plot([row["trees"]], [loss], marker="o", color=color, label=f"{label} kept")
     for loss, axis in loss_axes.items():
         axis.set_title(f"{loss} loss")
         axis.set_xlabel("trees")

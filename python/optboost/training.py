@@ -10,6 +10,7 @@ leaves the model with every iteration finished so far.
 
 from __future__ import annotations
 
+import os
 import sys
 import warnings
 from dataclasses import dataclass
@@ -77,13 +78,72 @@ def train(
         if bar is not None:
             bar.close()
     if interrupted:
-        warnings.warn(
+        warn(
             f"training interrupted after {booster.iteration} iterations; the model holds "
-            "the finished ones (model.update(n_iter) trains more)",
-            UserWarning,
-            stacklevel=3,
+            "the finished ones (model.update(n_iter) trains more)"
         )
+    else:
+        _warn_about_outcome(booster, start)
     return TrainingOutcome(booster.iteration - start, interrupted)
+
+
+def warn(message: str) -> None:
+    """A UserWarning attributed to the first caller outside optboost (the user's
+    ``boost``, ``update`` or ``fit`` call)."""
+    warnings.warn(message, UserWarning, stacklevel=_user_stacklevel())
+
+
+def _user_stacklevel() -> int:
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame = sys._getframe(1)  # warn()'s frame: stacklevel 1
+    level = 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def _iterations_text(iterations: list[int], limit: int = 8) -> str:
+    shown = ", ".join(str(i) for i in iterations[:limit])
+    more = f" and {len(iterations) - limit} more" if len(iterations) > limit else ""
+    return f"iteration{'s' if len(iterations) > 1 else ''} {shown}{more}"
+
+
+def _warn_about_outcome(booster: Any, start: int) -> None:
+    """Never a worse model silently: say when a momentum step was undone, when
+    training diverged, and when the model keeps an earlier iteration than the
+    last one (early stopping, which the user asked for, aside)."""
+    history = booster.history(start)
+    restarted = [i for i, r in zip(history["iteration"], history.get("restarted", [])) if r]
+    model = booster.model()
+    if restarted:
+        warn(
+            f"{model.method}: a momentum step raised the training loss at "
+            f"{_iterations_text(restarted)}; the safeguard undid "
+            f"{'them' if len(restarted) > 1 else 'it'} and restarted the momentum "
+            "(safeguard='restart'; safeguard='none' runs the papers' recursion unguarded)"
+        )
+    finished = booster.finished
+    if finished is None or finished[0] == "early_stopping":
+        return
+    kept = model.best_iteration
+    if kept is None:
+        return
+    what = (
+        "the initial constant (0 trees): no iteration improved on it"
+        if kept == 0
+        else f"iteration {kept} ({model.n_trees} trees)"
+    )
+    if finished[0] == "diverged":
+        warn(f"{model.method}: training {finished[1].split(';')[0]}; the model keeps {what}")
+    elif booster.iteration > start:
+        valid = history["valid_loss"]
+        monitored = "validation" if valid and valid[-1] is not None else "training"
+        warn(
+            f"{model.method}: the {monitored} loss after the last iteration "
+            f"({booster.iteration}) is higher than after iteration {kept}; the model keeps "
+            f"{what} (predict(..., iteration=k) predicts with any earlier iteration)"
+        )
 
 
 def _progress_bar(progress: Progress, total: int, initial: int):

@@ -6,7 +6,9 @@
 //!     θ ← 2/(m+2) ;  g ← (1−θ) f + θ h ;  r ← −∂ℓ(y, g)/∂g
 //!     b1 ← fit(r) ;  f ← g + η b1
 //!     c ← r                                      if m = 0
-//!         r + (m+1)/(m+2) · (c_prev − b2_prev(X))   otherwise      (the paper's "+")
+//!         r ± (m+1)/(m+2) · (c_prev − b2_prev(X))   otherwise
+//!           ("+" with corrected_residual = "paper", Alg. 2 as printed; "−" with
+//!            "reference_code", the authors' released implementation, the default)
 //!     b2 ← fit(c) ;  h ← h + (γη/θ) b2
 //! output f
 //! ```
@@ -18,6 +20,10 @@
 //! training loss of f rose over the last iteration (Option 2, O'Donoghue & Candès). The iterate
 //! whose loss rose is kept; only the momentum is reset.
 //!
+//! With `safeguard = "restart"` (the default) the booster rejects an iteration that raised the
+//! training loss and restarts the momentum at the previous iterate (`Booster::step_in_pool`);
+//! docs/algorithms.md says why both defaults are sound.
+//!
 //! f and h are `Tracked` sequences over one tree store, so the model's weights are f's weights.
 
 use super::step_rule::{add_target_tree, fit_target};
@@ -26,7 +32,7 @@ use super::vectors::{par_fill, CHUNK};
 use super::{Context, Iteration};
 use crate::error::{Error, Result};
 use crate::loss::Loss;
-use crate::params::{Method, Params, Restart};
+use crate::params::{CorrectedResidual, Method, Params, Restart};
 use crate::tree::Candidates;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -69,12 +75,18 @@ impl AgbmState {
         })
     }
 
-    fn restart(&mut self) {
+    /// Forgets the momentum: h ← f and m ← 0, so the next iteration is a plain gradient step.
+    pub fn restart(&mut self) {
         self.h = self.f.clone();
         self.m = 0;
         self.c.clear();
         self.carry.clear();
         self.restarts += 1;
+    }
+
+    /// Whether the next iteration uses momentum (θ < 1, so g ≠ f).
+    pub fn momentum_active(&self) -> bool {
+        self.m > 0
     }
 }
 
@@ -126,7 +138,10 @@ pub fn step(state: &mut AgbmState, ctx: &mut Context<'_>, candidates: &Candidate
 
     let mut c = r;
     if !state.carry.is_empty() {
-        let momentum = (m + 1.0) / (m + 2.0);
+        let momentum = match ctx.params.corrected_residual {
+            CorrectedResidual::Paper => (m + 1.0) / (m + 2.0),
+            CorrectedResidual::ReferenceCode => -(m + 1.0) / (m + 2.0),
+        };
         c.par_iter_mut()
             .with_min_len(CHUNK)
             .zip(state.carry.par_iter())

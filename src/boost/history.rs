@@ -18,6 +18,14 @@ pub struct Record {
     pub step: f64,
     /// Seconds since training started.
     pub seconds: f64,
+    /// The safeguard rejected this iteration (it raised the training loss): its trees were
+    /// removed, the model is the previous iteration's, and the momentum was restarted.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub restarted: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -29,7 +29,7 @@ use crate::data::{BinnedData, BinnedMatrix, Frame};
 use crate::error::{Error, Result};
 use crate::loss::Objective;
 use crate::model::{FeatureSpec, Model};
-use crate::params::{Init, Method, Params, Schedule, StepRule};
+use crate::params::{Init, Method, Params, Safeguard, Schedule, StepRule};
 use crate::tree::{Candidates, GrownTree, Tree};
 use buffers::Buffers;
 use outputs::{mean_loss, newton_need, train_loss_pass, Derivatives, Need};
@@ -47,6 +47,10 @@ use weights::Weights;
 /// times worse than the model it started from, and slow explosions are caught long before
 /// overflow.
 const DIVERGENCE_FACTOR: f64 = 10.0;
+
+/// A completed momentum run keeps an earlier iterate only if the last one's loss is worse by more
+/// than this share of the starting constant's loss.
+const KEEP_TOLERANCE: f64 = 1e-9;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum StopReason {
@@ -139,6 +143,37 @@ impl MethodState {
         })
     }
 
+    /// The momentum methods' output sequence (the others keep plain vectors).
+    fn output_tracked(&self) -> Option<&Tracked> {
+        match self {
+            MethodState::Agbm(s) => Some(&s.f),
+            MethodState::Vagbm(s) => Some(&s.f),
+            MethodState::Meta(s) => Some(&s.x),
+            MethodState::Gbm(_) | MethodState::Repeated(_) => None,
+        }
+    }
+
+    /// Whether the next iteration uses momentum (it does not start with a plain gradient or
+    /// proximal step from the output).
+    fn momentum_active(&self) -> bool {
+        match self {
+            MethodState::Agbm(s) => s.momentum_active(),
+            MethodState::Vagbm(s) => s.momentum_active(),
+            MethodState::Meta(s) => s.momentum_active(),
+            MethodState::Gbm(_) | MethodState::Repeated(_) => false,
+        }
+    }
+
+    /// Forgets the momentum, keeping the output.
+    fn restart_momentum(&mut self) {
+        match self {
+            MethodState::Agbm(s) => s.restart(),
+            MethodState::Vagbm(s) => s.restart(),
+            MethodState::Meta(s) => s.restart(),
+            MethodState::Gbm(_) | MethodState::Repeated(_) => {}
+        }
+    }
+
     /// The output sequence on the training rows (the model's predictions).
     fn output(&self) -> &[f64] {
         match self {
@@ -202,6 +237,10 @@ pub struct Booster {
     history: History,
     best: Best,
     finished: Option<StopReason>,
+    /// The last iterate's model while `model` holds an earlier, better one after a completed
+    /// run (momentum methods; see `keep_best_on_completion`): `extend` resumes from it.
+    /// Not part of a checkpoint, which holds the last iterate's model.
+    last_model: Option<Model>,
     rng: Rng,
     pool: Arc<rayon::ThreadPool>,
     seconds: f64,
@@ -415,6 +454,8 @@ impl Booster {
             tree_outputs: Vec::new(),
             features,
             best_iteration: None,
+            iteration_trees: Vec::new(),
+            iteration_weights: Vec::new(),
         };
         let state = MethodState::new(
             &params,
@@ -443,6 +484,7 @@ impl Booster {
                 weights: Vec::new(),
             },
             finished: None,
+            last_model: None,
             rng,
             pool,
             seconds: 0.0,
@@ -459,7 +501,8 @@ impl Booster {
     pub fn checkpoint(&self) -> Checkpoint {
         Checkpoint {
             params: self.params.clone(),
-            model: self.model.clone(),
+            // The last iterate's model: the method state refers to its trees.
+            model: self.last_model.as_ref().unwrap_or(&self.model).clone(),
             state: self.state.clone(),
             history: self.history.clone(),
             best: self.best.clone(),
@@ -513,6 +556,9 @@ impl Booster {
         booster.rng = checkpoint.rng;
         booster.valid_pred = checkpoint.valid_pred;
         booster.seconds = checkpoint.seconds;
+        if booster.finished == Some(StopReason::Completed) {
+            booster.keep_best_on_completion();
+        }
         // The loss pass of `start` cached derivatives at the initial constant, not at the
         // checkpoint's output.
         booster.derivs.invalidate();
@@ -559,6 +605,9 @@ impl Booster {
         self.params.n_iter += extra;
         if self.finished == Some(StopReason::Completed) {
             self.finished = None;
+            if let Some(last) = self.last_model.take() {
+                self.model = last;
+            }
         }
     }
 
@@ -596,6 +645,18 @@ impl Booster {
             .history
             .last()
             .map_or(self.initial_train_loss, |r| r.train_loss);
+        // The safeguard (docs/algorithms.md): a momentum step that raises the training loss is
+        // undone and the momentum restarted. Only steps that use momentum are guarded: a plain
+        // step from the output is the descent step the restart falls back on, and rejecting it
+        // would repeat it forever.
+        let guarded = (self.params.safeguard == Safeguard::Restart && self.state.momentum_active())
+            .then(|| {
+                (
+                    self.state.clone(),
+                    self.valid_pred.clone(),
+                    self.model.n_trees(),
+                )
+            });
         let mut ctx = Context {
             params: &self.params,
             data: &self.data,
@@ -620,25 +681,77 @@ impl Booster {
             MethodState::Repeated(state) => projection::step(state, &mut ctx, &candidates),
         };
         self.derivs.invalidate();
-        let (train_loss, valid_loss) = self.monitored_losses();
+        let (mut new_train_loss, mut valid_loss) = self.monitored_losses();
+        let mut restarted = false;
+        if let Some((state, valid_pred, n_trees)) = guarded {
+            // `!(≤)` also rejects a NaN loss.
+            if !(new_train_loss <= train_loss) {
+                self.state = state;
+                self.state.restart_momentum();
+                self.valid_pred = valid_pred;
+                self.model.trees.truncate(n_trees);
+                self.model.tree_outputs.truncate(n_trees);
+                self.model.weights = self
+                    .state
+                    .output_tracked()
+                    .expect("only momentum methods are guarded")
+                    .weights_for(n_trees);
+                self.derivs.invalidate();
+                // The same pass on the same output: the losses of the previous iteration.
+                (new_train_loss, valid_loss) = self.monitored_losses();
+                restarted = true;
+            }
+        }
+        self.record_iteration_path();
         self.seconds += started.elapsed().as_secs_f64();
         let record = Record {
             iteration,
             n_trees: self.model.n_trees(),
-            train_loss,
+            train_loss: new_train_loss,
             valid_loss,
             cos: report.cos,
             step: report.step,
             seconds: self.seconds,
+            restarted,
         };
         self.history.records.push(record.clone());
         self.finished = self.check_stop(iteration, &record);
-        if let Some(reason) = &self.finished {
-            if !matches!(reason, StopReason::Completed) {
-                self.restore_best();
-            }
+        match &self.finished {
+            Some(StopReason::Completed) => self.keep_best_on_completion(),
+            Some(_) => self.restore_best(),
+            None => {}
         }
         Ok(Step::Continue(record))
+    }
+
+    /// Appends the model after this iteration to its iteration path (`Model::weights_at`).
+    fn record_iteration_path(&mut self) {
+        self.model.iteration_trees.push(self.model.n_trees());
+        if self.params.method.has_momentum() {
+            self.model
+                .iteration_weights
+                .push(self.model.weights.clone());
+        }
+    }
+
+    /// A completed run of a momentum method, whose loss can rise, keeps its best iterate (on
+    /// the validation loss if there is one, else on the training loss) when the last one is
+    /// worse (beyond rounding, `KEEP_TOLERANCE`). The last iterate's model is kept aside for `extend`. Other methods keep
+    /// the last iterate, as they always have (early stopping is their way to keep the best).
+    fn keep_best_on_completion(&mut self) {
+        if !self.params.method.has_momentum() || self.last_model.is_some() {
+            return;
+        }
+        let Some(last) = self.history.last() else {
+            return;
+        };
+        let monitored = last.valid_loss.unwrap_or(last.train_loss);
+        // Rises at the level of rounding (a loss already ~0) are no reason to drop trees.
+        let tolerance = KEEP_TOLERANCE * self.initial_train_loss.abs();
+        if self.best.iteration < last.iteration && monitored - self.best.loss > tolerance {
+            self.last_model = Some(self.model.clone());
+            self.restore_best();
+        }
     }
 
     /// The training and validation losses of the current output. The training loss pass also
@@ -728,6 +841,8 @@ impl Booster {
         self.model.trees.truncate(best.n_trees);
         self.model.tree_outputs.truncate(best.n_trees);
         self.model.weights = best.weights.clone();
+        self.model.iteration_trees.truncate(best.iteration);
+        self.model.iteration_weights.truncate(best.iteration);
         self.model.best_iteration = Some(best.iteration);
     }
 }

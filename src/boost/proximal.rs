@@ -96,6 +96,22 @@ impl MetaState {
     }
 }
 
+impl MetaState {
+    /// Forgets the momentum: v ← x and β ← 1, so the next step starts from x with α = 0.
+    pub fn restart(&mut self) {
+        if self.switches.accelerated {
+            self.v = Some(self.x.clone());
+            self.beta = 1.0;
+        }
+    }
+
+    /// Whether the next step starts from a point other than x (α of the last step ≠ 0): with
+    /// α = 0 the interpolation v ← (1 + α) x_new − α x gives x_new's weights exactly.
+    pub fn momentum_active(&self) -> bool {
+        self.v.as_ref().is_some_and(|v| v.weights != self.x.weights)
+    }
+}
+
 /// The proximal direction (prox_{λℓ(y,·)}(z) − z) / λ of one sample (App. B). For the squared loss
 /// it is (y − z)/(1 + λ): the gradient direction over 1 + λ.
 pub fn prox_direction(loss: &dyn Loss, y: f64, z: f64, lambda: f64) -> f64 {

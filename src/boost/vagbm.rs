@@ -8,8 +8,9 @@
 //! output f
 //! ```
 //! Kept faithful on purpose: the momentum amplifies the weak learner's error and the method may
-//! diverge (the AGBM paper's §5.1); divergence is detected by the booster, which keeps the best
-//! iterate. γ is not used (Alg. 4 has none). Step rule: `constant`, η = learning_rate · ρ (ρ = 1
+//! diverge (the AGBM paper's §5.1) when the safeguard is off (`safeguard = "none"`); divergence
+//! is detected by the booster, which keeps the best iterate. With `safeguard = "restart"` the
+//! booster rejects an iteration that raised the training loss and restarts the momentum. γ is not used (Alg. 4 has none). Step rule: `constant`, η = learning_rate · ρ (ρ = 1
 //! unless given).
 
 use super::step_rule::fit_target;
@@ -23,6 +24,19 @@ pub struct VagbmState {
     pub f: Tracked,
     pub h: Tracked,
     pub m: usize,
+}
+
+impl VagbmState {
+    /// Forgets the momentum: h ← f and m ← 0, so the next iteration is a plain gradient step.
+    pub fn restart(&mut self) {
+        self.h = self.f.clone();
+        self.m = 0;
+    }
+
+    /// Whether the next iteration uses momentum (θ < 1, so g ≠ f).
+    pub fn momentum_active(&self) -> bool {
+        self.m > 0
+    }
 }
 
 pub fn step(state: &mut VagbmState, ctx: &mut Context<'_>, candidates: &Candidates) -> Iteration {

@@ -532,6 +532,8 @@ mod tests {
                 tree_outputs: Vec::new(),
                 features,
                 best_iteration: None,
+                iteration_trees: Vec::new(),
+                iteration_weights: Vec::new(),
             };
             for t in 0..4 * n_outputs {
                 let tree = random_tree(&mut rng, categorical, 4);

@@ -46,8 +46,18 @@ pub struct Model {
     pub weights: Vec<f64>,
     pub tree_outputs: Vec<u32>,
     pub features: Vec<FeatureSpec>,
-    /// Set when training kept an earlier iterate than the last (early stopping, divergence).
+    /// Set when training kept an earlier iterate than the last (early stopping, divergence, or
+    /// a momentum method's best loss).
     pub best_iteration: Option<usize>,
+    /// Trees in the model after each iteration 1, 2, … that it holds (for `predict_iteration`).
+    /// Empty in models written before it existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub iteration_trees: Vec<usize>,
+    /// Momentum methods only: the tree weights after each iteration. Momentum rewrites old
+    /// weights, so iteration k's model is not the first trees of the final one; for the other
+    /// methods it is, and this stays empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub iteration_weights: Vec<Vec<f64>>,
 }
 
 impl Model {
@@ -59,6 +69,36 @@ impl Model {
         self.trees.push(tree);
         self.weights.push(weight);
         self.tree_outputs.push(output as u32);
+    }
+
+    /// Iterations whose model this one can reproduce (`predict_iteration`).
+    pub fn n_iterations(&self) -> usize {
+        self.iteration_trees.len()
+    }
+
+    /// The tree weights of the model after `iteration` iterations (0: the constant), over all
+    /// of this model's trees (later trees get weight 0).
+    pub fn weights_at(&self, iteration: usize) -> crate::Result<Vec<f64>> {
+        let n = self.n_iterations();
+        if iteration > n {
+            return Err(crate::Error::param(
+                "iteration",
+                iteration,
+                format!("an iteration in 0..={n} (the iterations this model holds)"),
+            ));
+        }
+        let mut weights = vec![0.0; self.n_trees()];
+        if iteration == 0 {
+            return Ok(weights);
+        }
+        let trees = self.iteration_trees[iteration - 1];
+        let source = match self.iteration_weights.get(iteration - 1) {
+            Some(w) => &w[..],
+            None => &self.weights[..],
+        };
+        let trees = trees.min(source.len());
+        weights[..trees].copy_from_slice(&source[..trees]);
+        Ok(weights)
     }
 
     /// Total split gain and split count per feature.

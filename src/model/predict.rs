@@ -12,10 +12,100 @@ use rayon::prelude::*;
 impl Model {
     /// Link-scale scores, row-major n × `n_outputs`.
     pub fn predict(&self, frame: &Frame<'_>) -> Result<Vec<f64>> {
+        self.predict_with(frame, &self.weights)
+    }
+
+    /// Link-scale scores of the model after `iteration` iterations (0: the initial constant):
+    /// the same trees and weights, summed in the same order, as the model of a fresh fit with
+    /// `n_iter = iteration` (bit for bit).
+    pub fn predict_iteration(&self, frame: &Frame<'_>, iteration: usize) -> Result<Vec<f64>> {
+        let weights = self.weights_at(iteration)?;
+        self.predict_with(frame, &weights)
+    }
+
+    /// `predict_iteration` at each of `iterations`, evaluating every tree once per row block:
+    /// row-major n × `n_outputs` scores per iteration, each bit for bit `predict_iteration`'s.
+    pub fn predict_staged(&self, frame: &Frame<'_>, iterations: &[usize]) -> Result<Vec<Vec<f64>>> {
+        self.check_frame(frame)?;
+        let sets = iterations
+            .iter()
+            .map(|&k| self.weights_at(k))
+            .collect::<Result<Vec<_>>>()?;
+        let k = self.n_outputs;
+        let n_rows = frame.n_rows();
+        let columns = RawColumns::new(frame);
+        let numeric = self.numeric_features();
+        let used: Vec<usize> = (0..self.n_trees())
+            .filter(|&t| sets.iter().any(|w| w[t] != 0.0))
+            .collect();
+        let predictors: Vec<Predictor<'_>> = used
+            .iter()
+            .map(|&t| Predictor::new(&self.trees[t], &numeric))
+            .collect();
+        let blocks: Vec<Vec<Vec<f64>>> = (0..n_rows.div_ceil(BLOCK_ROWS))
+            .into_par_iter()
+            .map(|b| {
+                let start = b * BLOCK_ROWS;
+                let rows = BLOCK_ROWS.min(n_rows - start);
+                let block = columns.block(start, rows);
+                // tree(x) exactly: −0 + v = v for every v, −0 included.
+                let values: Vec<Vec<f64>> = predictors
+                    .iter()
+                    .map(|p| {
+                        let mut v = vec![-0.0; rows];
+                        p.add_raw(frame, &block, start, 1.0, &mut v);
+                        v
+                    })
+                    .collect();
+                sets.iter()
+                    .map(|weights| {
+                        // `accumulate`'s sums: from the bias, tree after tree, w · tree(x).
+                        let mut scores: Vec<f64> = self
+                            .bias
+                            .iter()
+                            .flat_map(|&b| std::iter::repeat_n(b, rows))
+                            .collect();
+                        for (u, &t) in used.iter().enumerate() {
+                            let w = weights[t];
+                            if w == 0.0 {
+                                continue;
+                            }
+                            let o = self.tree_outputs[t] as usize;
+                            for (s, &v) in
+                                scores[o * rows..(o + 1) * rows].iter_mut().zip(&values[u])
+                            {
+                                *s += w * v;
+                            }
+                        }
+                        let mut out = vec![0.0; rows * k];
+                        for (i, row) in out.chunks_mut(k).enumerate() {
+                            for (j, o) in row.iter_mut().enumerate() {
+                                *o = scores[j * rows + i];
+                            }
+                        }
+                        out
+                    })
+                    .collect()
+            })
+            .collect();
+        Ok((0..sets.len())
+            .map(|s| blocks.iter().flat_map(|b| b[s].iter().copied()).collect())
+            .collect())
+    }
+
+    fn numeric_features(&self) -> Vec<bool> {
+        self.features
+            .iter()
+            .map(|f| matches!(f.mapper, BinMapper::Numeric { .. }))
+            .collect()
+    }
+
+    fn predict_with(&self, frame: &Frame<'_>, weights: &[f64]) -> Result<Vec<f64>> {
         self.check_frame(frame)?;
         let columns = RawColumns::new(frame);
         Ok(self.accumulate(
             frame.n_rows(),
+            weights,
             |start, rows| columns.block(start, rows),
             |tree, block, start, weight, out| tree.add_raw(frame, block, start, weight, out),
         ))
@@ -32,6 +122,7 @@ impl Model {
     pub fn predict_binned(&self, matrix: &BinnedMatrix) -> Vec<f64> {
         self.accumulate(
             matrix.n_rows(),
+            &self.weights,
             |_, _| (),
             |tree, (), start, weight, out| tree.add_binned(matrix, start, weight, out),
         )
@@ -55,25 +146,22 @@ impl Model {
         Ok(scores)
     }
 
-    /// Scores of `n_rows` rows, in blocks of `BLOCK_ROWS`: `block(start, rows)` prepares what
-    /// the trees read from rows `start..start + rows`, and `add(tree, block, start, weight, out)`
-    /// adds `weight · tree` for those rows to `out`.
+    /// Scores of `n_rows` rows with tree weights `weights`, in blocks of `BLOCK_ROWS`:
+    /// `block(start, rows)` prepares what the trees read from rows `start..start + rows`, and
+    /// `add(tree, block, start, weight, out)` adds `weight · tree` for those rows to `out`.
     fn accumulate<B>(
         &self,
         n_rows: usize,
+        weights: &[f64],
         block: impl Fn(usize, usize) -> B + Sync,
         add: impl Fn(&Predictor<'_>, &B, usize, f64, &mut [f64]) + Sync,
     ) -> Vec<f64> {
         let k = self.n_outputs;
-        let numeric: Vec<bool> = self
-            .features
-            .iter()
-            .map(|f| matches!(f.mapper, BinMapper::Numeric { .. }))
-            .collect();
+        let numeric = self.numeric_features();
         let trees: Vec<(Predictor<'_>, f64, usize)> = self
             .trees
             .iter()
-            .zip(&self.weights)
+            .zip(weights)
             .zip(&self.tree_outputs)
             .filter(|((_, &weight), _)| weight != 0.0)
             .map(|((tree, &weight), &output)| {

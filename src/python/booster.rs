@@ -232,6 +232,10 @@ impl PyBooster {
         )?;
         out.set_item("step", column(&|r| r.step))?;
         out.set_item("seconds", column(&|r| r.seconds))?;
+        out.set_item(
+            "restarted",
+            records.iter().map(|r| r.restarted).collect::<Vec<_>>(),
+        )?;
         Ok(out)
     }
 }

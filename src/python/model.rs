@@ -38,6 +38,7 @@ impl PyModel {
         py: Python<'py>,
         features: &Bound<'py, PyAny>,
         response: bool,
+        iteration: Option<usize>,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let columns = Columns::extract(features)?;
         self.check_names(&columns)?;
@@ -46,10 +47,14 @@ impl PyModel {
         let model = &self.model;
         let values = py.detach(|| {
             guarded(|| {
+                let scores = match iteration {
+                    None => model.predict(&frame)?,
+                    Some(k) => model.predict_iteration(&frame, k)?,
+                };
                 if response {
-                    model.predict_response(&frame)
+                    model.response(scores)
                 } else {
-                    model.predict(&frame)
+                    Ok(scores)
                 }
             })
         })?;
@@ -68,22 +73,63 @@ impl PyModel {
         guarded(|| Ok(self.model.to_json()))
     }
 
-    /// Link-scale scores, shape (n, n_outputs).
+    /// Link-scale scores, shape (n, n_outputs); of the model after `iteration` iterations if
+    /// given.
+    #[pyo3(signature = (features, iteration=None))]
     fn predict<'py>(
         &self,
         py: Python<'py>,
         features: &Bound<'py, PyAny>,
+        iteration: Option<usize>,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        self.scores(py, features, false)
+        self.scores(py, features, false, iteration)
     }
 
     /// Response-scale predictions (probabilities for classification losses), shape (n, n_outputs).
+    #[pyo3(signature = (features, iteration=None))]
     fn predict_response<'py>(
         &self,
         py: Python<'py>,
         features: &Bound<'py, PyAny>,
+        iteration: Option<usize>,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        self.scores(py, features, true)
+        self.scores(py, features, true, iteration)
+    }
+
+    /// Scores of the model after each of `iterations`, each shape (n, n_outputs), every tree
+    /// evaluated once; response scale if `response`.
+    fn predict_staged<'py>(
+        &self,
+        py: Python<'py>,
+        features: &Bound<'py, PyAny>,
+        iterations: Vec<usize>,
+        response: bool,
+    ) -> PyResult<Vec<Bound<'py, PyArray2<f64>>>> {
+        let columns = Columns::extract(features)?;
+        self.check_names(&columns)?;
+        let frame = columns.frame()?;
+        let n_rows = frame.n_rows();
+        let model = &self.model;
+        let stages = py.detach(|| {
+            guarded(|| {
+                let stages = model.predict_staged(&frame, &iterations)?;
+                if response {
+                    stages.into_iter().map(|s| model.response(s)).collect()
+                } else {
+                    Ok(stages)
+                }
+            })
+        })?;
+        stages
+            .into_iter()
+            .map(|s| PyArray1::from_vec(py, s).reshape([n_rows, model.n_outputs]))
+            .collect()
+    }
+
+    /// Iterations whose model `predict(..., iteration=k)` reproduces (0..=n_iterations).
+    #[getter]
+    fn n_iterations(&self) -> usize {
+        self.model.n_iterations()
     }
 
     /// `(feature names, total gain, split count)` per feature.

@@ -1,0 +1,160 @@
+"""Accelerated methods from Python: the best iterate kept and warned about, prediction at any
+iteration (equal to a fresh fit), staged prediction, and no divergence with the defaults."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import optboost
+import polars as pl
+import pytest
+from conftest import _dataset
+from support import binary_frame, regression_frame
+
+METHODS = [
+    "gbm",
+    "rgbm",
+    "agbm",
+    "agbmr",
+    "vagbm",
+    "proximal",
+    "residual_proximal",
+    "accelerated_proximal",
+    "residual_gbm",
+    "accelerated_gbm",
+    "repeated_gbm",
+]
+ACCELERATED = ["agbm", "agbmr", "vagbm", "accelerated_gbm", "accelerated_proximal"]
+UNGUARDED_PAPER = {"safeguard": "none", "corrected_residual": "paper"}
+
+
+def fit(data, formula="y ~ .", **params):
+    params.setdefault("progress", False)
+    params.setdefault("n_threads", 1)
+    return optboost.boost(formula, data, **params)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_predict_at_iteration_k_equals_a_fresh_k_iteration_fit(method):
+    data = regression_frame(300, seed=3)
+    params = dict(method=method, max_depth=3, learning_rate=0.3, max_inner=2)
+    full = fit(data, n_iter=8, **params)
+    assert full.kept_iteration == 8
+    staged = full.staged_predict(data, iterations=[0, 3, 8], type="link")
+    for stage, k in zip(staged, [0, 3, 8]):
+        at_k = full.predict(data, type="link", iteration=k)
+        assert np.array_equal(stage, at_k)
+        if k:
+            fresh = fit(data, n_iter=k, **params)
+            assert np.array_equal(fresh.predict(data, type="link"), at_k), k
+    assert np.array_equal(full.predict(data), full.predict(data, iteration=8))
+    assert len(full.staged_predict(data)) == 8
+    with pytest.raises(optboost.ParameterError, match="iteration"):
+        full.predict(data, iteration=9)
+    with pytest.raises(optboost.ParameterError, match="integer"):
+        full.predict(data, iteration=True)
+
+
+def housing():
+    return _dataset("boston_housing")
+
+
+def test_a_risen_loss_keeps_the_best_iterate_and_warns_at_the_users_call():
+    # Unguarded AGBM with the paper's sign at η = 1 rises after its best iterate (the issue's
+    # adult example in small): the model keeps the best one and says so.
+    data = housing()
+    with pytest.warns(UserWarning, match=r"keeps iteration \d+") as caught:
+        model = fit(
+            data, method="agbm", n_iter=40, learning_rate=1.0, gamma=0.1, **UNGUARDED_PAPER
+        )
+    assert caught[0].filename == __file__  # stacklevel points at this call
+    losses = model.history["train_loss"].to_numpy()
+    kept = model.best_iteration
+    assert kept is not None and kept < 40
+    assert losses[kept - 1] == losses.min() < losses[-1]
+    assert model.kept_iteration == kept
+    assert model.history["kept"].to_list().index(True) == kept - 1
+    assert f"keeps iteration {kept} of 40" in model.summary()
+    assert f"keeps iteration {kept}" in repr(model)
+    assert np.array_equal(model.predict(data), model.predict(data, iteration=kept))
+
+
+def test_the_safeguard_warns_and_the_loss_never_rises():
+    data = housing()
+    with pytest.warns(UserWarning, match="the safeguard undid") as caught:
+        model = fit(data, method="vagbm", n_iter=100, learning_rate=1.0)
+    assert caught[0].filename == __file__
+    losses = model.history["train_loss"].to_numpy()
+    assert np.all(np.diff(losses) <= 0)
+    assert model.history["restarted"].sum() > 0
+    assert model.best_iteration is None
+    assert "safeguard" in model.summary()
+
+
+def test_the_reference_code_sign_converges_where_the_papers_sign_diverges():
+    # housing, η = 1, γ = 0.05, depth 3, both unguarded (AGBM paper, Fig. 1 setting).
+    data = housing()
+    common = dict(method="agbm", n_iter=150, learning_rate=1.0, gamma=0.05, max_depth=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        paper = fit(data, safeguard="none", corrected_residual="paper", **common)
+    losses = paper.history["train_loss"].to_numpy()
+    assert "diverged" in paper.stop_reason or losses[-1] > 10 * losses.min()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning: it converges
+        reference = fit(data, safeguard="none", corrected_residual="reference_code", **common)
+    losses = reference.history["train_loss"].to_numpy()
+    assert losses[-1] < 0.05 * losses[0]
+
+
+def test_a_diverged_fit_never_returns_the_constant_silently():
+    data = regression_frame(200, seed=5)
+    with pytest.warns(UserWarning, match="initial constant"):
+        model = fit(data, method="gbm", n_iter=5, learning_rate=1000.0, step="constant")
+    assert model.n_trees == 0 and model.kept_iteration == 0
+    assert "initial constant" in model.summary()
+
+
+@pytest.mark.parametrize(
+    "name, loss",
+    [("sonar", "logistic"), ("pima_diabetes", "logistic"), ("boston_housing", "squared")],
+)
+@pytest.mark.parametrize("method", ACCELERATED)
+def test_accelerated_defaults_do_not_diverge(name, loss, method):
+    data = _dataset(name)
+    n_iter = 150 if method in ("agbm", "agbmr") else 300
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # safeguard restarts are reported, and allowed
+        model = fit(data, method=method, loss=loss, n_iter=n_iter, max_depth=6)
+    losses = model.history["train_loss"].to_numpy()
+    assert "diverged" not in model.stop_reason
+    assert np.all(np.isfinite(losses))
+    # Momentum steps never raise the loss; a plain step after a restart may, by rounding, once
+    # the loss is ~0 (a depth-6 ensemble separates sonar): allow 1e-9 of the starting loss.
+    rise = np.max(losses[1:] - np.minimum.accumulate(losses)[:-1])
+    assert rise <= 1e-9 * losses[0], f"the training loss rose by {rise}"
+    assert losses[-1] < losses[0]
+
+
+def test_plot_marks_the_kept_iteration(tmp_path):
+    pytest.importorskip("matplotlib")
+    data = housing()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = fit(
+            data, method="agbm", n_iter=40, learning_rate=1.0, gamma=0.1, **UNGUARDED_PAPER
+        )
+    fig = model.plot(tmp_path / "curves.png")
+    labels = [line.get_label() for ax in fig.axes for line in ax.get_lines()]
+    assert "agbm kept" in labels
+
+
+def test_binary_staged_class_predictions():
+    data = binary_frame(200, seed=2)
+    model = fit(data, "label ~ a + b", method="agbm", loss="logistic", n_iter=5)
+    stages = model.staged_predict(data, type="class")
+    assert len(stages) == 5
+    assert set(np.unique(stages[-1])) <= {"yes", "no"}
+    assert np.array_equal(stages[-1], model.predict(data, type="class"))
+    assert isinstance(model.history, pl.DataFrame)
