@@ -27,7 +27,7 @@ impl Model {
     /// (in the model's feature order) followed by the bias, the expected score over the
     /// training rows. Each block sums to that output's `predict` score.
     pub fn predict_contrib(&self, frame: &Frame<'_>) -> Result<Vec<f64>> {
-        self.check_frame(frame)?;
+        let frame = &self.aligned(frame)?;
         let trees = self.shap_trees();
         let width = self.features.len() + 1;
         let row_width = self.n_outputs * width;
@@ -62,7 +62,7 @@ impl Model {
     /// feature's main effect, and whose last diagonal entry is the bias. Row i sums to feature
     /// i's contribution (`predict_contrib`); the whole matrix sums to the `predict` score.
     pub fn predict_interactions(&self, frame: &Frame<'_>) -> Result<Vec<f64>> {
-        self.check_frame(frame)?;
+        let frame = &self.aligned(frame)?;
         let trees = self.shap_trees();
         let n_features = self.features.len();
         let width = n_features + 1;

@@ -4,10 +4,11 @@
 
 use super::flat::{Predictor, RawColumns, BLOCK_ROWS};
 use super::Model;
-use crate::data::{BinMapper, BinnedMatrix, Frame};
+use crate::data::{BinMapper, BinnedMatrix, Feature, Frame};
 use crate::error::{Error, Result};
 use crate::loss::Objective;
 use rayon::prelude::*;
+use std::collections::HashMap;
 
 impl Model {
     /// Link-scale scores, row-major n × `n_outputs`.
@@ -26,7 +27,7 @@ impl Model {
     /// `predict_iteration` at each of `iterations`, evaluating every tree once per row block:
     /// row-major n × `n_outputs` scores per iteration, each bit for bit `predict_iteration`'s.
     pub fn predict_staged(&self, frame: &Frame<'_>, iterations: &[usize]) -> Result<Vec<Vec<f64>>> {
-        self.check_frame(frame)?;
+        let frame = &self.aligned(frame)?;
         let sets = iterations
             .iter()
             .map(|&k| self.weights_at(k))
@@ -101,7 +102,7 @@ impl Model {
     }
 
     fn predict_with(&self, frame: &Frame<'_>, weights: &[f64]) -> Result<Vec<f64>> {
-        self.check_frame(frame)?;
+        let frame = &self.aligned(frame)?;
         let columns = RawColumns::new(frame);
         Ok(self.accumulate(
             frame.n_rows(),
@@ -199,22 +200,42 @@ impl Model {
         out
     }
 
-    pub(super) fn check_frame(&self, frame: &Frame<'_>) -> Result<()> {
-        if frame.n_features() != self.features.len() {
-            return Err(Error::data(format!(
-                "the model expects {} feature columns ({}), got {}",
-                self.features.len(),
-                self.features
-                    .iter()
-                    .map(|f| f.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                frame.n_features()
-            )));
-        }
-        for (spec, feature) in self.features.iter().zip(frame.features()) {
+    /// The frame's columns in the model's feature order, selected by name (extra columns are
+    /// ignored, as the Python front end does), each checked against its feature's kind and
+    /// levels: columns given in another order or under other names never predict silently.
+    pub(super) fn aligned<'f>(&self, frame: &Frame<'f>) -> Result<Frame<'f>> {
+        let given = frame.features();
+        let same_order = given.len() == self.features.len()
+            && given
+                .iter()
+                .zip(&self.features)
+                .all(|(g, f)| g.name == f.name);
+        let columns = if same_order {
+            given.to_vec()
+        } else {
+            let by_name: HashMap<&str, &Feature<'f>> =
+                given.iter().map(|g| (g.name.as_str(), g)).collect();
+            self.features
+                .iter()
+                .map(|f| {
+                    by_name
+                        .get(f.name.as_str())
+                        .map(|g| (*g).clone())
+                        .ok_or_else(|| {
+                            let available: Vec<&str> =
+                                given.iter().map(|g| g.name.as_str()).collect();
+                            Error::data(format!(
+                                "the model's feature `{}` is not among the frame's columns {:?}",
+                                f.name,
+                                &available[..available.len().min(30)]
+                            ))
+                        })
+                })
+                .collect::<Result<Vec<_>>>()?
+        };
+        for (spec, feature) in self.features.iter().zip(&columns) {
             spec.mapper.check_compatible(&spec.name, &feature.values)?;
         }
-        Ok(())
+        Frame::new(columns)
     }
 }
