@@ -684,8 +684,12 @@ impl Booster {
         let (mut new_train_loss, mut valid_loss) = self.monitored_losses();
         let mut restarted = false;
         if let Some((state, valid_pred, n_trees)) = guarded {
-            // `!(≤)` also rejects a NaN loss.
-            if !(new_train_loss <= train_loss) {
+            // a NaN loss compares as None: it is undone like a rise
+            let rose = matches!(
+                new_train_loss.partial_cmp(&train_loss),
+                Some(std::cmp::Ordering::Greater) | None
+            );
+            if rose {
                 self.state = state;
                 self.state.restart_momentum();
                 self.valid_pred = valid_pred;
