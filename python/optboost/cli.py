@@ -108,8 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument(
         "--type",
         choices=("response", "link", "class", "contrib"),
-        default="response",
-        help="response (default; probabilities for classification), link, class, or contrib "
+        default=None,
+        help="response (default: probabilities for classification; the margin, link, for "
+        "hinge losses), link, class, or contrib "
         "(SHAP contributions to the link score: one column per data column, and bias)",
     )
     predict.add_argument(
@@ -181,22 +182,23 @@ def command_predict(args: argparse.Namespace) -> None:
 
     model = load(args.model)
     data = read_data(args.data)
-    predictions = model.predict(data, type=args.type, iteration=args.iteration)
+    kind = args.type or ("link" if model.is_margin_loss else "response")
+    predictions = model.predict(data, type=kind, iteration=args.iteration)
     columns: dict[str, Any] = {
         name: data.get_column(name) for name in args.keep if _has(data, name)
     }
-    if args.type == "contrib":
+    if kind == "contrib":
         columns.update(predictions.to_dict())
-    elif args.type == "class":
+    elif kind == "class":
         columns["class"] = predictions
     elif predictions.ndim == 2:
         for index, label in enumerate(model.classes):
-            prefix = "probability" if args.type == "response" else "score"
+            prefix = "probability" if kind == "response" else "score"
             columns[f"{prefix}_{label}"] = predictions[:, index]
-    elif model.task == "binary" and args.type == "response":
+    elif model.task == "binary" and kind == "response":
         columns[f"probability_{model.positive_class}"] = predictions
     else:
-        columns["prediction" if args.type == "response" else "score"] = predictions
+        columns["prediction" if kind == "response" else "score"] = predictions
     frame = pl.DataFrame(columns)
     if args.output:
         write_data(frame, args.output)

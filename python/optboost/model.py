@@ -52,6 +52,8 @@ HISTORY_SCHEMA = {
     "restarted": pl.Boolean,
 }
 
+MARGIN_LOSSES = ("hinge", "multiclass_hinge")
+
 PredictionType = Literal["response", "link", "class", "contrib", "interaction"]
 
 
@@ -204,7 +206,7 @@ class Model:
     def predict(
         self,
         newdata: Any,
-        type: PredictionType = "response",
+        type: PredictionType | None = None,
         iteration: int | None = None,
         *,
         by: str = "column",
@@ -212,9 +214,11 @@ class Model:
         """Predictions for the rows of ``newdata`` (polars or pandas frame),
         whose columns are found by name.
 
+        type=None (default): "response", except for the margin losses (hinge,
+        multiclass_hinge), which give no probabilities: "link" (the margin).
         type="response": regression value; probability of the positive class
-        (binary, probabilistic losses; the score for hinge); (n, K) class
-        probabilities (multiclass). type="link": the raw score(s).
+        (binary); (n, K) class probabilities (multiclass); refused for margin
+        losses. type="link": the raw score(s).
         type="class": the predicted class label (classification only).
         type="contrib": exact SHAP contributions to the link score as a polars
         frame, one column per data column (by="feature": per model feature)
@@ -233,7 +237,7 @@ class Model:
             from .explain import predict_explained
 
             return predict_explained(self, newdata, type, by)
-        self._check_type(type)
+        type = self._check_type(type)
         columns = self.spec.columns(newdata)
         k = None if iteration is None else self._check_iteration(iteration)
         if type == "response":
@@ -246,12 +250,12 @@ class Model:
         self,
         newdata: Any,
         iterations: Any = None,
-        type: PredictionType = "response",
+        type: PredictionType | None = None,
     ) -> list[np.ndarray]:
         """``[predict(newdata, type, iteration=k) for k in iterations]``
         (iterations=None: 1, 2, …, kept_iteration), computed without refitting
         and with every tree evaluated once."""
-        self._check_type(type)
+        type = self._check_type(type)
         if iterations is None:
             ks = list(range(1, self.kept_iteration + 1))
         else:
@@ -260,7 +264,21 @@ class Model:
         stages = self._core.predict_staged(columns, ks, type == "response")
         return [self._finish(scores, type) for scores in stages]
 
-    def _check_type(self, type: str) -> None:
+    @property
+    def is_margin_loss(self) -> bool:
+        """Hinge losses: scores are margins, with no probability behind them."""
+        return self.loss.split("(")[0] in MARGIN_LOSSES
+
+    def _check_type(self, type: str | None) -> str:
+        """The prediction type to use (None: the model's natural one), checked."""
+        if type is None:
+            return "link" if self.is_margin_loss else "response"
+        if type == "response" and self.is_margin_loss:
+            raise ParameterError(
+                f"the {self.loss!r} loss gives margins, not probabilities: use type='link' "
+                "(the margin, the default for this loss) or type='class'; for probabilities "
+                "fit a probabilistic loss ('logistic', 'softmax')"
+            )
         if type not in ("response", "link", "class"):
             raise ParameterError(
                 "type must be 'response', 'link', 'class', 'contrib' or 'interaction', "
@@ -270,6 +288,7 @@ class Model:
             raise ParameterError(
                 f"type='class' needs a classification loss; this model's loss is {self.loss!r}"
             )
+        return type
 
     def _check_iteration(self, iteration: Any) -> int:
         if isinstance(iteration, bool) or not isinstance(iteration, (int, np.integer)):

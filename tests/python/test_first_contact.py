@@ -70,3 +70,13 @@ def test_the_command_line_answers_help_without_importing_the_engine():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_hinge_models_give_margins_not_probabilities(data):
+    model = optboost.boost("y ~ x + z", data, loss="hinge", n_iter=20)
+    margins = model.predict(data)
+    np.testing.assert_array_equal(margins, model.predict(data, type="link"))
+    assert (margins < 0).any()  # a signed margin, not a number in [0, 1]
+    with pytest.raises(ParameterError, match="margins, not probabilities"):
+        model.predict(data, type="response")
+    assert set(model.predict(data, type="class")) <= {0, 1}
