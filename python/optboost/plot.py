@@ -63,7 +63,8 @@ def plot_history(
             row = history.row(kept - 1, named=True)
             loss = row["valid_loss"] if row["valid_loss"] is not None else row["train_loss"]
             axis.axvline(row["trees"], color=color, linestyle=":", lw=0.8)
-            axis.plot([row["trees"]], [loss], marker="o", color=color)
+            # a leading "_" keeps the marker out of the legend
+            axis.plot([row["trees"]], [loss], marker="o", color=color, label=f"_{label} kept")
     for loss, axis in loss_axes.items():
         axis.set_title(f"{loss} loss")
         axis.set_xlabel("trees")

@@ -146,8 +146,9 @@ def test_plot_marks_the_kept_iteration(tmp_path):
             data, method="agbm", n_iter=40, learning_rate=1.0, gamma=0.1, **UNGUARDED_PAPER
         )
     fig = model.plot(tmp_path / "curves.png")
-    labels = [line.get_label() for ax in fig.axes for line in ax.get_lines()]
-    assert "agbm kept" in labels
+    kept = {line.get_label(): line for ax in fig.axes for line in ax.get_lines()}["_agbm kept"]
+    trees = model.history.filter(pl.col("kept"))["trees"].item()
+    assert list(kept.get_xdata()) == [trees]
 
 
 def test_binary_staged_class_predictions():
