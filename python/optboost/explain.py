@@ -64,26 +64,29 @@ def _bias_name(names: Sequence[str]) -> str:
 
 
 def contribution_array(
-    model: Model, newdata: Any, by: By = "column"
+    model: Model, newdata: Any, by: By = "column", iteration: int | None = None
 ) -> tuple[np.ndarray, list[str]]:
     """SHAP values as an array of shape (n, K, m + 1) (K outputs: 1, or the
     number of classes), the last slot of each block the bias, and the m + 1
-    names."""
+    names; of the model after ``iteration`` iterations if given (checked by
+    the caller)."""
     names, matrix = _names_and_matrix(model, by)
-    raw = model._core.predict_contrib(model.spec.columns(newdata))
+    raw = model._core.predict_contrib(model.spec.columns(newdata), iteration)
     n_features = len(model.feature_names)
     raw = raw.reshape(raw.shape[0], -1, n_features + 1)
     values = np.concatenate([raw[:, :, :n_features] @ matrix, raw[:, :, n_features:]], axis=2)
     return values, [*names, _bias_name(names)]
 
 
-def contributions(model: Model, newdata: Any, by: By = "column") -> pl.DataFrame:
+def contributions(
+    model: Model, newdata: Any, by: By = "column", iteration: int | None = None
+) -> pl.DataFrame:
     """SHAP contributions as a polars frame, one row per row of ``newdata``:
     one column per original data column (``by="column"``) or model feature
     (``by="feature"``) and ``bias``; each row sums to the link-scale score.
     Multiclass models give one block of columns per class, named
     ``"{class}/{column}"`` (and ``"{class}/bias"``), in class order."""
-    values, names = contribution_array(model, newdata, by)
+    values, names = contribution_array(model, newdata, by, iteration)
     if values.shape[1] == 1:
         return pl.DataFrame(values[:, 0, :], schema=names, orient="row")
     labels = model.classes or [str(k) for k in range(values.shape[1])]
@@ -91,14 +94,16 @@ def contributions(model: Model, newdata: Any, by: By = "column") -> pl.DataFrame
     return pl.DataFrame(values.reshape(values.shape[0], -1), schema=schema, orient="row")
 
 
-def interactions(model: Model, newdata: Any, by: By = "column") -> tuple[np.ndarray, list[str]]:
+def interactions(
+    model: Model, newdata: Any, by: By = "column", iteration: int | None = None
+) -> tuple[np.ndarray, list[str]]:
     """SHAP interaction values, shape (n, m + 1, m + 1), or (n, K, m + 1,
     m + 1) for multiclass, and the m + 1 names of both axes (the last is the
     bias, at the last diagonal entry). Entry (i, j) is half the interaction of
     i and j; the diagonal holds the main effects; row i sums to i's
     contribution, and the matrix to the link-scale score."""
     names, matrix = _names_and_matrix(model, by)
-    raw = model._core.predict_interactions(model.spec.columns(newdata))
+    raw = model._core.predict_interactions(model.spec.columns(newdata), iteration)
     width = len(model.feature_names) + 1
     raw = raw.reshape(raw.shape[0], -1, width, width)
     # The bias stays its own row and column.
@@ -110,12 +115,14 @@ def interactions(model: Model, newdata: Any, by: By = "column") -> tuple[np.ndar
     return (values[:, 0] if values.shape[1] == 1 else values), names
 
 
-def predict_explained(model: Model, newdata: Any, type: str, by: By) -> Any:
+def predict_explained(
+    model: Model, newdata: Any, type: str, by: By, iteration: int | None = None
+) -> Any:
     """``Model.predict`` for type="contrib" (a polars frame) and
     type="interaction" (a numpy array; names as in :func:`interactions`)."""
     if type == "contrib":
-        return contributions(model, newdata, by)
-    return interactions(model, newdata, by)[0]
+        return contributions(model, newdata, by, iteration)
+    return interactions(model, newdata, by, iteration)[0]
 
 
 def explain(model: Model, newdata: Any, by: By = "column") -> Any:

@@ -227,16 +227,15 @@ class Model:
 
         iteration=k: the model after k iterations (0: the initial constant),
         bit for bit the model of a fresh fit with n_iter=k (before that fit's
-        choice of a best iteration), for k up to ``kept_iteration``.
+        choice of a best iteration), for k up to ``kept_iteration``; with
+        type="contrib" or "interaction", that model explained (rows sum to its
+        link score).
         """
         if type in ("contrib", "interaction"):
-            if iteration is not None:
-                raise ParameterError(
-                    f"type={type!r} explains the kept model; iteration= is not supported with it"
-                )
             from .explain import predict_explained
 
-            return predict_explained(self, newdata, type, by)
+            k = None if iteration is None else self._check_iteration(iteration)
+            return predict_explained(self, newdata, type, by, k)
         type = self._check_type(type)
         columns = self.spec.columns(newdata)
         k = None if iteration is None else self._check_iteration(iteration)

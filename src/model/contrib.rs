@@ -27,32 +27,71 @@ impl Model {
     /// (in the model's feature order) followed by the bias, the expected score over the
     /// training rows. Each block sums to that output's `predict` score.
     pub fn predict_contrib(&self, frame: &Frame<'_>) -> Result<Vec<f64>> {
+        self.contrib_with(frame, &self.weights)
+    }
+
+    /// `predict_contrib` of the model after `iteration` iterations (0: the initial constant),
+    /// whose blocks sum to that output's `predict_iteration` score.
+    pub fn predict_contrib_iteration(
+        &self,
+        frame: &Frame<'_>,
+        iteration: usize,
+    ) -> Result<Vec<f64>> {
+        let weights = self.weights_at(iteration)?;
+        self.contrib_with(frame, &weights)
+    }
+
+    fn contrib_with(&self, frame: &Frame<'_>, weights: &[f64]) -> Result<Vec<f64>> {
         let frame = &self.aligned(frame)?;
-        let trees = self.shap_trees();
+        let trees = self.shap_trees(weights);
         let width = self.features.len() + 1;
         let row_width = self.n_outputs * width;
         let mut out = vec![0.0; frame.n_rows() * row_width];
-        let max_depth = trees.iter().map(|t| t.depth).max().unwrap_or(0);
         let biases = self.expected_values(&trees);
-        out.par_chunks_mut(BLOCK_ROWS * row_width)
-            .enumerate()
-            .for_each(|(b, block)| {
-                let start = b * BLOCK_ROWS;
-                let mut path = vec![PathElement::default(); path_len(max_depth)];
-                for row_out in block.chunks_mut(row_width) {
-                    for (k, &bias) in biases.iter().enumerate() {
-                        row_out[k * width + width - 1] = bias;
+        for row_out in out.chunks_mut(row_width) {
+            for (k, &bias) in biases.iter().enumerate() {
+                row_out[k * width + width - 1] = bias;
+            }
+        }
+        // Trees in consecutive groups whose leaf tables fit a memory budget: a group's tables
+        // are built, then every row adds the group's trees. Each row still sums its trees in
+        // model order, so results depend neither on the thread count nor on the grouping.
+        let mut first = 0;
+        while first < trees.len() {
+            let mut entries = 0;
+            let mut last = first;
+            while last < trees.len() && (last == first || entries < GROUP_TABLE_ENTRIES) {
+                entries += trees[last].table_entries().unwrap_or(0);
+                last += 1;
+            }
+            let group = &trees[first..last];
+            let tables: Vec<Option<LeafTables>> = group.par_iter().map(LeafTables::new).collect();
+            let max_depth = group.iter().map(|t| t.depth).max().unwrap_or(0);
+            let max_nodes = group.iter().map(|t| t.tree.nodes.len()).max().unwrap_or(0);
+            out.par_chunks_mut(BLOCK_ROWS * row_width)
+                .enumerate()
+                .for_each(|(b, block)| {
+                    let start = b * BLOCK_ROWS;
+                    let mut path = vec![PathElement::default(); path_len(max_depth)];
+                    let mut masks = vec![0u32; max_nodes];
+                    // Tree after tree over the block's rows, so that a tree's table stays in
+                    // cache; each row still sums its trees in model order.
+                    for (tree, table) in group.iter().zip(&tables) {
+                        for (i, row_out) in block.chunks_mut(row_width).enumerate() {
+                            let phi = &mut row_out[tree.output * width..][..width - 1];
+                            match table {
+                                Some(table) => {
+                                    table.add(tree.tree, frame, start + i, phi, &mut masks)
+                                }
+                                None => {
+                                    tree.shap(frame, start + i, phi, &mut path, Condition::None)
+                                }
+                            }
+                        }
                     }
-                }
-                // Tree after tree over the block's rows, so that a tree stays in cache; each
-                // row still sums its trees in model order.
-                for tree in &trees {
-                    for (i, row_out) in block.chunks_mut(row_width).enumerate() {
-                        let phi = &mut row_out[tree.output * width..][..width - 1];
-                        tree.shap(frame, start + i, phi, &mut path, Condition::None);
-                    }
-                }
-            });
+                });
+            first = last;
+        }
         Ok(out)
     }
 
@@ -62,8 +101,22 @@ impl Model {
     /// feature's main effect, and whose last diagonal entry is the bias. Row i sums to feature
     /// i's contribution (`predict_contrib`); the whole matrix sums to the `predict` score.
     pub fn predict_interactions(&self, frame: &Frame<'_>) -> Result<Vec<f64>> {
+        self.interactions_with(frame, &self.weights)
+    }
+
+    /// `predict_interactions` of the model after `iteration` iterations (0: the constant).
+    pub fn predict_interactions_iteration(
+        &self,
+        frame: &Frame<'_>,
+        iteration: usize,
+    ) -> Result<Vec<f64>> {
+        let weights = self.weights_at(iteration)?;
+        self.interactions_with(frame, &weights)
+    }
+
+    fn interactions_with(&self, frame: &Frame<'_>, weights: &[f64]) -> Result<Vec<f64>> {
         let frame = &self.aligned(frame)?;
-        let trees = self.shap_trees();
+        let trees = self.shap_trees(weights);
         let n_features = self.features.len();
         let width = n_features + 1;
         let block_width = width * width;
@@ -118,11 +171,12 @@ impl Model {
         Ok(out)
     }
 
-    /// The trees in the form the SHAP walk reads (trees of weight 0 left out, as in `predict`).
-    fn shap_trees(&self) -> Vec<ShapTree<'_>> {
+    /// The trees in the form the SHAP walk reads, with weights `weights` (trees of weight 0
+    /// left out, as in `predict`).
+    fn shap_trees(&self, weights: &[f64]) -> Vec<ShapTree<'_>> {
         self.trees
             .iter()
-            .zip(&self.weights)
+            .zip(weights)
             .zip(&self.tree_outputs)
             .filter(|((_, &weight), _)| weight != 0.0)
             .map(|((tree, &weight), &output)| ShapTree::new(tree, weight, output as usize))
@@ -175,6 +229,8 @@ struct ShapTree<'t> {
     depth: usize,
     /// The distinct features the tree splits on, ascending.
     features: Vec<usize>,
+    /// Each leaf's path, when the tree is small enough to tabulate (`LeafTables`).
+    layout: Option<Layout>,
 }
 
 impl<'t> ShapTree<'t> {
@@ -204,9 +260,16 @@ impl<'t> ShapTree<'t> {
             expected: 0.0,
             depth: tree.depth(),
             features,
+            layout: None,
         };
         shap_tree.expected = shap_tree.expectation(0);
+        shap_tree.layout = Layout::new(&shap_tree);
         shap_tree
+    }
+
+    /// The size of the tree's leaf tables, `None` when it has none.
+    fn table_entries(&self) -> Option<usize> {
+        self.layout.as_ref().map(|l| l.entries)
     }
 
     fn expectation(&self, node: usize) -> f64 {
@@ -337,6 +400,196 @@ impl Walk<'_, '_> {
             f,
             cold_condition,
         );
+    }
+}
+
+/// Leaf tables are built for trees whose leaves have at most this many distinct features on
+/// their paths (a table has 2^d rows of d values) ...
+const MAX_TABLE_DEPTH: usize = 16;
+/// ... and at most this many table values in all (8 bytes each); others take the recursive walk.
+const MAX_TREE_TABLE_ENTRIES: usize = 1 << 20;
+/// Trees are tabulated in groups of about this many values (16 MiB), whatever the model's size.
+const GROUP_TABLE_ENTRIES: usize = 1 << 21;
+
+/// The unique path of every leaf of a tree (the distinct features on it in order of first
+/// appearance, with the share of training rows that follows the path's rules on each), and for
+/// each rule the position of its feature on the paths through it.
+struct Layout {
+    /// Per node: the position of a rule's feature on its path (0 for leaves).
+    positions: Vec<u8>,
+    /// Leaves with at least one feature on their path.
+    leaves: Vec<LeafPath>,
+    /// Σ 2^d · d over the leaves: the values of the tree's tables.
+    entries: usize,
+}
+
+struct LeafPath {
+    node: u32,
+    features: Vec<u32>,
+    zeros: Vec<f64>,
+}
+
+impl Layout {
+    /// `None` when a path or the tables would be too long (`MAX_TABLE_DEPTH`,
+    /// `MAX_TREE_TABLE_ENTRIES`).
+    fn new(tree: &ShapTree<'_>) -> Option<Layout> {
+        let mut layout = Layout {
+            positions: vec![0; tree.tree.nodes.len()],
+            leaves: Vec::new(),
+            entries: 0,
+        };
+        let mut path = Vec::new();
+        layout.visit(tree, 0, &mut path)?;
+        Some(layout)
+    }
+
+    fn visit(
+        &mut self,
+        tree: &ShapTree<'_>,
+        node: usize,
+        path: &mut Vec<(u32, f64)>,
+    ) -> Option<()> {
+        let n = &tree.tree.nodes[node];
+        if n.is_leaf() {
+            if !path.is_empty() {
+                let d = path.len();
+                self.entries += d << d;
+                if self.entries > MAX_TREE_TABLE_ENTRIES {
+                    return None;
+                }
+                self.leaves.push(LeafPath {
+                    node: node as u32,
+                    features: path.iter().map(|e| e.0).collect(),
+                    zeros: path.iter().map(|e| e.1).collect(),
+                });
+            }
+            return Some(());
+        }
+        // A feature met again keeps its place; its share multiplies in.
+        let found = path.iter().position(|e| e.0 == n.feature);
+        let position = found.unwrap_or(path.len());
+        if position >= MAX_TABLE_DEPTH {
+            return None;
+        }
+        self.positions[node] = position as u8;
+        for child in [n.left as usize, n.right as usize] {
+            let share = tree.share[child];
+            match found {
+                Some(i) => {
+                    let zero = path[i].1;
+                    path[i].1 = zero * share;
+                    self.visit(tree, child, path)?;
+                    path[i].1 = zero;
+                }
+                None => {
+                    path.push((n.feature, share));
+                    self.visit(tree, child, path)?;
+                    path.pop();
+                }
+            }
+        }
+        Some(())
+    }
+}
+
+/// A tree's SHAP values tabulated per leaf, the precomputation of "Fast TreeSHAP: Accelerating
+/// SHAP Value Computation for Trees" (Yang, algorithm v2): a leaf's share of the SHAP values of
+/// a row depends on the row only through which of its path's d features the row follows (the
+/// "one" fractions), so all 2^d cases are computed once per tree. A row then costs one pass
+/// over the rules to find, for each leaf, the bit set of path features it follows, and d
+/// additions per leaf, instead of Algorithm 2's O(d²) per leaf.
+struct LeafTables {
+    /// Internal nodes in node order (parents before children).
+    rules: Vec<u32>,
+    /// Per node: the bit of its rule's feature in the bit sets of the paths through it.
+    bits: Vec<u32>,
+    leaves: Vec<TableLeaf>,
+    /// The leaves' path features, one run per leaf.
+    features: Vec<u32>,
+    /// The leaves' tables: per leaf 2^d rows of d values, row s for the rows that follow the
+    /// rules of the features whose bits s holds: weight · leaf value · (one − zero) · the
+    /// unwound subset weight of each feature.
+    values: Vec<f64>,
+}
+
+struct TableLeaf {
+    node: u32,
+    depth: u32,
+    features: u32,
+    values: usize,
+}
+
+impl LeafTables {
+    fn new(tree: &ShapTree<'_>) -> Option<LeafTables> {
+        let layout = tree.layout.as_ref()?;
+        let nodes = &tree.tree.nodes;
+        let mut tables = LeafTables {
+            rules: (0..nodes.len() as u32)
+                .filter(|&i| !nodes[i as usize].is_leaf())
+                .collect(),
+            bits: layout.positions.iter().map(|&p| 1 << p).collect(),
+            leaves: Vec::with_capacity(layout.leaves.len()),
+            features: Vec::new(),
+            values: vec![0.0; layout.entries],
+        };
+        let mut path = vec![PathElement::default(); MAX_TABLE_DEPTH + 1];
+        let mut at = 0;
+        for leaf in &layout.leaves {
+            let d = leaf.features.len();
+            tables.leaves.push(TableLeaf {
+                node: leaf.node,
+                depth: d as u32,
+                features: tables.features.len() as u32,
+                values: at,
+            });
+            tables.features.extend(&leaf.features);
+            let value = tree.weight * nodes[leaf.node as usize].value;
+            for (s, row) in tables.values[at..at + (d << d)].chunks_mut(d).enumerate() {
+                let one = |i: usize| (s >> i & 1) as f64;
+                // A feature with both fractions zero leaves no subset any weight (and the
+                // unwinding would divide by zero): the row stays zero.
+                if (0..d).any(|i| one(i) == 0.0 && leaf.zeros[i] == 0.0) {
+                    continue;
+                }
+                extend(&mut path, 0, 1.0, 1.0, NO_FEATURE);
+                for i in 0..d {
+                    extend(&mut path, i + 1, leaf.zeros[i], one(i), leaf.features[i]);
+                }
+                for (i, v) in row.iter_mut().enumerate() {
+                    let w = unwound_sum(&path, d, i + 1);
+                    *v = w * (one(i) - leaf.zeros[i]) * value;
+                }
+            }
+            at += d << d;
+        }
+        Some(tables)
+    }
+
+    /// Adds the tree's SHAP values of row `row` to `phi`; `masks` has a slot per node.
+    #[inline]
+    fn add(&self, tree: &Tree, frame: &Frame<'_>, row: usize, phi: &mut [f64], masks: &mut [u32]) {
+        // masks[node]: the path features up to `node` whose rules the row follows.
+        masks[0] = u32::MAX;
+        for &i in &self.rules {
+            let node = &tree.nodes[i as usize];
+            let (mask, bit) = (masks[i as usize], self.bits[i as usize]);
+            let (left, right) = if goes_left(tree, node, frame, row) {
+                (mask, mask & !bit)
+            } else {
+                (mask & !bit, mask)
+            };
+            masks[node.left as usize] = left;
+            masks[node.right as usize] = right;
+        }
+        for leaf in &self.leaves {
+            let d = leaf.depth as usize;
+            let s = (masks[leaf.node as usize] & ((1 << d) - 1)) as usize;
+            let values = &self.values[leaf.values + s * d..][..d];
+            let features = &self.features[leaf.features as usize..][..d];
+            for (&f, &v) in features.iter().zip(values) {
+                phi[f as usize] += v;
+            }
+        }
     }
 }
 
@@ -756,6 +1009,64 @@ mod tests {
                     let row_sums: Vec<f64> = matrix.chunks(w).map(|r| r.iter().sum()).collect();
                     assert_close(&row_sums, phi, "interaction rows sum to contributions");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn contributions_at_an_iteration_sum_to_that_iterations_score() {
+        for n_outputs in [1, 3] {
+            let case = Case::new(21, n_outputs, KINDS[2], 40);
+            let mut model = case.model.clone();
+            // One tree per output and iteration; the momentum form (rewritten weights) too.
+            model.iteration_trees = (1..=4).map(|i| i * n_outputs).collect();
+            let frame = case.frame();
+            let w = model.features.len() + 1;
+            for momentum in [false, true] {
+                if momentum {
+                    model.iteration_weights = (1..=4)
+                        .map(|i| model.weights.iter().map(|v| v * i as f64 / 4.0).collect())
+                        .collect();
+                }
+                for k in 0..=4 {
+                    let contrib = model.predict_contrib_iteration(&frame, k).unwrap();
+                    let scores = model.predict_iteration(&frame, k).unwrap();
+                    for (block, score) in contrib.chunks(w).zip(&scores) {
+                        let sum: f64 = block.iter().sum();
+                        assert!((sum - score).abs() <= 1e-9 * (1.0 + score.abs()));
+                    }
+                    let interactions = model.predict_interactions_iteration(&frame, k).unwrap();
+                    for (matrix, phi) in interactions.chunks(w * w).zip(contrib.chunks(w)) {
+                        let row_sums: Vec<f64> = matrix.chunks(w).map(|r| r.iter().sum()).collect();
+                        assert_close(&row_sums, phi, "interactions at an iteration");
+                    }
+                }
+                assert!(model.predict_contrib_iteration(&frame, 5).is_err());
+            }
+            assert_eq!(
+                model.predict_contrib_iteration(&frame, 4).unwrap(),
+                model.predict_contrib(&frame).unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn leaf_tables_equal_the_recursive_walk_on_deep_trees() {
+        let categorical = [false, true, false, false, true, false, false, false];
+        let case = Case::new(5, 1, &categorical, 50);
+        let frame = case.frame();
+        let mut rng = Rng(99);
+        for _ in 0..6 {
+            let tree = random_tree(&mut rng, &categorical, 9);
+            let shap_tree = ShapTree::new(&tree, 0.7, 0);
+            let tables = LeafTables::new(&shap_tree).expect("a depth-9 tree has tables");
+            let mut path = vec![PathElement::default(); path_len(shap_tree.depth)];
+            let mut masks = vec![0; tree.nodes.len()];
+            for row in 0..frame.n_rows() {
+                let (mut walked, mut tabled) = (vec![0.0; 8], vec![0.0; 8]);
+                shap_tree.shap(&frame, row, &mut walked, &mut path, Condition::None);
+                tables.add(&tree, &frame, row, &mut tabled, &mut masks);
+                assert_close(&tabled, &walked, "tables against the walk");
             }
         }
     }

@@ -163,25 +163,36 @@ impl PyModel {
         self.model.best_iteration
     }
 
-    /// SHAP contributions (`Model::predict_contrib`), shape (n, n_outputs · (n_features + 1)).
+    /// SHAP contributions (`Model::predict_contrib`), shape (n, n_outputs · (n_features + 1));
+    /// of the model after `iteration` iterations if given.
+    #[pyo3(signature = (features, iteration=None))]
     fn predict_contrib<'py>(
         &self,
         py: Python<'py>,
         features: &Bound<'py, PyAny>,
+        iteration: Option<usize>,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let width = self.model.n_outputs * (self.model.features.len() + 1);
-        self.explained(py, features, width, Model::predict_contrib)
+        self.explained(py, features, width, |model, frame| match iteration {
+            None => model.predict_contrib(frame),
+            Some(k) => model.predict_contrib_iteration(frame, k),
+        })
     }
 
     /// SHAP interaction values (`Model::predict_interactions`), shape
-    /// (n, n_outputs · (n_features + 1)²).
+    /// (n, n_outputs · (n_features + 1)²); of the model after `iteration` iterations if given.
+    #[pyo3(signature = (features, iteration=None))]
     fn predict_interactions<'py>(
         &self,
         py: Python<'py>,
         features: &Bound<'py, PyAny>,
+        iteration: Option<usize>,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let width = self.model.n_outputs * (self.model.features.len() + 1).pow(2);
-        self.explained(py, features, width, Model::predict_interactions)
+        self.explained(py, features, width, |model, frame| match iteration {
+            None => model.predict_interactions(frame),
+            Some(k) => model.predict_interactions_iteration(frame, k),
+        })
     }
 }
 

@@ -133,6 +133,37 @@ def test_contributions_sum_to_the_link_score(formula, loss, seed):
     np.testing.assert_allclose(sums, link, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize(
+    "formula,loss,method",
+    [
+        ("y ~ a + b + s + c", "squared", "gbm"),
+        ("yes ~ a + s + c", "logistic", "agbm"),  # momentum rewrites earlier weights
+        ("k ~ a + b + s", "softmax", "gbm"),
+    ],
+)
+def test_contributions_at_an_iteration_sum_to_that_iterations_link(formula, loss, method):
+    frame = random_frame(5, n=600)
+    model = optboost.boost(
+        formula, frame, loss=loss, method=method, n_iter=12, max_depth=4, progress=False
+    )
+    for k in sorted({0, 1, 5, model.kept_iteration}):
+        link = model.predict(frame, type="link", iteration=k).reshape(frame.height, -1)
+        contrib = model.predict(frame, type="contrib", iteration=k).to_numpy()
+        sums = contrib.reshape(frame.height, link.shape[1], -1).sum(axis=2)
+        np.testing.assert_allclose(sums, link, rtol=1e-9, atol=1e-12)
+        interaction = model.predict(frame.head(20), type="interaction", iteration=k)
+        np.testing.assert_allclose(
+            interaction.sum(axis=-1).reshape(20, -1),
+            contrib[:20],
+            rtol=1e-9,
+            atol=1e-12,
+        )
+    kept = model.predict(frame, type="contrib", iteration=model.kept_iteration)
+    assert kept.equals(model.predict(frame, type="contrib"))
+    with pytest.raises(optboost.ParameterError, match="iteration"):
+        model.predict(frame, type="contrib", iteration=model.kept_iteration + 1)
+
+
 def test_contribution_columns_bias_and_class_blocks():
     frame = random_frame(4)
     model = optboost.boost("y ~ a + b + s + c", frame, n_iter=5, progress=False)
