@@ -1,4 +1,6 @@
-"""Export to ONNX: the trees as one ``ai.onnx.ml`` ``TreeEnsembleRegressor``
+"""Export to treelite (:func:`to_treelite`, below; numeric and categorical
+rules, from which tl2cgen compiles a standalone C predictor) and to ONNX: the
+trees as one ``ai.onnx.ml`` ``TreeEnsembleRegressor``
 (opset 3, thresholds and leaf values stored as doubles), for serving with
 onnxruntime or any ONNX runtime.
 
@@ -24,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .errors import ParameterError
-from .trees import core_dict
+from .trees import core_dict, left_codes
 
 if TYPE_CHECKING:
     from .model import Model
@@ -155,3 +157,124 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None) -> Any:
     if path is not None:
         onnx.save(proto, os.fspath(path))
     return proto
+
+
+# ------------------------------------------------------------------ treelite
+
+
+def treelite_inputs(model: Model, data: Any) -> np.ndarray:
+    """The input of the treelite model (and of a predictor tl2cgen compiles
+    from it) for the rows of ``data``: the model's feature columns as a
+    float64 matrix, categorical features as level codes, missing values NaN."""
+    columns = model.spec.columns(data)
+    matrix = np.column_stack([np.asarray(c.values, dtype=np.float64) for c in columns])
+    for j, spec in enumerate(model.spec.features):
+        if spec.kind == "categorical":
+            # optboost's missing code is -1; treelite reads a negative category as a level
+            # outside every list, but NaN as missing (the default direction).
+            matrix[matrix[:, j] < 0, j] = np.nan
+    return matrix
+
+
+def to_treelite(model: Model) -> Any:
+    """The model as a ``treelite.Model`` (needs the treelite package), from
+    which ``tl2cgen`` compiles a standalone C predictor.
+
+    Tree weights are folded into the leaf values and the bias is treelite's
+    base score, so ``treelite.gtil.predict(tl, X, pred_margin=True)`` gives
+    ``model.predict(data, type="link")`` for ``X = treelite_inputs(model,
+    data)``; without ``pred_margin``, treelite's postprocessor gives the
+    probabilities of the logistic, exponential and softmax losses. Numeric
+    rules are ``x <= threshold``; categorical rules list the level codes
+    going left; missing values follow each rule's default direction.
+    """
+    try:
+        from treelite.model_builder import (
+            Metadata,
+            ModelBuilder,
+            PostProcessorFunc,
+            TreeAnnotation,
+        )
+    except ImportError:
+        raise ImportError(
+            'to_treelite needs the treelite package: pip install "optboost[treelite]"'
+        ) from None
+    core = core_dict(model)
+    n_outputs = core["n_outputs"]
+    loss = core["loss"]
+    name = loss["name"]
+    if name in ("logistic", "exponential"):
+        # P(y = 1) = sigmoid(alpha · f): alpha = 1 for the logistic loss, 2β for the
+        # exponential loss exp(-β y f), whose population minimiser is log-odds / (2β).
+        alpha = 1.0 if name == "logistic" else 2.0 * loss.get("beta", 1.0)
+        task, post = "kBinaryClf", PostProcessorFunc("sigmoid", sigmoid_alpha=alpha)
+    elif name == "softmax":
+        task, post = "kMultiClf", PostProcessorFunc("softmax")
+    elif name == "multiclass_hinge":
+        task, post = "kMultiClf", PostProcessorFunc("identity_multiclass")
+    elif name == "hinge":
+        task, post = "kBinaryClf", PostProcessorFunc("identity")
+    else:
+        task, post = "kRegressor", PostProcessorFunc("identity")
+    multiclass = task == "kMultiClf"
+    level_counts = [len(f.levels or ()) for f in model.spec.features]
+    # Trees of weight 0 (after a momentum method's rewrite, or past the kept iteration) add
+    # nothing; treelite needs one tree at least.
+    kept = [
+        (tree, weight, output)
+        for tree, weight, output in zip(core["trees"], core["weights"], core["tree_outputs"])
+        if weight != 0.0
+    ] or [({"nodes": [{"left": 0, "value": 0.0}], "categories": []}, 1.0, 0)]
+    builder = ModelBuilder(
+        threshold_type="float64",
+        leaf_output_type="float64",
+        metadata=Metadata(
+            num_feature=len(model.feature_names),
+            task_type=task,
+            average_tree_output=False,
+            num_target=1,
+            num_class=[n_outputs if multiclass else 1],
+            leaf_vector_shape=(1, 1),
+        ),
+        tree_annotation=TreeAnnotation(
+            num_tree=len(kept),
+            target_id=[0] * len(kept),
+            class_id=[output if multiclass else 0 for _, _, output in kept],
+        ),
+        postprocessor=post,
+        base_scores=[float(b) for b in core["bias"]],
+        attributes={"producer": "optboost", "formula": model.formula},
+    )
+    for tree, weight, _ in kept:
+        builder.start_tree()
+        for i, node in enumerate(tree["nodes"]):
+            builder.start_node(i)
+            if node["left"] == 0:
+                builder.leaf(weight * node["value"])
+            elif node["category"] is None:
+                builder.numerical_test(
+                    node["feature"],
+                    float(node["threshold"]),
+                    default_left=node["default_left"],
+                    opname="<=",
+                    left_child_key=node["left"],
+                    right_child_key=node["right"],
+                )
+            else:
+                words = tree["categories"][node["category"]]["left_codes"]
+                codes = left_codes(words)
+                if node["default_left"]:
+                    # A code past the split's bit words takes the default direction in
+                    # optboost; treelite sends a code outside the list to the other side.
+                    codes += range(64 * len(words), level_counts[node["feature"]])
+                builder.categorical_test(
+                    node["feature"],
+                    default_left=node["default_left"],
+                    category_list=codes,
+                    category_list_right_child=False,
+                    left_child_key=node["left"],
+                    right_child_key=node["right"],
+                )
+            builder.end_node()
+        builder.end_tree()
+    return builder.commit()

@@ -596,6 +596,12 @@ class Model:
 
         return to_onnx(self, path)
 
+    def to_treelite(self) -> Any:
+        """The model as a ``treelite.Model``, for tl2cgen (optboost.export)."""
+        from .export import to_treelite
+
+        return to_treelite(self)
+
 
 def _finite_or_none(value: Any) -> Any:
     # strict JSON has no NaN or infinity; they read back as nulls

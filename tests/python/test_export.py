@@ -1,6 +1,7 @@
 """ONNX export against onnxruntime; the model file's JSON Schema."""
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -75,3 +76,117 @@ def test_saved_models_follow_the_json_schema(tmp_path):
         model = optboost.boost(formula, frame, loss=loss, n_iter=3, progress=False)
         model.save(tmp_path / "m.json")
         jsonschema.validate(json.loads((tmp_path / "m.json").read_text()), schema)
+
+
+# ------------------------------------------------------------------ treelite
+
+
+def with_missing(frame: pl.DataFrame, columns: list[str], seed: int) -> pl.DataFrame:
+    """About a fifth of the rows with ``columns`` set to null."""
+    rng = np.random.default_rng(seed)
+    missing = pl.Series(rng.random(frame.height) < 0.2)
+    return frame.with_columns(
+        pl.when(missing).then(None).otherwise(pl.col(c)).alias(c) for c in columns
+    )
+
+
+def treelite_case(name, request):
+    frame = request.getfixturevalue(name)
+    if name == "german_credit":
+        frame = with_missing(frame, ["status", "purpose", "duration", "credit_amount"], 1)
+    return frame
+
+
+@pytest.mark.parametrize(
+    "data,formula,loss,method",
+    [
+        ("penguins", "y ~ .", "softmax", "gbm"),
+        ("penguins", "body_mass_g ~ island + sex + bill_length_mm + year", "huber(1.0)", "agbm"),
+        ("german_credit", "y ~ .", "logistic", "gbm"),
+        ("german_credit", "y ~ status + purpose + duration + credit_amount", "exponential", "gbm"),
+    ],
+)
+def test_treelite_predictions_equal_optboost(data, formula, loss, method, request):
+    treelite = pytest.importorskip("treelite")
+    from optboost.export import treelite_inputs
+
+    # rows without a target cannot be fitted
+    frame = treelite_case(data, request).drop_nulls(formula.split("~")[0].strip())
+    model = optboost.boost(
+        formula, frame, loss=loss, method=method, n_iter=30, max_depth=5, progress=False
+    )
+    assert any(f.kind == "categorical" for f in model.spec.features)
+    tl = model.to_treelite()
+    x = treelite_inputs(model, frame)
+    assert np.isnan(x).any()
+    margin = treelite.gtil.predict(tl, x, pred_margin=True).reshape(frame.height, -1)
+    link = model.predict(frame, type="link").reshape(frame.height, -1)
+    np.testing.assert_allclose(margin, link, rtol=1e-6, atol=1e-6)
+    if loss in ("softmax", "logistic", "exponential"):
+        response = model.predict(frame).reshape(frame.height, -1)
+        probabilities = treelite.gtil.predict(tl, x).reshape(frame.height, -1)
+        np.testing.assert_allclose(probabilities, response, rtol=1e-6, atol=1e-6)
+
+
+def test_treelite_unseen_levels_and_missing_only_splits(penguins):
+    treelite = pytest.importorskip("treelite")
+    from optboost.export import treelite_inputs
+
+    # A column whose missing values carry the signal: its rule sends every number left and
+    # only missing values right (threshold +inf).
+    frame = penguins.with_columns(gap=pl.when(pl.col("y") == 2).then(None).otherwise(pl.lit(1.0)))
+    model = optboost.boost(
+        "y ~ gap + island + sex", frame, loss="softmax", n_iter=10, progress=False
+    )
+    new = frame.with_columns(island=pl.lit("Atlantis"), sex=pl.lit(None, dtype=pl.String))
+    with pytest.warns(UserWarning, match="not seen"):
+        x = treelite_inputs(model, new)
+        link = model.predict(new, type="link").reshape(new.height, -1)
+    assert model.trees().filter(pl.col("threshold") == float("inf")).height > 0
+    margin = treelite.gtil.predict(model.to_treelite(), x, pred_margin=True)
+    np.testing.assert_allclose(margin.reshape(new.height, -1), link, rtol=1e-6, atol=1e-6)
+
+
+def test_tl2cgen_compiles_a_standalone_predictor(german_credit, tmp_path):
+    tl2cgen = pytest.importorskip("tl2cgen")
+    pytest.importorskip("treelite")
+    import shutil
+
+    if shutil.which("gcc") is None:
+        pytest.skip("no C compiler")
+    from optboost.export import treelite_inputs
+
+    frame = with_missing(german_credit, ["status", "duration"], 2)
+    model = optboost.boost(
+        "y ~ status + duration + purpose + age",
+        frame,
+        loss="logistic",
+        n_iter=10,
+        max_depth=3,
+        progress=False,
+    )
+    suffix = {"win32": ".dll", "darwin": ".dylib"}.get(sys.platform, ".so")
+    library = tmp_path / f"predictor{suffix}"
+    tl2cgen.export_lib(model.to_treelite(), toolchain="gcc", libpath=str(library))
+    predictor = tl2cgen.Predictor(str(library))
+    x = treelite_inputs(model, frame)
+    margin = predictor.predict(tl2cgen.DMatrix(x, dtype="float64"), pred_margin=True)
+    np.testing.assert_allclose(
+        np.asarray(margin).reshape(-1), model.predict(frame, type="link"), rtol=1e-6, atol=1e-6
+    )
+
+
+def test_to_treelite_without_treelite_says_how_to_install_it(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_treelite(name, *args, **kwargs):
+        if name.startswith("treelite"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    model = optboost.boost("y ~ a + b", numeric_frame(4), n_iter=2, progress=False)
+    monkeypatch.setattr(builtins, "__import__", no_treelite)
+    with pytest.raises(ImportError, match=r"optboost\[treelite\]"):
+        model.to_treelite()
