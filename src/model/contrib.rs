@@ -48,6 +48,14 @@ impl Model {
         let row_width = self.n_outputs * width;
         let mut out = vec![0.0; frame.n_rows() * row_width];
         let biases = self.expected_values(&trees);
+        let numeric: Vec<&[f64]> = frame
+            .features()
+            .iter()
+            .map(|f| match f.values {
+                FeatureValues::Numeric(x) => x,
+                FeatureValues::Categorical { .. } => &[],
+            })
+            .collect();
         for row_out in out.chunks_mut(row_width) {
             for (k, &bias) in biases.iter().enumerate() {
                 row_out[k * width + width - 1] = bias;
@@ -80,9 +88,14 @@ impl Model {
                         for (i, row_out) in block.chunks_mut(row_width).enumerate() {
                             let phi = &mut row_out[tree.output * width..][..width - 1];
                             match table {
-                                Some(table) => {
-                                    table.add(tree.tree, frame, start + i, phi, &mut masks)
-                                }
+                                Some(table) => table.add(
+                                    tree.tree,
+                                    frame,
+                                    &numeric,
+                                    start + i,
+                                    phi,
+                                    &mut masks,
+                                ),
                                 None => {
                                     tree.shap(frame, start + i, phi, &mut path, Condition::None)
                                 }
@@ -495,21 +508,33 @@ impl Layout {
 /// A tree's SHAP values tabulated per leaf, the precomputation of "Fast TreeSHAP: Accelerating
 /// SHAP Value Computation for Trees" (Yang, algorithm v2): a leaf's share of the SHAP values of
 /// a row depends on the row only through which of its path's d features the row follows (the
-/// "one" fractions), so all 2^d cases are computed once per tree. A row then costs one pass
-/// over the rules to find, for each leaf, the bit set of path features it follows, and d
-/// additions per leaf, instead of Algorithm 2's O(d²) per leaf.
+/// "one" fractions), so all 2^d cases are computed once per tree (`fill_leaf_table`). A row
+/// then costs one pass over the rules to find, for each leaf, the bit set of path features it
+/// follows, and d additions per leaf, instead of Algorithm 2's O(d²) per leaf.
 struct LeafTables {
-    /// Internal nodes in node order (parents before children).
-    rules: Vec<u32>,
-    /// Per node: the bit of its rule's feature in the bit sets of the paths through it.
-    bits: Vec<u32>,
+    /// The tree's rules in node order (parents before children).
+    rules: Vec<Rule>,
+    /// Leaves with at least one path feature, in order of path length, so that the length
+    /// (the trip count of the additions) changes rarely from one leaf to the next.
     leaves: Vec<TableLeaf>,
     /// The leaves' path features, one run per leaf.
     features: Vec<u32>,
     /// The leaves' tables: per leaf 2^d rows of d values, row s for the rows that follow the
-    /// rules of the features whose bits s holds: weight · leaf value · (one − zero) · the
-    /// unwound subset weight of each feature.
+    /// rules of the features whose bits s holds (`fill_leaf_table`).
     values: Vec<f64>,
+}
+
+/// A rule in the compact form the per-row pass reads.
+struct Rule {
+    threshold: f64,
+    node: u32,
+    feature: u32,
+    left: u32,
+    right: u32,
+    /// The bit of the rule's feature in the bit sets of the paths through it.
+    bit: u32,
+    default_left: bool,
+    categorical: bool,
 }
 
 struct TableLeaf {
@@ -523,18 +548,31 @@ impl LeafTables {
     fn new(tree: &ShapTree<'_>) -> Option<LeafTables> {
         let layout = tree.layout.as_ref()?;
         let nodes = &tree.tree.nodes;
+        let rules = nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| !n.is_leaf())
+            .map(|(i, n)| Rule {
+                threshold: n.threshold,
+                node: i as u32,
+                feature: n.feature,
+                left: n.left,
+                right: n.right,
+                bit: 1 << layout.positions[i],
+                default_left: n.default_left,
+                categorical: n.category.is_some(),
+            })
+            .collect();
+        let mut paths: Vec<&LeafPath> = layout.leaves.iter().collect();
+        paths.sort_by_key(|p| p.features.len());
         let mut tables = LeafTables {
-            rules: (0..nodes.len() as u32)
-                .filter(|&i| !nodes[i as usize].is_leaf())
-                .collect(),
-            bits: layout.positions.iter().map(|&p| 1 << p).collect(),
-            leaves: Vec::with_capacity(layout.leaves.len()),
+            rules,
+            leaves: Vec::with_capacity(paths.len()),
             features: Vec::new(),
             values: vec![0.0; layout.entries],
         };
-        let mut path = vec![PathElement::default(); MAX_TABLE_DEPTH + 1];
         let mut at = 0;
-        for leaf in &layout.leaves {
+        for leaf in paths {
             let d = leaf.features.len();
             tables.leaves.push(TableLeaf {
                 node: leaf.node,
@@ -544,51 +582,137 @@ impl LeafTables {
             });
             tables.features.extend(&leaf.features);
             let value = tree.weight * nodes[leaf.node as usize].value;
-            for (s, row) in tables.values[at..at + (d << d)].chunks_mut(d).enumerate() {
-                let one = |i: usize| (s >> i & 1) as f64;
-                // A feature with both fractions zero leaves no subset any weight (and the
-                // unwinding would divide by zero): the row stays zero.
-                if (0..d).any(|i| one(i) == 0.0 && leaf.zeros[i] == 0.0) {
-                    continue;
-                }
-                extend(&mut path, 0, 1.0, 1.0, NO_FEATURE);
-                for i in 0..d {
-                    extend(&mut path, i + 1, leaf.zeros[i], one(i), leaf.features[i]);
-                }
-                for (i, v) in row.iter_mut().enumerate() {
-                    let w = unwound_sum(&path, d, i + 1);
-                    *v = w * (one(i) - leaf.zeros[i]) * value;
-                }
-            }
+            fill_leaf_table(&leaf.zeros, value, &mut tables.values[at..at + (d << d)]);
             at += d << d;
         }
         Some(tables)
     }
 
-    /// Adds the tree's SHAP values of row `row` to `phi`; `masks` has a slot per node.
+    /// Adds the tree's SHAP values of row `row` to `phi`; `masks` has a slot per node, and
+    /// `numeric[j]` is feature j's column when it is numeric.
     #[inline]
-    fn add(&self, tree: &Tree, frame: &Frame<'_>, row: usize, phi: &mut [f64], masks: &mut [u32]) {
+    fn add(
+        &self,
+        tree: &Tree,
+        frame: &Frame<'_>,
+        numeric: &[&[f64]],
+        row: usize,
+        phi: &mut [f64],
+        masks: &mut [u32],
+    ) {
         // masks[node]: the path features up to `node` whose rules the row follows.
         masks[0] = u32::MAX;
-        for &i in &self.rules {
-            let node = &tree.nodes[i as usize];
-            let (mask, bit) = (masks[i as usize], self.bits[i as usize]);
-            let (left, right) = if goes_left(tree, node, frame, row) {
-                (mask, mask & !bit)
+        for rule in &self.rules {
+            let left = if rule.categorical {
+                goes_left(tree, &tree.nodes[rule.node as usize], frame, row)
             } else {
-                (mask & !bit, mask)
+                // Without a branch on the row's value, which no predictor guesses.
+                let v = numeric[rule.feature as usize][row];
+                (v <= rule.threshold) | (v.is_nan() & rule.default_left)
             };
-            masks[node.left as usize] = left;
-            masks[node.right as usize] = right;
+            let mask = masks[rule.node as usize];
+            let cleared = mask & !rule.bit;
+            masks[rule.left as usize] = if left { mask } else { cleared };
+            masks[rule.right as usize] = if left { cleared } else { mask };
         }
         for leaf in &self.leaves {
-            let d = leaf.depth as usize;
-            let s = (masks[leaf.node as usize] & ((1 << d) - 1)) as usize;
-            let values = &self.values[leaf.values + s * d..][..d];
-            let features = &self.features[leaf.features as usize..][..d];
-            for (&f, &v) in features.iter().zip(values) {
-                phi[f as usize] += v;
+            let s = masks[leaf.node as usize] as usize;
+            // A fixed trip count for the usual lengths, unrolled.
+            match leaf.depth {
+                1 => self.add_leaf::<1>(leaf, s, phi),
+                2 => self.add_leaf::<2>(leaf, s, phi),
+                3 => self.add_leaf::<3>(leaf, s, phi),
+                4 => self.add_leaf::<4>(leaf, s, phi),
+                5 => self.add_leaf::<5>(leaf, s, phi),
+                6 => self.add_leaf::<6>(leaf, s, phi),
+                7 => self.add_leaf::<7>(leaf, s, phi),
+                8 => self.add_leaf::<8>(leaf, s, phi),
+                d => {
+                    let d = d as usize;
+                    let s = s & ((1 << d) - 1);
+                    let values = &self.values[leaf.values + s * d..][..d];
+                    let features = &self.features[leaf.features as usize..][..d];
+                    for (&f, &v) in features.iter().zip(values) {
+                        phi[f as usize] += v;
+                    }
+                }
             }
+        }
+    }
+
+    #[inline(always)]
+    fn add_leaf<const D: usize>(&self, leaf: &TableLeaf, s: usize, phi: &mut [f64]) {
+        let s = s & ((1 << D) - 1);
+        let values: &[f64; D] = self.values[leaf.values + s * D..][..D].try_into().unwrap();
+        let features: &[u32; D] = self.features[leaf.features as usize..][..D]
+            .try_into()
+            .unwrap();
+        for i in 0..D {
+            phi[features[i] as usize] += values[i];
+        }
+    }
+}
+
+/// The table of a leaf of value `value` whose path has features with zero fractions `zeros`
+/// (2^d rows of d values, as `LeafTables::values`).
+///
+/// The leaf adds v · Π_j (o_j if j is known, else z_j) to the value of a set of known features
+/// (o_j ∈ {0, 1}: whether the row follows the path's rules on feature j), so the Shapley value
+/// of feature i, a sum over the coalitions S of the d − 1 other path features weighted by
+/// c_|S| = |S|! (d − 1 − |S|)! / d!, is
+///
+///   v · (o_i − z_i) · Π_{j ∈ B} z_j · Σ_{S ⊆ A} c_|S| · Π_{j ∈ A∖S} z_j
+///   = v · (o_i − z_i) · Π_{j ∈ B} z_j · Σ_k c_k · e_{|A|−k}(z_A),
+///
+/// where A and B are the other features the row follows and does not (a coalition holding one
+/// of B has weight zero: o_j = 0), and e_m the elementary symmetric polynomials. Both factors are
+/// built for every subset by adding one feature at a time: O(2^d · d) for the whole table, with
+/// sums of positive terms only (no division, unlike Algorithm 2's UNWIND).
+fn fill_leaf_table(zeros: &[f64], value: f64, table: &mut [f64]) {
+    let d = zeros.len();
+    let n = 1usize << d;
+    // c_k = 1 / (d · binomial(d − 1, k)), exact for d ≤ MAX_TABLE_DEPTH.
+    let mut weights = vec![0.0; d];
+    let mut binomial = 1.0;
+    for (k, c) in weights.iter_mut().enumerate() {
+        *c = 1.0 / (d as f64 * binomial);
+        binomial = binomial * (d - 1 - k) as f64 / (k + 1) as f64;
+    }
+    // Per subset A (a bit set): e_0..e_|A| of its zero fractions, Π_{j ∈ A} z_j, and the
+    // coalition sum g(A) = Σ_k c_k e_{|A|−k}, for |A| ≤ d − 1.
+    let width = d + 1;
+    let mut symmetric = vec![0.0; n * width];
+    let mut product = vec![1.0; n];
+    let mut coalitions = vec![0.0; n];
+    symmetric[0] = 1.0;
+    for set in 0..n {
+        let size = set.count_ones() as usize;
+        if set > 0 {
+            // The set without its lowest feature j, then j added: e_m += z_j · e_{m−1}.
+            let j = set.trailing_zeros() as usize;
+            let rest = set & (set - 1);
+            product[set] = product[rest] * zeros[j];
+            for m in 0..=size {
+                let lower = if m > 0 {
+                    symmetric[rest * width + m - 1]
+                } else {
+                    0.0
+                };
+                symmetric[set * width + m] = symmetric[rest * width + m] + zeros[j] * lower;
+            }
+        }
+        if size < d {
+            coalitions[set] = (0..=size)
+                .map(|k| weights[k] * symmetric[set * width + size - k])
+                .sum();
+        }
+    }
+    for (s, row) in table.chunks_mut(d).enumerate() {
+        for (i, v) in row.iter_mut().enumerate() {
+            let bit = 1 << i;
+            let one = if s & bit != 0 { 1.0 } else { 0.0 };
+            let (followed, missed) = (s & !bit, !s & (n - 1) & !bit);
+            *v = value * (one - zeros[i]) * product[missed] * coalitions[followed];
         }
     }
 }
@@ -1055,6 +1179,7 @@ mod tests {
         let categorical = [false, true, false, false, true, false, false, false];
         let case = Case::new(5, 1, &categorical, 50);
         let frame = case.frame();
+        let numeric: Vec<&[f64]> = case.numeric.iter().map(|x| &x[..]).collect();
         let mut rng = Rng(99);
         for _ in 0..6 {
             let tree = random_tree(&mut rng, &categorical, 9);
@@ -1065,7 +1190,7 @@ mod tests {
             for row in 0..frame.n_rows() {
                 let (mut walked, mut tabled) = (vec![0.0; 8], vec![0.0; 8]);
                 shap_tree.shap(&frame, row, &mut walked, &mut path, Condition::None);
-                tables.add(&tree, &frame, row, &mut tabled, &mut masks);
+                tables.add(&tree, &frame, &numeric, row, &mut tabled, &mut masks);
                 assert_close(&tabled, &walked, "tables against the walk");
             }
         }
