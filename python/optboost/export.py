@@ -13,9 +13,12 @@ outputs, the raw scores) and, for losses with a probability scale
 ``model.predict``). ONNX's tree outputs are floats, so scores agree with
 optboost to float precision.
 
-Categorical rules (a set of levels going left) are refused with an error
-naming the feature: an ONNX tree cannot share a subtree between the branches
-of an equality chain without copying it.
+A categorical rule (a set of levels going left) becomes a chain of
+``BRANCH_EQ`` tests on the level codes of its smaller side, each of which
+leads to the same subtree when it holds: that subtree is shared, not copied
+(a node with several parents, which onnxruntime accepts; copying would
+multiply the size of trees with nested categorical rules). Missing values
+(NaN) follow the rule's default direction.
 """
 
 from __future__ import annotations
@@ -25,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import ParameterError
 from .trees import core_dict, left_codes
 
 if TYPE_CHECKING:
@@ -37,9 +39,9 @@ ONNX_OPSET = 17
 
 def onnx_inputs(model: Model, data: Any) -> np.ndarray:
     """The graph input for the rows of ``data``: the model's feature columns as
-    a float64 matrix."""
-    columns = model.spec.columns(data)
-    return np.column_stack([np.asarray(c.values, dtype=np.float64) for c in columns])
+    a float64 matrix, categorical features as level codes, missing values NaN
+    (the same matrix as :func:`treelite_inputs`)."""
+    return treelite_inputs(model, data)
 
 
 def to_onnx(model: Model, path: str | os.PathLike | None = None) -> Any:
@@ -52,17 +54,7 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None) -> Any:
         raise ImportError('to_onnx needs the onnx package: pip install "optboost[onnx]"') from None
     core = core_dict(model)
     names = model.feature_names
-    for f, spec in enumerate(model.spec.features):
-        if spec.kind == "categorical" and any(
-            node["feature"] == f and node["left"] != 0
-            for tree in core["trees"]
-            for node in tree["nodes"]
-        ):
-            raise ParameterError(
-                f"cannot export to ONNX: the trees split on the categorical feature {spec.name!r}; "
-                "ONNX export supports numeric rules only (encode it as a number in the formula, "
-                "or leave it out)"
-            )
+    level_counts = [len(f.levels or ()) for f in model.spec.features]
     attributes: dict[str, list] = {
         key: []
         for key in (
@@ -79,26 +71,59 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None) -> Any:
         )
     }
     thresholds, leaf_weights = [], []
+
+    def emit(t, i, feature, mode, value, true_id, false_id, missing_true):
+        attributes["nodes_treeids"].append(t)
+        attributes["nodes_nodeids"].append(i)
+        attributes["nodes_featureids"].append(feature)
+        attributes["nodes_modes"].append(mode)
+        attributes["nodes_truenodeids"].append(true_id)
+        attributes["nodes_falsenodeids"].append(false_id)
+        attributes["nodes_missing_value_tracks_true"].append(int(missing_true))
+        thresholds.append(value)
+
     for t, (tree, weight, output) in enumerate(
         zip(core["trees"], core["weights"], core["tree_outputs"])
     ):
-        for i, node in enumerate(tree["nodes"]):
-            leaf = node["left"] == 0
-            attributes["nodes_treeids"].append(t)
-            attributes["nodes_nodeids"].append(i)
-            attributes["nodes_featureids"].append(0 if leaf else node["feature"])
-            attributes["nodes_modes"].append("LEAF" if leaf else "BRANCH_LEQ")
-            attributes["nodes_truenodeids"].append(0 if leaf else node["left"])
-            attributes["nodes_falsenodeids"].append(0 if leaf else node["right"])
-            attributes["nodes_missing_value_tracks_true"].append(
-                int(not leaf and node["default_left"])
-            )
-            thresholds.append(0.0 if leaf else float(node["threshold"]))
-            if leaf:
+        nodes = tree["nodes"]
+        next_id = len(nodes)  # ids for the extra nodes of equality chains
+        for i, node in enumerate(nodes):
+            if node["left"] == 0:
+                emit(t, i, 0, "LEAF", 0.0, 0, 0, False)
                 attributes["target_treeids"].append(t)
                 attributes["target_nodeids"].append(i)
                 attributes["target_ids"].append(output)
                 leaf_weights.append(weight * node["value"])
+            elif node["category"] is None:
+                emit(
+                    t,
+                    i,
+                    node["feature"],
+                    "BRANCH_LEQ",
+                    float(node["threshold"]),
+                    node["left"],
+                    node["right"],
+                    node["default_left"],
+                )
+            else:
+                codes, true_id, false_id, missing_true = _equality_chain(
+                    node, tree, level_counts[node["feature"]]
+                )
+                ids = [i, *range(next_id, next_id + len(codes) - 1)]
+                next_id += len(codes) - 1
+                for k, code in enumerate(codes):
+                    # Every test of the chain leads to the same subtree when it holds.
+                    otherwise = ids[k + 1] if k + 1 < len(codes) else false_id
+                    emit(
+                        t,
+                        ids[k],
+                        node["feature"],
+                        "BRANCH_EQ",
+                        float(code),
+                        true_id,
+                        otherwise,
+                        missing_true,
+                    )
     n_outputs = core["n_outputs"]
     ensemble = helper.make_node(
         "TreeEnsembleRegressor",
@@ -157,6 +182,23 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None) -> Any:
     if path is not None:
         onnx.save(proto, os.fspath(path))
     return proto
+
+
+def _equality_chain(node: dict, tree: dict, n_levels: int) -> tuple[list[int], int, int, bool]:
+    """A categorical rule as a chain of equality tests: the codes tested (those of the smaller
+    side among the feature's levels), the child their rows go to, the child the rest go to,
+    and whether missing values (NaN) go to the first. A rule with an empty side tests the
+    code -1, which no row has (missing codes are NaN in the graph's input)."""
+    words = tree["categories"][node["category"]]["left_codes"]
+    default_left = node["default_left"]
+    left = set(left_codes(words))
+    # A code past the split's bit words takes the default direction.
+    goes_left = [c in left if c < 64 * len(words) else default_left for c in range(n_levels)]
+    left_side = [c for c in range(n_levels) if goes_left[c]]
+    right_side = [c for c in range(n_levels) if not goes_left[c]]
+    if len(left_side) <= len(right_side):
+        return left_side or [-1], node["left"], node["right"], default_left
+    return right_side, node["right"], node["left"], not default_left
 
 
 # ------------------------------------------------------------------ treelite

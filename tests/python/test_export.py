@@ -1,4 +1,4 @@
-"""ONNX export against onnxruntime; the model file's JSON Schema."""
+"""ONNX and treelite export against onnxruntime and treelite; the model file's JSON Schema."""
 
 import json
 import sys
@@ -55,14 +55,40 @@ def test_onnx_predictions_equal_optboost(formula, loss, tmp_path):
         np.testing.assert_allclose(outputs[1], response, rtol=1e-6, atol=1e-6)
 
 
-def test_onnx_refuses_categorical_rules_naming_the_feature():
+@pytest.mark.parametrize(
+    "data,formula,loss",
+    [
+        ("penguins", "y ~ .", "softmax"),
+        ("german_credit", "y ~ .", "logistic"),
+    ],
+)
+def test_onnx_categorical_rules_as_equality_chains(data, formula, loss, request, tmp_path):
+    ort = pytest.importorskip("onnxruntime")
     pytest.importorskip("onnx")
-    frame = numeric_frame(2).with_columns(
-        s=pl.when(pl.col("y") > 1).then(pl.lit("u")).otherwise(pl.lit("v"))
+    from optboost.export import onnx_inputs
+
+    frame = treelite_case(data, request)
+    model = optboost.boost(formula, frame, loss=loss, n_iter=30, max_depth=5, progress=False)
+    assert model.trees()["levels"].is_not_null().any()
+    model.to_onnx(tmp_path / "model.onnx")
+    session = ort.InferenceSession(str(tmp_path / "model.onnx"))
+    # Unseen levels (missing for optboost) and missing values in the categorical columns.
+    new = frame.with_columns(
+        pl.when(pl.int_range(pl.len()) % 7 == 0)
+        .then(pl.lit("never seen"))
+        .otherwise(pl.col(c))
+        .alias(c)
+        for c in frame.columns
+        if frame[c].dtype == pl.String
     )
-    model = optboost.boost("y ~ a + s", frame, n_iter=5, progress=False)
-    with pytest.raises(optboost.ParameterError, match="categorical feature 's'"):
-        model.to_onnx()
+    with pytest.warns(UserWarning, match="not seen"):
+        x = onnx_inputs(model, new)
+        link = model.predict(new, type="link").reshape(new.height, -1)
+    outputs = session.run(None, {"X": x})
+    np.testing.assert_allclose(outputs[0], link, rtol=1e-6, atol=1e-6)
+    response = model.predict(frame).reshape(frame.height, -1)
+    probabilities = session.run(None, {"X": onnx_inputs(model, frame)})[1]
+    np.testing.assert_allclose(probabilities, response, rtol=1e-6, atol=1e-6)
 
 
 def test_saved_models_follow_the_json_schema(tmp_path):
