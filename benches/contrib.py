@@ -6,7 +6,9 @@ logistic loss, 255 bins, >= 20 rows per leaf, 2 threads (the settings of compare
 All three run the same exact path-dependent algorithm; the timed call is the
 contributions of every row of a 100,000 x 28 frame, in one process, each library once
 after a warm-up on 1,000 rows; the calls rotate over the libraries --repeats times
-(default 2) and the fastest of each counts.
+(default 2) and the fastest of each counts, by wall time and by CPU time (all threads of
+the process; steadier than wall time on a shared machine). The 1-minute load average is
+printed with the table.
 
     python benches/contrib.py                  # 100,000 rows x 28 features, 2 threads
     python benches/contrib.py --rows 10000     # a quick check
@@ -15,6 +17,7 @@ after a warm-up on 1,000 rows; the calls rotate over the libraries --repeats tim
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -27,9 +30,11 @@ from compare import BINS, DEPTH, LEAVES, LR, MIN_LEAF, N_TREES, make_data
 
 
 def timed(call):
-    t0 = time.perf_counter()
+    """The result, the wall time and the CPU time of the process (all threads) of a call:
+    on a shared machine the CPU time is the steadier of the two."""
+    t0, c0 = time.perf_counter(), time.process_time()
     result = call()
-    return result, time.perf_counter() - t0
+    return result, time.perf_counter() - t0, time.process_time() - c0
 
 
 def main() -> None:
@@ -125,24 +130,33 @@ def main() -> None:
     for _, contrib, _ in fitted.values():
         contrib(1000)
     times = {lib: [] for lib in fitted}
+    cpu = {lib: [] for lib in fitted}
     errors = {}
+    load_before = os.getloadavg()[0]
     for _ in range(args.repeats):
         for lib, (_, contrib, link) in fitted.items():
-            values, seconds = timed(lambda call=contrib: call(args.rows))
+            values, seconds, cpu_seconds = timed(lambda call=contrib: call(args.rows))
             times[lib].append(seconds)
+            cpu[lib].append(cpu_seconds)
             errors[lib] = float(np.max(np.abs(values.sum(axis=1) - link())))
-    results = {lib: (min(times[lib]), fitted[lib][0], errors[lib]) for lib in fitted}
+    load_after = os.getloadavg()[0]
+    results = {lib: (min(times[lib]), min(cpu[lib]), fitted[lib][0], errors[lib]) for lib in fitted}
 
-    base = results["optboost"][0]
+    base, base_cpu = results["optboost"][:2]
     print(
         f"{args.rows} rows x {args.features} features, {N_TREES} trees, {args.threads} threads, "
-        f"best of {args.repeats}"
+        f"best of {args.repeats}; 1-minute load average {load_before:.2f} before the timed "
+        f"calls, {load_after:.2f} after"
     )
     print(
-        f"{'library':<10} {'seconds':>8} {'vs optboost':>12} {'leaves/tree':>12} {'max |sum - link|':>17}"
+        f"{'library':<10} {'seconds':>8} {'vs optboost':>12} {'cpu s':>8} {'vs optboost':>12} "
+        f"{'leaves/tree':>12} {'max |sum - link|':>17}"
     )
-    for lib, (seconds, leaves, error) in results.items():
-        print(f"{lib:<10} {seconds:8.2f} {seconds / base:12.2f} {leaves:12.1f} {error:17.2e}")
+    for lib, (seconds, cpu_seconds, leaves, error) in results.items():
+        print(
+            f"{lib:<10} {seconds:8.2f} {seconds / base:12.2f} {cpu_seconds:8.2f} "
+            f"{cpu_seconds / base_cpu:12.2f} {leaves:12.1f} {error:17.2e}"
+        )
 
 
 if __name__ == "__main__":
