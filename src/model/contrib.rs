@@ -8,6 +8,12 @@
 //! follows prediction exactly, missing values and categorical rules included. Contributions of
 //! one row add up, with the bias, to the link-scale score `Model::predict` gives.
 //!
+//! Contributions read per-tree tables (`LeafTables`, after Yang's "Fast TreeSHAP: Accelerating
+//! SHAP Value Computation for Trees"): each leaf's share of the SHAP values for each of the 2^d
+//! ways a row can follow or leave the rules of the d features on its path, computed once per
+//! call; a row then costs O(leaves · d) per tree instead of Algorithm 2's O(leaves · d²). Trees
+//! whose tables would be too large, and interaction values, take Algorithm 2's recursive walk.
+//!
 //! Rows are processed in parallel in fixed blocks; each row's sums run over the trees in model
 //! order, so results do not depend on the number of threads.
 
