@@ -1171,14 +1171,23 @@ fn inconsistent_bin_mappers_are_an_error() {
 #[test]
 fn prediction_data_with_the_wrong_columns_is_an_error() {
     let (model, numeric, codes) = train_mixed(500, 9, &[]);
-    let short = Frame::new(numeric.iter().map(|c| Feature::numeric("x", c)).collect()).unwrap();
+    // Columns are found by name: a missing one is named.
+    let short = Frame::new(
+        numeric
+            .iter()
+            .enumerate()
+            .map(|(j, c)| Feature::numeric(format!("x{j}"), c))
+            .collect(),
+    )
+    .unwrap();
     let e = message(model.predict(&short).unwrap_err());
-    assert!(
-        e.contains("expects 5 feature columns") && e.contains("got 4"),
-        "{e}"
-    );
+    assert!(e.contains("feature `c` is not among"), "{e}");
     // A categorical column where the model had a numeric one.
-    let mut features: Vec<Feature> = numeric.iter().map(|c| Feature::numeric("x", c)).collect();
+    let mut features: Vec<Feature> = numeric
+        .iter()
+        .enumerate()
+        .map(|(j, c)| Feature::numeric(format!("x{j}"), c))
+        .collect();
     features[0] = Feature::categorical("x0", &codes, 8);
     features.push(Feature::categorical("c", &codes, 8));
     let e = message(model.predict(&Frame::new(features).unwrap()).unwrap_err());

@@ -53,6 +53,7 @@ HISTORY_SCHEMA = {
 }
 
 MARGIN_LOSSES = ("hinge", "multiclass_hinge")
+_UNCHANGED = object()  # update(): early_stopping_rounds not given
 
 PredictionType = Literal["response", "link", "class", "contrib", "interaction"]
 
@@ -375,10 +376,19 @@ class Model:
     # ------------------------------------------------------------------ training more
 
     def update(
-        self, n_iter: int, *, progress: Progress = None, callback: Callback | None = None
+        self,
+        n_iter: int,
+        *,
+        early_stopping_rounds: int | None | object = _UNCHANGED,
+        progress: Progress = None,
+        callback: Callback | None = None,
     ) -> Model:
         """Train ``n_iter`` more iterations on the original data (in place);
-        returns the model."""
+        returns the model.
+
+        After early stopping, pass ``early_stopping_rounds`` (a new patience, or
+        None for none) to train on from the last iterate; the best iterate seen
+        so far remains the one to beat."""
         if self._booster is None:
             raise NotTrainableError(
                 "this model was loaded from a file or unpickled and no longer holds its "
@@ -387,7 +397,21 @@ class Model:
         if not isinstance(n_iter, (int, np.integer)) or isinstance(n_iter, bool) or n_iter < 1:
             raise ParameterError(f"n_iter must be an integer >= 1, got {n_iter!r}")
         finished = self._booster.finished
-        if finished is not None and finished[0] != "completed":
+        if finished is not None and finished[0] == "early_stopping":
+            if early_stopping_rounds is _UNCHANGED:
+                warnings.warn(
+                    f"training cannot continue: {finished[1]}; pass update(n, "
+                    "early_stopping_rounds=...) with a new patience (None: none) to train on",
+                    UserWarning,
+                    stacklevel=2,
+                )
+                return self
+            _check_rounds(early_stopping_rounds)
+            self._booster.continue_after_early_stopping(early_stopping_rounds)
+            self.params.pop("early_stopping_rounds", None)
+            if early_stopping_rounds is not None:
+                self.params["early_stopping_rounds"] = str(early_stopping_rounds)
+        elif finished is not None and finished[0] != "completed":
             warnings.warn(f"training cannot continue: {finished[1]}", UserWarning, stacklevel=2)
             return self
         # The core trains up to its n_iter; after an interruption it may already
@@ -596,6 +620,13 @@ class Model:
         from .export import to_onnx
 
         return to_onnx(self, path)
+
+
+def _check_rounds(rounds: Any) -> None:
+    if rounds is not None and (
+        isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1
+    ):
+        raise ParameterError(f"early_stopping_rounds must be an integer >= 1 or None, got {rounds!r}")
 
 
 def _finite_or_none(value: Any) -> Any:

@@ -556,8 +556,10 @@ impl Booster {
         booster.rng = checkpoint.rng;
         booster.valid_pred = checkpoint.valid_pred;
         booster.seconds = checkpoint.seconds;
-        if booster.finished == Some(StopReason::Completed) {
-            booster.keep_best_on_completion();
+        match booster.finished {
+            Some(StopReason::Completed) => booster.keep_best_on_completion(),
+            Some(StopReason::EarlyStopping { .. }) => booster.keep_best_on_early_stopping(),
+            _ => {}
         }
         // The loss pass of `start` cached derivatives at the initial constant, not at the
         // checkpoint's output.
@@ -609,6 +611,22 @@ impl Booster {
                 self.model = last;
             }
         }
+    }
+
+    /// Continues training that early stopping ended, from the last iterate (the method state
+    /// never left it), with `rounds` as the new patience (None: no early stopping). The best
+    /// iterate seen so far stays the reference. False when training did not end by early
+    /// stopping.
+    pub fn continue_after_early_stopping(&mut self, rounds: Option<usize>) -> bool {
+        if !matches!(self.finished, Some(StopReason::EarlyStopping { .. })) {
+            return false;
+        }
+        self.params.early_stopping_rounds = rounds;
+        self.finished = None;
+        if let Some(last) = self.last_model.take() {
+            self.model = last;
+        }
+        true
     }
 
     /// Performs exactly one iteration.
@@ -722,6 +740,7 @@ impl Booster {
         self.finished = self.check_stop(iteration, &record);
         match &self.finished {
             Some(StopReason::Completed) => self.keep_best_on_completion(),
+            Some(StopReason::EarlyStopping { .. }) => self.keep_best_on_early_stopping(),
             Some(_) => self.restore_best(),
             None => {}
         }
@@ -838,6 +857,13 @@ impl Booster {
             }
         }
         (iteration >= self.params.n_iter).then_some(StopReason::Completed)
+    }
+
+    /// Early stopping keeps the best iterate, and the last one aside for
+    /// `continue_after_early_stopping`.
+    fn keep_best_on_early_stopping(&mut self) {
+        self.last_model = Some(self.model.clone());
+        self.restore_best();
     }
 
     fn restore_best(&mut self) {

@@ -169,6 +169,13 @@ impl PyBooster {
         Ok(())
     }
 
+    /// Continues training that early stopping ended, with a new patience (None: none); false
+    /// when training did not end by early stopping.
+    #[pyo3(signature = (rounds=None))]
+    fn continue_after_early_stopping(&self, rounds: Option<usize>) -> PyResult<bool> {
+        Ok(self.lock()?.continue_after_early_stopping(rounds))
+    }
+
     /// `(kind, message)` of why training ended, or None while it can go on.
     #[getter]
     fn finished(&self) -> PyResult<Option<(&'static str, String)>> {
