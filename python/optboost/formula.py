@@ -282,6 +282,7 @@ class DesignSpec:
     ) -> list[FeatureColumn]:
         result = []
         computed_index = 0
+        schema = frame.schema  # one dict: a dtype read off each series costs microseconds
         for feature in self.features:
             if feature.materialised:
                 values = computed[computed_index]
@@ -296,9 +297,8 @@ class DesignSpec:
                     FeatureColumn(feature.name, codes, "categorical", feature.n_levels)
                 )
             else:
-                result.append(
-                    FeatureColumn(feature.name, numeric_values(series), "numeric", 0)
-                )
+                values = numeric_values(series, schema[feature.source_columns[0]])
+                result.append(FeatureColumn(feature.name, values, "numeric", 0))
         return result
 
 
@@ -465,8 +465,9 @@ def build_design(
     features: list[Feature] = []
     terms: list[TermSpec] = []
     computed: list[np.ndarray] = []
+    schema = frame.schema
     for factors in factor_lists:
-        bare = _bare_feature(factors, frame)
+        bare = _bare_feature(factors, frame, schema)
         if bare is not None:
             features.append(bare)
             continue
@@ -738,7 +739,9 @@ def _is_categorical_factor(factor: Factor) -> bool:
     return isinstance(factor.tree, Categorical)
 
 
-def _bare_feature(factors: Sequence[Factor], frame: pl.DataFrame) -> Feature | None:
+def _bare_feature(
+    factors: Sequence[Factor], frame: pl.DataFrame, schema: Mapping[str, pl.DataType]
+) -> Feature | None:
     """A Feature read straight from a column (a bare name or ``C(column)``), or None."""
     if len(factors) != 1:
         return None
@@ -746,7 +749,7 @@ def _bare_feature(factors: Sequence[Factor], frame: pl.DataFrame) -> Feature | N
     tree = factor.tree
     if isinstance(tree, Column):
         name = tree.name
-        kind = feature_kind(frame.get_column(name))
+        kind = feature_kind(frame.get_column(name), schema[name])
         levels = factor_levels(factor, frame) if kind == "categorical" else None
         return Feature(name, kind, name, (name,), levels)
     if isinstance(tree, Categorical):
