@@ -46,6 +46,7 @@ from .terms import (
     Column,
     Evaluation,
     Factor,
+    finite_float,
     column_factor,
     factor_levels,
     interaction_columns,
@@ -124,6 +125,8 @@ class Feature:
         if kind not in ("numeric", "categorical"):
             raise FormulaError(f"feature kind must be 'numeric' or 'categorical', got {kind!r}")
         levels = data.get("levels")
+        if levels is not None:
+            _distinct(_texts(levels, "levels"), f"levels of feature {data['name']!r}")
         return cls(
             name=_text(data["name"], "feature name"),
             kind=kind,
@@ -174,6 +177,8 @@ class TermSpec:
             state={_text(k, "state key"): _plain_state(v) for k, v in state.items()},
         )
         for factor, levels_of in zip(term.parsed(), term.levels):
+            if levels_of is not None:
+                _distinct(levels_of, f"levels of {factor.text!r}")
             for key in stateful_keys(factor):
                 if key not in term.state:
                     raise FormulaError(f"term {factor.text!r} has no stored state for {key}")
@@ -349,6 +354,14 @@ class DesignSpec:
                     raise FormulaError(
                         f"term {':'.join(term.names)!r} gives more columns than the model has"
                     )
+        sources = {c for f in features for c in f.source_columns}
+        for term in terms:
+            for factor in term.parsed():
+                unknown = [c for c in factor.columns if c not in sources]
+                if unknown:
+                    raise FormulaError(
+                        f"term {factor.text!r} reads {unknown}, which no feature lists as a source"
+                    )
         for feature in features:
             if not feature.source_columns:
                 raise FormulaError(f"feature {feature.name!r} has no source column")
@@ -405,6 +418,11 @@ def _texts(values: Any, what: str) -> list[str]:
     return [_text(v, what) for v in _list(values, what)]
 
 
+def _distinct(values: Sequence[str], what: str) -> None:
+    if len(set(values)) != len(values):
+        raise FormulaError(f"{what} repeat a level")
+
+
 def _flag(value: Any, what: str) -> bool:
     _expect(value, bool, what)
     return value
@@ -415,10 +433,8 @@ def _plain_state(value: Any) -> dict[str, Any]:
     _expect(value, Mapping, "transform state")
     for key, entry in value.items():
         items = entry if isinstance(entry, list) else [entry]
-        if not isinstance(key, str) or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in items
-        ):
-            raise FormulaError(f"transform state {key!r} must hold numbers only")
+        if not isinstance(key, str) or not all(finite_float(v) is not None for v in items):
+            raise FormulaError(f"transform state {key!r} must hold finite numbers only")
     return dict(value)
 
 

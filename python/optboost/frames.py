@@ -331,10 +331,13 @@ class TargetEncoding:
             if labels is not None:
                 raise DataError("target encoding: a regression target has no classes")
             return cls(task=task)
-        if not isinstance(labels, list) or not all(
-            isinstance(label, (str, int, float)) for label in labels  # bool is an int
+        if not isinstance(labels, list) or not (
+            all(isinstance(label, str) for label in labels)
+            or all(isinstance(label, (int, float)) for label in labels)  # bool is an int
         ):
-            raise DataError("target encoding: classes must be a list of strings or numbers")
+            raise DataError(
+                "target encoding: classes must be a list of strings, or a list of numbers"
+            )
         if len(set(labels)) != len(labels) or len(labels) < 2:
             raise DataError("target encoding: at least two distinct classes are needed")
         if task == "binary" and len(labels) != 2:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -669,13 +670,25 @@ def _bspline_basis(
     return basis[:, :n_basis]
 
 
+def finite_float(value: Any) -> float | None:
+    """``value`` as a finite float, or None (for non-numbers, and for integers too
+    large for a float, which a file may hold)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
 def _number(state: Mapping[str, Any], key: str, tree: Stateful, positive: bool = False) -> float:
-    value = state.get(key) if isinstance(state, Mapping) else None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+    value = finite_float(state.get(key) if isinstance(state, Mapping) else None)
+    if value is None:
         raise FormulaError(f"{tree.key}: stored {key!r} must be a finite number")
     if positive and value <= 0:
         raise FormulaError(f"{tree.key}: stored {key!r} must be positive")
-    return float(value)
+    return value
 
 
 def _numbers(
@@ -688,9 +701,10 @@ def _numbers(
         raise FormulaError(f"{tree.key}: stored {key!r} is too long")
     out = []
     for value in values:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+        number = finite_float(value)
+        if number is None:
             raise FormulaError(f"{tree.key}: stored {key!r} must hold finite numbers")
-        out.append(float(value))
+        out.append(number)
     return out
 
 

@@ -288,10 +288,15 @@ def dumps(doc: Any) -> str:
     NaN / Infinity are written as Python's json does (and reads back)."""
     text = json.dumps(doc)
     while NEST_TOKEN in text:
-        start = text.index('"' + NEST_TOKEN)
-        end = text.index('@@"', start + len(NEST_TOKEN)) + 3
-        depth_text, _, leaf = json.loads(text[start:end])[len(NEST_TOKEN) : -2].partition(":")
-        depth = int(depth_text)
+        try:
+            start = text.index('"' + NEST_TOKEN)
+            end = text.index('@@"', start + len(NEST_TOKEN)) + 3
+            depth_text, _, leaf = json.loads(text[start:end])[len(NEST_TOKEN) : -2].partition(":")
+            depth = int(depth_text)
+        except ValueError:
+            # A placeholder that ended up inside another string (a mutated key, say)
+            # is left as plain text.
+            return text.replace(NEST_TOKEN, "optboost-fuzz-nest-unexpanded:")
         text = text[:start] + "[" * depth + leaf + "]" * depth + text[end:]
     return text
 

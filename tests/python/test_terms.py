@@ -132,7 +132,7 @@ def test_learnt_state_in_a_file_must_be_numbers(frame):
     spec = build_design("y ~ center(x)", frame).spec
     data = spec.to_dict()
     data["terms"][0]["state"]["center(x)"] = {"mean": {"__dataclass__": "os:system"}}
-    with pytest.raises(FormulaError, match="numbers only"):
+    with pytest.raises(FormulaError, match="finite numbers only"):
         DesignSpec.from_dict(json.loads(json.dumps(data)))
 
 
