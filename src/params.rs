@@ -121,6 +121,20 @@ pub struct Params {
     // repeated_gbm
     pub max_inner: usize,
     pub schedule: Schedule,
+    // stochastic gradient boosting (Friedman, "Stochastic gradient boosting", 2002)
+    /// Fraction of the rows each iteration's trees are grown on (drawn without replacement).
+    #[serde(default = "one")]
+    pub subsample: f64,
+    /// Fraction of the features each iteration's trees may split on.
+    #[serde(default = "one")]
+    pub colsample_bytree: f64,
+    /// Fraction of the tree's features each node may split on.
+    #[serde(default = "one")]
+    pub colsample_bynode: f64,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 impl Default for Params {
@@ -145,6 +159,9 @@ impl Default for Params {
             lambda: 1.0,
             max_inner: 10,
             schedule: Schedule::Constant,
+            subsample: 1.0,
+            colsample_bytree: 1.0,
+            colsample_bynode: 1.0,
         }
     }
 }
@@ -178,6 +195,9 @@ impl Params {
         "lambda",
         "max_inner",
         "schedule",
+        "subsample",
+        "colsample_bytree",
+        "colsample_bynode",
     ];
 
     /// Sets one parameter from its public name and a textual value.
@@ -210,6 +230,9 @@ impl Params {
             "lambda" => self.lambda = parse(name, value)?,
             "max_inner" => self.max_inner = parse(name, value)?,
             "schedule" => self.schedule = value.parse()?,
+            "subsample" => self.subsample = parse(name, value)?,
+            "colsample_bytree" => self.colsample_bytree = parse(name, value)?,
+            "colsample_bynode" => self.colsample_bynode = parse(name, value)?,
             _ => {
                 return Err(Error::param(
                     "parameter name",
@@ -252,6 +275,15 @@ impl Params {
         }
         if self.max_inner == 0 {
             return Err(Error::param("max_inner", self.max_inner, "an integer ≥ 1"));
+        }
+        for (name, fraction) in [
+            ("subsample", self.subsample),
+            ("colsample_bytree", self.colsample_bytree),
+            ("colsample_bynode", self.colsample_bynode),
+        ] {
+            if !(fraction > 0.0 && fraction <= 1.0) {
+                return Err(Error::param(name, fraction, "a fraction in (0, 1]"));
+            }
         }
         if self.early_stopping_rounds == Some(0) {
             return Err(Error::param("early_stopping_rounds", 0, "an integer ≥ 1"));

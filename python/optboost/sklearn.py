@@ -62,6 +62,9 @@ class _BoostEstimator(BaseEstimator):
         progress: bool | None = None,
         early_stopping_rounds: int | None = None,
         validation_fraction: float | None = None,
+        subsample: float | None = None,
+        colsample_bytree: float | None = None,
+        colsample_bynode: float | None = None,
     ):
         self.method = method
         self.loss = loss
@@ -74,6 +77,9 @@ class _BoostEstimator(BaseEstimator):
         self.progress = progress
         self.early_stopping_rounds = early_stopping_rounds
         self.validation_fraction = validation_fraction
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
+        self.colsample_bynode = colsample_bynode
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -155,7 +161,13 @@ class _BoostEstimator(BaseEstimator):
 
     def _settings(self, loss: str) -> dict[str, Any]:
         settings = dict(self.params or {})
+        own = {
+            "subsample": self.subsample,
+            "colsample_bytree": self.colsample_bytree,
+            "colsample_bynode": self.colsample_bynode,
+        }
         clash = {"method", "loss", "n_iter", "learning_rate", "max_depth", "seed", "n_threads"}
+        clash |= {name for name, value in own.items() if value is not None}
         given = clash & set(settings)
         if given:
             raise ParameterError(
@@ -170,6 +182,7 @@ class _BoostEstimator(BaseEstimator):
             seed=0 if self.random_state is None else self.random_state,
             n_threads=self.n_threads,
         )
+        settings.update({name: value for name, value in own.items() if value is not None})
         return settings
 
     def _train(self, columns, y, sample_weight, loss: str, valid=None) -> None:
@@ -261,6 +274,9 @@ class BoostRegressor(RegressorMixin, _BoostEstimator):
     """Boosted regression trees with any optboost method.
 
     loss: None (squared), "absolute", "huber(1.0)", optboost.Pinball(0.9), ...
+    subsample, colsample_bytree, colsample_bynode: fractions of the rows per
+        tree, of the features per tree and of the tree's features per node
+        (stochastic gradient boosting; None: all).
     params: any other training parameter by name, e.g. ``{"gamma": 0.3}``.
     """
 
@@ -289,6 +305,8 @@ class BoostClassifier(ClassifierMixin, _BoostEstimator):
 
     loss: None (logistic for two classes, softmax for more), "exponential",
     "hinge", optboost.Logistic(ridge=1e-4), ...
+    subsample, colsample_bytree, colsample_bynode: as for BoostRegressor.
+    params: any other training parameter by name.
     """
 
     def fit(

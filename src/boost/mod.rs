@@ -11,6 +11,7 @@ mod projection;
 mod proximal;
 mod rgbm;
 mod rng;
+mod sampling;
 mod step_rule;
 mod tracked;
 mod vagbm;
@@ -22,6 +23,7 @@ pub use gbm::GbmState;
 pub use history::{cosine, History, Record};
 pub use projection::RepeatedState;
 pub use proximal::{prox_direction, DirectionKind, MetaState, Switches};
+pub(crate) use rng::Rng;
 pub use tracked::Tracked;
 pub use vagbm::VagbmState;
 
@@ -33,7 +35,7 @@ use crate::params::{Init, Method, Params, Schedule, StepRule};
 use crate::tree::{Candidates, GrownTree, Tree};
 use buffers::Buffers;
 use outputs::{mean_loss, newton_need, train_loss_pass, Derivatives, Need};
-use rng::Rng;
+use sampling::Sample;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -235,6 +237,8 @@ pub struct Context<'a> {
     pub derivs: &'a mut Derivatives,
     pub buffers: &'a Buffers,
     tree_fit_nanos: &'a AtomicU64,
+    /// This iteration's rows and features (stochastic gradient boosting).
+    pub sample: &'a Sample,
 }
 
 impl Context<'_> {
@@ -256,6 +260,11 @@ impl Context<'_> {
             Schedule::Constant => self.params.learning_rate,
             Schedule::InvSqrt => self.params.learning_rate / (self.iteration as f64).sqrt(),
         }
+    }
+
+    /// The sample weights the line searches use: 0 on the rows this iteration did not draw.
+    pub fn line_search_weights(&self) -> &Weights {
+        self.sample.line_search_weights(self.w)
     }
 
     /// Counts `elapsed` as time spent growing trees.
@@ -592,6 +601,8 @@ impl Booster {
             Method::Rgbm => rgbm::draw(&self.params, &self.data, &mut self.rng),
             _ => Candidates::All,
         };
+        let sample = Sample::draw(&self.params, &self.data, &mut self.rng);
+        let candidates = sample.restrict(candidates);
         let train_loss = self
             .history
             .last()
@@ -611,6 +622,7 @@ impl Booster {
             derivs: &mut self.derivs,
             buffers: &self.buffers,
             tree_fit_nanos: &self.tree_fit_nanos,
+            sample: &sample,
         };
         let report = match &mut self.state {
             MethodState::Gbm(state) => gbm::step(state, &mut ctx, &candidates),

@@ -5,6 +5,7 @@ mod flat;
 mod io;
 mod predict;
 
+pub(crate) use flat::{leaf_nodes_binned, FlatTree};
 pub use io::FORMAT_VERSION;
 
 use crate::data::{BinMapper, FeatureKind};

@@ -8,9 +8,11 @@ use super::regression_tree::{CategorySplit, Node, Tree};
 use super::split::{
     best_split, best_split_bounded, Candidates, NeedCounts, SplitCandidate, SplitParams,
 };
+use crate::boost::Rng;
 use crate::data::{BinMapper, BinnedData};
 use crate::error::{Error, Result};
-use crate::rows::block_cuts;
+use crate::model::{leaf_nodes_binned, FlatTree};
+use crate::rows::{block_cuts, group_slots};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -390,6 +392,31 @@ impl GrowBuffers {
     }
 }
 
+/// What one tree may use besides its candidate splits: a sample of the rows and features drawn
+/// per node (stochastic gradient boosting).
+#[derive(Debug, Clone, Copy)]
+pub struct GrowOptions<'a> {
+    /// The rows the tree is grown on (ascending, distinct); `None`: every row. Histograms, split
+    /// gains and leaf values see these rows only; the grown tree's leaves still hold every row
+    /// (the rows not drawn go where the tree's rules send them), so that the tree can be applied
+    /// to all of them.
+    pub rows: Option<&'a [u32]>,
+    /// Fraction of the tree's features each node may split on (1: all), drawn per node from
+    /// `node_seed` and the node's id: the same features whatever the thread count.
+    pub colsample_bynode: f64,
+    pub node_seed: u64,
+}
+
+impl Default for GrowOptions<'_> {
+    fn default() -> Self {
+        GrowOptions {
+            rows: None,
+            colsample_bynode: 1.0,
+            node_seed: 0,
+        }
+    }
+}
+
 /// Fits a tree to `stats` on all rows of `data`.
 pub fn grow(
     data: &BinnedData,
@@ -408,6 +435,25 @@ pub fn grow_with(
     params: &TreeParams,
     candidates: &Candidates,
     buffers: &mut GrowBuffers,
+) -> GrownTree {
+    grow_with_options(
+        data,
+        stats,
+        params,
+        candidates,
+        buffers,
+        &GrowOptions::default(),
+    )
+}
+
+/// `grow_with` on the rows and per-node features of `options`.
+pub fn grow_with_options(
+    data: &BinnedData,
+    stats: FitStats<'_>,
+    params: &TreeParams,
+    candidates: &Candidates,
+    buffers: &mut GrowBuffers,
+    options: &GrowOptions<'_>,
 ) -> GrownTree {
     // Histograms hold the bins of the candidate features only (all of this tree's splits draw
     // from the same set): with a few of many features, that is most of the fitting time saved.
@@ -441,6 +487,7 @@ pub fn grow_with(
         params,
         candidates,
         buffers,
+        options,
     )
 }
 
@@ -455,13 +502,23 @@ fn grow_from(
     params: &TreeParams,
     candidates: &Candidates,
     buffers: &mut GrowBuffers,
+    options: &GrowOptions<'_>,
 ) -> GrownTree {
     let n = data.n_rows();
     let mut rows = buffers.rows.pop().unwrap_or_default();
     rows.clear();
-    rows.extend(0..n as u32);
+    match options.rows {
+        Some(sample) => rows.extend_from_slice(sample),
+        None => rows.extend(0..n as u32),
+    }
+    let n_fit = rows.len();
     let split_params = params.split_params();
-    let find_split = |hist: &Histogram, node_rows: &[u32], stats: BinStats| {
+    let node_sampler = NodeFeatureSampler::new(data, candidates, options);
+    let find_split = |hist: &Histogram, node_rows: &[u32], stats: BinStats, node: usize| {
+        let node_candidates = node_sampler
+            .as_ref()
+            .map(|s| s.candidates(candidates, node));
+        let candidates = node_candidates.as_ref().unwrap_or(candidates);
         let exact = |hist: &Histogram| best_split(hist, data, stats, &split_params, candidates);
         match row_stats.count_bounds() {
             None => exact(hist),
@@ -493,11 +550,11 @@ fn grow_from(
         None => row_stats.totals(&rows),
     };
     let mut nodes = vec![leaf_node(total, params.l2_leaf)];
-    let split = find_split(&hist, &rows, total);
+    let split = find_split(&hist, &rows, total, 0);
     let mut pending = VecDeque::from([Pending {
         node: 0,
         start: 0,
-        end: n,
+        end: n_fit,
         depth: 0,
         hist: Some(hist),
         split,
@@ -596,21 +653,22 @@ fn grow_from(
         // The two searches are independent: run them side by side (a search is serial). On one
         // feature the rows are not sorted by node yet; its histograms have counts, so the search
         // never reads them.
-        let search = |hist: &Option<Histogram>, start: usize, end: usize, stats: BinStats| {
-            hist.as_ref()
-                .filter(|_| splittable(&stats))
-                .and_then(|h| find_split(h, &rows[start..end], stats))
-        };
+        let search =
+            |hist: &Option<Histogram>, start: usize, end: usize, stats: BinStats, node: usize| {
+                hist.as_ref()
+                    .filter(|_| splittable(&stats))
+                    .and_then(|h| find_split(h, &rows[start..end], stats, node))
+            };
         let (left_split, right_split) = if one_feature.is_some() {
             // One feature's bins: less work than waking another thread.
             (
-                search(&left_hist, work.start, mid, split.left),
-                search(&right_hist, mid, work.end, split.right),
+                search(&left_hist, work.start, mid, split.left, left_id),
+                search(&right_hist, mid, work.end, split.right, right_id),
             )
         } else {
             rayon::join(
-                || search(&left_hist, work.start, mid, split.left),
-                || search(&right_hist, mid, work.end, split.right),
+                || search(&left_hist, work.start, mid, split.left, left_id),
+                || search(&right_hist, mid, work.end, split.right, right_id),
             )
         };
         for (id, start, end, hist, split) in [
@@ -634,26 +692,165 @@ fn grow_from(
             });
         }
     }
+    let tree = Tree { nodes, categories };
     let bin_leaves = one_feature.zip(node_of_bin).map(|(feature, node_of_bin)| {
-        let leaf_of_bin = sort_rows_into_leaves(
-            &mut rows,
-            scratch,
-            data.column(feature),
-            &node_of_bin,
-            &leaves,
-            nodes.len(),
-        );
+        let leaf_of_bin = if options.rows.is_some() {
+            leaf_of_bins(&node_of_bin, &leaves, tree.nodes.len())
+        } else {
+            sort_rows_into_leaves(
+                &mut rows,
+                scratch,
+                data.column(feature),
+                &node_of_bin,
+                &leaves,
+                tree.nodes.len(),
+            )
+        };
         BinLeaves {
             feature,
             leaf_of_bin,
         }
     });
+    if options.rows.is_some() {
+        cover_every_row(data, &tree, &mut leaves, &mut rows, bin_leaves.as_ref());
+    }
     GrownTree {
-        tree: Tree { nodes, categories },
+        tree,
         leaves,
         rows,
         bin_leaves,
     }
+}
+
+/// Draws the features each node of one tree may split on (`colsample_bynode`): from the tree's
+/// candidate features, a fixed number, with a generator seeded by the tree's seed and the node's
+/// id, so that the draw depends on neither the order the nodes are searched in nor the threads.
+struct NodeFeatureSampler {
+    features: Vec<usize>,
+    n_draw: usize,
+    n_features: usize,
+    seed: u64,
+}
+
+impl NodeFeatureSampler {
+    fn new(
+        data: &BinnedData,
+        candidates: &Candidates,
+        options: &GrowOptions<'_>,
+    ) -> Option<NodeFeatureSampler> {
+        if options.colsample_bynode >= 1.0 {
+            return None;
+        }
+        let n_features = data.n_features();
+        let features: Vec<usize> = (0..n_features)
+            .filter(|&f| candidates.allows_feature(f))
+            .collect();
+        let n_draw = fraction_of(features.len(), options.colsample_bynode);
+        Some(NodeFeatureSampler {
+            features,
+            n_draw,
+            n_features,
+            seed: options.node_seed,
+        })
+    }
+
+    fn candidates(&self, candidates: &Candidates, node: usize) -> Candidates {
+        let mut rng = Rng::new(self.seed ^ (node as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let mut allowed = vec![false; self.n_features];
+        for pick in rng.sample(self.features.len(), self.n_draw) {
+            allowed[self.features[pick]] = true;
+        }
+        candidates.within(&allowed)
+    }
+}
+
+/// round(fraction · n), at least 1 when n > 0.
+pub fn fraction_of(n: usize, fraction: f64) -> usize {
+    ((fraction * n as f64).round() as usize).clamp(n.min(1), n)
+}
+
+/// The leaf (in `leaves` order) of every bin of a tree on one feature.
+fn leaf_of_bins(node_of_bin: &[u32], leaves: &[LeafRows], n_nodes: usize) -> Vec<u32> {
+    let mut leaf_of_node = vec![u32::MAX; n_nodes];
+    for (j, leaf) in leaves.iter().enumerate() {
+        leaf_of_node[leaf.node] = j as u32;
+    }
+    (node_of_bin.iter())
+        .map(|&node| leaf_of_node[node as usize])
+        .collect()
+}
+
+/// For a tree grown on a sample of the rows: replaces the leaves' row lists by every row of
+/// `data`, each where the tree's rules send it, ascending within each leaf (the row-order passes
+/// that apply the tree to all rows rely on it). The leaves keep their order.
+fn cover_every_row(
+    data: &BinnedData,
+    tree: &Tree,
+    leaves: &mut [LeafRows],
+    rows: &mut Vec<u32>,
+    bin_leaves: Option<&BinLeaves>,
+) {
+    let n = data.n_rows();
+    let mut leaf_of_node = vec![u32::MAX; tree.nodes.len()];
+    for (j, leaf) in leaves.iter().enumerate() {
+        leaf_of_node[leaf.node] = j as u32;
+    }
+    // The branch-free walk of prediction: a branchy walk of 1M rows mispredicts about once per
+    // level and took longer than growing the tree on half of them.
+    let numeric: Vec<bool> = (0..data.n_features())
+        .map(|f| !data.is_categorical(f))
+        .collect();
+    let flat = FlatTree::new(tree, &numeric);
+    let mut leaf_of_row = vec![0u32; n];
+    leaf_of_row
+        .par_chunks_mut(ROW_CHUNK)
+        .enumerate()
+        .for_each(|(k, out)| {
+            let first = k * ROW_CHUNK;
+            match bin_leaves {
+                Some(b) => {
+                    let bins = &data.column(b.feature)[first..first + out.len()];
+                    for (leaf, &bin) in out.iter_mut().zip(bins) {
+                        *leaf = b.leaf_of_bin[bin as usize];
+                    }
+                }
+                None => {
+                    leaf_nodes_binned(tree, flat.as_ref(), data.matrix(), first, out);
+                    out.iter_mut()
+                        .for_each(|node| *node = leaf_of_node[*node as usize]);
+                }
+            }
+        });
+    let n_leaves = leaves.len();
+    let counts: Vec<Vec<usize>> = leaf_of_row
+        .par_chunks(ROW_CHUNK)
+        .map(|block| {
+            let mut counts = vec![0; n_leaves];
+            block.iter().for_each(|&leaf| counts[leaf as usize] += 1);
+            counts
+        })
+        .collect();
+    let mut start = 0;
+    for (j, leaf) in leaves.iter_mut().enumerate() {
+        let end = start + counts.iter().map(|c| c[j]).sum::<usize>();
+        (leaf.start, leaf.end) = (start, end);
+        start = end;
+    }
+    rows.clear();
+    rows.resize(n, 0);
+    group_slots(rows, &counts)
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(k, mut slots)| {
+            let mut next = vec![0; n_leaves];
+            let first = k * ROW_CHUNK;
+            let block = &leaf_of_row[first..(first + ROW_CHUNK).min(n)];
+            for (j, &leaf) in block.iter().enumerate() {
+                let leaf = leaf as usize;
+                slots[leaf][next[leaf]] = (first + j) as u32;
+                next[leaf] += 1;
+            }
+        });
 }
 
 /// Fills `rows` with every leaf's rows in its range, for a tree on the feature of `column`;
@@ -666,13 +863,7 @@ fn sort_rows_into_leaves(
     leaves: &[LeafRows],
     n_nodes: usize,
 ) -> Vec<u32> {
-    let mut leaf_of_node = vec![u32::MAX; n_nodes];
-    for (j, leaf) in leaves.iter().enumerate() {
-        leaf_of_node[leaf.node] = j as u32;
-    }
-    let leaf_of_bin: Vec<u32> = (node_of_bin.iter())
-        .map(|&node| leaf_of_node[node as usize])
-        .collect();
+    let leaf_of_bin = leaf_of_bins(node_of_bin, leaves, n_nodes);
     // Groups in the order of the leaves' ranges, which tile the rows.
     let mut by_start: Vec<usize> = (0..leaves.len()).collect();
     by_start.sort_by_key(|&j| leaves[j].start);
@@ -871,6 +1062,7 @@ mod tests {
                         &params,
                         &candidates,
                         &mut GrowBuffers::default(),
+                        &GrowOptions::default(),
                     );
                     assert!(sorted.tree.n_leaves() >= 8, "{case}");
                     // The same leaves, as row sets with their values. The node layout may differ:
@@ -940,6 +1132,7 @@ mod tests {
                         &params,
                         &Candidates::All,
                         buffers,
+                        &GrowOptions::default(),
                     )
                 };
                 let (with, without) = (grow(&counted), grow(&uncounted));

@@ -10,7 +10,10 @@ mod split;
 #[cfg(test)]
 pub(crate) mod test_data;
 
-pub use grower::{grow, grow_with, FitStats, GrowBuffers, GrownTree, Growth, LeafRows, TreeParams};
+pub use grower::{
+    fraction_of, grow, grow_with, grow_with_options, FitStats, GrowBuffers, GrowOptions, GrownTree,
+    Growth, LeafRows, TreeParams,
+};
 pub use histogram::{BinStats, Histogram};
 pub use regression_tree::{CategorySplit, Node, Tree};
 pub use split::{best_split, BinSet, Candidates, SplitCandidate, SplitParams};

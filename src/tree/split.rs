@@ -368,6 +368,27 @@ impl Candidates {
             .collect();
         (allowed.len() < n_features).then_some(allowed)
     }
+    /// These candidates restricted to the features `allowed[feature]`.
+    pub fn within(&self, allowed: &[bool]) -> Candidates {
+        match self {
+            Candidates::All => Candidates::Features(allowed.to_vec()),
+            Candidates::Features(own) => {
+                Candidates::Features(own.iter().zip(allowed).map(|(&a, &b)| a && b).collect())
+            }
+            Candidates::Splits(own) => Candidates::Splits(
+                own.iter()
+                    .zip(allowed)
+                    .map(|(splits, &keep)| {
+                        if keep {
+                            splits.clone()
+                        } else {
+                            vec![false; splits.len()]
+                        }
+                    })
+                    .collect(),
+            ),
+        }
+    }
     #[inline]
     pub fn allows(&self, feature: usize, threshold: usize) -> bool {
         match self {
