@@ -258,3 +258,266 @@ fn fractions_out_of_range_are_rejected() {
         }
     }
 }
+
+// ------------------------------------------------------------ monotone and interaction constraints
+
+/// y rises with x0 overall but wiggles (sin), falls with x1 but wiggles, and depends freely on x2:
+/// unconstrained trees are not monotone in x0 or x1, so the constraints bind.
+fn wiggly(n: usize, seed: u64) -> Data {
+    let mut rng = TestRng::new(seed);
+    let columns: Vec<Vec<f64>> = (0..4)
+        .map(|_| (0..n).map(|_| rng.uniform()).collect())
+        .collect();
+    let y = (0..n)
+        .map(|i| {
+            let x = |j: usize| columns[j][i];
+            2.0 * x(0) + 0.6 * (12.0 * x(0)).sin() - 1.5 * x(1)
+                + 0.5 * (9.0 * x(1)).cos()
+                + (6.0 * x(2)).sin() * x(3)
+                + 0.3 * rng.normal()
+        })
+        .collect();
+    Data { columns, y }
+}
+
+/// Link predictions (n × K) of `model` for `rows` of `data` with column `feature` set to each
+/// point of a fine grid: `result[row][point]` holds the K scores.
+fn along_grid(model: &Model, data: &Data, feature: usize, rows: &[usize]) -> Vec<Vec<Vec<f64>>> {
+    let grid: Vec<f64> = (0..=400).map(|k| -0.05 + 1.1 * k as f64 / 400.0).collect();
+    let k = model.n_outputs;
+    rows.iter()
+        .map(|&row| {
+            let columns: Vec<Vec<f64>> = (0..data.columns.len())
+                .map(|j| {
+                    if j == feature {
+                        grid.clone()
+                    } else {
+                        vec![data.columns[j][row]; grid.len()]
+                    }
+                })
+                .collect();
+            let probe = Data {
+                columns,
+                y: vec![0.0; grid.len()],
+            };
+            let scores = model.predict(&probe.frame()).unwrap();
+            scores.chunks(k).map(<[f64]>::to_vec).collect()
+        })
+        .collect()
+}
+
+/// Whether every score is monotone in the direction `direction` along the grid, for every row.
+fn monotone_along(curves: &[Vec<Vec<f64>>], direction: f64) -> bool {
+    curves.iter().all(|curve| {
+        curve
+            .windows(2)
+            .all(|pair| (0..pair[0].len()).all(|c| direction * (pair[1][c] - pair[0][c]) >= 0.0))
+    })
+}
+
+#[test]
+fn monotone_constraints_hold_exactly_for_every_method_loss_and_step_rule() {
+    let data = wiggly(4_000, 21);
+    let labels = binary(&data);
+    let classes = Data {
+        columns: data.columns.clone(),
+        y: data
+            .y
+            .iter()
+            .map(|&y| (y.clamp(-0.49, 2.49) + 0.5).floor())
+            .collect(),
+    };
+    let rows: Vec<usize> = (0..40).map(|i| i * 97).collect();
+    let cases: &[(&str, &str, &str, &Data)] = &[
+        ("gbm", "squared", "newton", &data),
+        ("gbm", "squared", "line_search", &data),
+        ("gbm", "absolute", "leaf_line_search", &data),
+        ("gbm", "huber(0.5)", "leaf_line_search", &data),
+        ("gbm", "logistic", "newton", &labels),
+        ("gbm", "logistic", "leaf_line_search", &labels),
+        ("gbm", "softmax", "leaf_line_search", &classes),
+        ("rgbm", "squared", "constant", &data),
+        ("agbm", "squared", "constant", &data),
+        ("agbmr", "logistic", "constant", &labels),
+        ("vagbm", "squared", "constant", &data),
+        ("proximal", "absolute", "leaf_line_search", &data),
+        ("proximal", "logistic", "line_search", &labels),
+        ("residual_proximal", "huber(0.5)", "leaf_line_search", &data),
+        ("accelerated_proximal", "hinge", "leaf_line_search", &labels),
+        ("residual_gbm", "squared", "leaf_line_search", &data),
+        ("accelerated_gbm", "pinball(0.7)", "leaf_line_search", &data),
+        ("repeated_gbm", "squared", "line_search", &data),
+    ];
+    for &(method, loss, step, data) in cases {
+        let settings = [
+            ("method", method),
+            ("loss", loss),
+            ("step", step),
+            ("n_iter", "25"),
+            ("max_depth", "4"),
+            ("learning_rate", "0.3"),
+            ("selection", "groups"),
+            ("t", "2"),
+            ("gamma", "0.3"),
+            // With subsampling, an exact leaf line search on a leaf whose drawn rows are all of
+            // one class goes to the logistic loss's cap: leaves of 20 rows, as LightGBM's
+            // default, keep that rare.
+            ("min_samples_leaf", "20"),
+        ];
+        let constrained = [
+            settings.as_slice(),
+            &[("monotone", "x0:1,x1:-1"), ("subsample", "0.8")],
+        ]
+        .concat();
+        let model = fit(&constrained, data, 2);
+        let case = format!("{method} {loss} {step}");
+        assert!(
+            model.trees.len() >= 20,
+            "{case}: trained {} trees",
+            model.trees.len()
+        );
+        assert!(
+            model.weights.iter().all(|&w| w >= 0.0),
+            "{case}: a negative tree weight would turn a tree around"
+        );
+        assert!(
+            monotone_along(&along_grid(&model, data, 0, &rows), 1.0),
+            "{case}: x0 ↑"
+        );
+        assert!(
+            monotone_along(&along_grid(&model, data, 1, &rows), -1.0),
+            "{case}: x1 ↓"
+        );
+        // The free feature stays free.
+        assert!(
+            !monotone_along(&along_grid(&model, data, 2, &rows), 1.0)
+                || !monotone_along(&along_grid(&model, data, 2, &rows), -1.0),
+            "{case}: x2"
+        );
+        if method == "gbm" && step == "newton" {
+            // Not vacuous: without the constraint the model wiggles.
+            let free = fit(&settings, data, 2);
+            assert!(
+                !monotone_along(&along_grid(&free, data, 0, &rows), 1.0),
+                "{case}"
+            );
+        }
+    }
+}
+
+#[test]
+fn monotone_constraints_cost_little_where_the_truth_is_monotone() {
+    // y = 3·x0 − 2·x1 + noise: the constrained model fits as well as the free one.
+    let mut rng = TestRng::new(3);
+    let n = 3_000;
+    let columns: Vec<Vec<f64>> = (0..3)
+        .map(|_| (0..n).map(|_| rng.uniform()).collect())
+        .collect();
+    let y = (0..n)
+        .map(|i| 3.0 * columns[0][i] - 2.0 * columns[1][i] + 0.2 * rng.normal())
+        .collect();
+    let data = Data { columns, y };
+    let base = [("n_iter", "60"), ("learning_rate", "0.2")];
+    let loss = |settings: &[(&str, &str)]| {
+        let model = fit(settings, &data, 1);
+        let p = model.predict(&data.frame()).unwrap();
+        p.iter()
+            .zip(&data.y)
+            .map(|(p, y)| (p - y).powi(2))
+            .sum::<f64>()
+            / n as f64
+    };
+    let free = loss(&base);
+    let constrained = loss(&[base.as_slice(), &[("monotone", "{\"x0\": 1, \"x1\": -1}")]].concat());
+    assert!(constrained < 1.1 * free + 0.005, "{constrained} vs {free}");
+}
+
+#[test]
+fn interaction_constraints_keep_each_path_inside_one_set() {
+    let data = wiggly(3_000, 4);
+    for growth in ["depthwise", "leafwise"] {
+        let model = fit(
+            &[
+                ("interactions", "[[\"x0\", \"x1\"], [\"x2\", \"x3\"]]"),
+                ("max_depth", "5"),
+                ("n_iter", "15"),
+                ("growth", growth),
+                ("colsample_bynode", "0.75"),
+            ],
+            &data,
+            2,
+        );
+        let sets = [[0u32, 1], [2, 3]];
+        let mut crossing_would_help = false;
+        for tree in &model.trees {
+            // Every root-to-leaf path's features lie in one set.
+            let mut stack = vec![(0usize, Vec::<u32>::new())];
+            while let Some((node, mut path)) = stack.pop() {
+                let n = &tree.nodes[node];
+                if n.is_leaf() {
+                    assert!(
+                        sets.iter().any(|s| path.iter().all(|f| s.contains(f))),
+                        "{growth}: path {path:?}"
+                    );
+                    continue;
+                }
+                path.push(n.feature);
+                stack.push((n.left as usize, path.clone()));
+                stack.push((n.right as usize, path));
+            }
+            crossing_would_help |= tree.nodes.iter().filter(|n| !n.is_leaf()).count() > 1;
+        }
+        assert!(crossing_would_help, "trees have several splits");
+    }
+    // A feature in no set is used alone.
+    let model = fit(
+        &[
+            ("interactions", "x0,x1"),
+            ("max_depth", "3"),
+            ("n_iter", "10"),
+        ],
+        &data,
+        1,
+    );
+    for tree in &model.trees {
+        let features: Vec<u32> = (tree.nodes.iter())
+            .filter(|n| !n.is_leaf())
+            .map(|n| n.feature)
+            .collect();
+        let alone = features.iter().all(|&f| f == features[0]);
+        assert!(alone || features.iter().all(|&f| f <= 1), "{features:?}");
+    }
+}
+
+#[test]
+fn constraints_name_features_that_exist_and_can_be_ordered() {
+    let data = wiggly(500, 5);
+    let codes: Vec<i32> = (0..500).map(|i| (i % 3) as i32).collect();
+    let frame = optboost::Frame::new(vec![
+        optboost::Feature::numeric("x0", &data.columns[0]),
+        optboost::Feature::categorical("region", &codes, 3),
+    ])
+    .unwrap();
+    let attempt = |name: &str, value: &str| {
+        let mut p = params(&[]);
+        p.set(name, value).unwrap();
+        let train = TrainData {
+            frame: frame.clone(),
+            y: &data.y,
+            weights: None,
+        };
+        Booster::new(p, &train, None).err().map(|e| e.to_string())
+    };
+    let unknown = attempt("monotone", "age:1").unwrap();
+    assert!(
+        unknown.contains("age") && unknown.contains("x0"),
+        "{unknown}"
+    );
+    let categorical = attempt("monotone", "region:-1").unwrap();
+    assert!(categorical.contains("categorical"), "{categorical}");
+    assert!(attempt("interactions", "x0;nope").unwrap().contains("nope"));
+    assert!(attempt("monotone", "x0:1").is_none());
+    for bad in ["x0:2", "x0", "{\"x0\": 0.5}", ":1"] {
+        assert!(params(&[]).set("monotone", bad).is_err(), "{bad}");
+    }
+}

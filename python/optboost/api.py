@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import _core
+from .constraints import CONSTRAINTS, constraint_params, parse_interactions, parse_monotone
 from .errors import ParameterError
 from .formula import build_design
 from .losses import LossLike, loss_text
@@ -53,7 +54,12 @@ def boost(
         stops it like Ctrl-C (the model keeps the finished iterations).
     context: extra names for formula expressions (your own functions).
     **params: any other training parameter by name (max_depth, gamma,
-        lambda, step, ...; ``optboost.param_names()`` lists them).
+        lambda, step, ...; ``optboost.param_names()`` lists them), among them
+        ``subsample``, ``colsample_bytree``, ``colsample_bynode``;
+        ``monotone={"age": 1, "debt": -1}`` (by column: 1 increasing, -1
+        decreasing; bare numeric columns only) and
+        ``interactions=[["a", "b"], ["c", "d"]]`` (the columns whose features
+        may share a root-to-leaf path; a column in no group is used alone).
     """
     if early_stopping_rounds is not None and valid is None:
         raise ParameterError("early_stopping_rounds needs validation data: pass valid=")
@@ -67,10 +73,16 @@ def boost(
         "n_threads": n_threads,
         **params,
     }
+    # Constraints name columns: checked now, mapped to the model's features once they exist.
+    constraints = {name: settings.pop(name) for name in CONSTRAINTS if name in settings}
+    parse_monotone(constraints.get("monotone") or {})
+    parse_interactions(constraints.get("interactions") or [])
     pairs = param_pairs(settings)
     task = _core.loss_task(settings["loss"])
     design = build_design(formula, data, task=task, weights=weights, context=context)
     spec = design.spec
+    if constraints:
+        pairs += param_pairs(constraint_params(constraints, spec.features))
     valid_args: tuple[Any, Any, Any] = (None, None, None)
     if valid is not None:
         valid_args = (

@@ -32,7 +32,7 @@ use crate::error::{Error, Result};
 use crate::loss::Objective;
 use crate::model::{FeatureSpec, Model};
 use crate::params::{Init, Method, Params, Schedule, StepRule};
-use crate::tree::{Candidates, GrownTree, Tree};
+use crate::tree::{Candidates, Constraints, GrownTree, Tree};
 use buffers::Buffers;
 use outputs::{mean_loss, newton_need, train_loss_pass, Derivatives, Need};
 use sampling::Sample;
@@ -216,6 +216,8 @@ pub struct Booster {
     /// Nanoseconds spent growing trees (see `tree_fit_seconds`); atomic because the fits see the
     /// booster through a shared `Context`.
     tree_fit_nanos: AtomicU64,
+    /// `params`' constraints by feature index.
+    constraints: Constraints,
 }
 
 /// Borrowed view of a booster that a method's `step` works with.
@@ -239,6 +241,8 @@ pub struct Context<'a> {
     tree_fit_nanos: &'a AtomicU64,
     /// This iteration's rows and features (stochastic gradient boosting).
     pub sample: &'a Sample,
+    /// Monotone and interaction constraints of every tree.
+    pub constraints: &'a Constraints,
 }
 
 impl Context<'_> {
@@ -371,6 +375,7 @@ impl Booster {
             2
         };
         let objective = params.loss.build(n_classes)?;
+        let constraints = Constraints::by_name(&params.monotone, &params.interactions, &data)?;
         let (y, w) = checked_target(train, &objective, "training")?;
         let w = Weights::new(w, y.len());
         let valid = valid
@@ -459,6 +464,7 @@ impl Booster {
             derivs: Derivatives::default(),
             buffers: Buffers::default(),
             tree_fit_nanos: AtomicU64::new(0),
+            constraints,
         };
         (booster.best.loss, booster.initial_train_loss) = booster.monitored_loss();
         Ok(booster)
@@ -623,6 +629,7 @@ impl Booster {
             buffers: &self.buffers,
             tree_fit_nanos: &self.tree_fit_nanos,
             sample: &sample,
+            constraints: &self.constraints,
         };
         let report = match &mut self.state {
             MethodState::Gbm(state) => gbm::step(state, &mut ctx, &candidates),

@@ -164,10 +164,14 @@ impl Context<'_> {
             Objective::Scalar(loss) => loss.line_search(self.y, f, b, w),
             Objective::Multiclass(loss) => loss.line_search(self.y, f, b, w),
         };
-        if gamma.is_finite() {
-            gamma
-        } else {
+        if !gamma.is_finite() {
             0.0
+        } else if self.constraints.monotone().is_some() {
+            // A negative step would turn the monotone trees the other way: the argmin over
+            // γ ≥ 0 of the convex line-search objective is max(γ*, 0).
+            gamma.max(0.0)
+        } else {
+            gamma
         }
     }
 

@@ -18,7 +18,7 @@ use super::rng::Rng;
 use super::weights::Weights;
 use crate::data::BinnedData;
 use crate::params::Params;
-use crate::tree::{fraction_of, Candidates, GrowOptions};
+use crate::tree::{fraction_of, Candidates, Constraints, GrowOptions};
 use std::sync::OnceLock;
 
 /// One iteration's draw.
@@ -85,11 +85,13 @@ impl Sample {
         })
     }
 
-    pub fn grow_options(&self) -> GrowOptions<'_> {
+    /// The options of this iteration's trees, which must respect `constraints`.
+    pub fn grow_options<'a>(&'a self, constraints: &'a Constraints) -> GrowOptions<'a> {
         GrowOptions {
             rows: self.rows.as_deref(),
             colsample_bynode: self.colsample_bynode,
             node_seed: self.node_seed,
+            constraints: Some(constraints),
         }
     }
 }

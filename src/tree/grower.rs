@@ -2,11 +2,13 @@
 //! first, as in LightGBM). Only the smaller child's histogram is built; the larger child's is the
 //! parent's minus it.
 
+use super::constraints::Constraints;
 use super::histogram::{BinStats, Features, Histogram, RowStats};
 use super::partition::{rows_by_group, split_rows};
 use super::regression_tree::{CategorySplit, Node, Tree};
 use super::split::{
-    best_split, best_split_bounded, Candidates, NeedCounts, SplitCandidate, SplitParams,
+    best_split_bounded, best_split_constrained, Candidates, NeedCounts, NodeConstraint,
+    SplitCandidate, SplitParams,
 };
 use crate::boost::Rng;
 use crate::data::{BinMapper, BinnedData};
@@ -373,6 +375,59 @@ struct Pending {
     depth: usize,
     hist: Option<Histogram>,
     split: Option<SplitCandidate>,
+    limits: NodeLimits,
+}
+
+/// What the splits above a node impose on it (see `Constraints`).
+#[derive(Debug, Clone)]
+struct NodeLimits {
+    /// The interval the node's values must lie in (monotone constraints).
+    lower: f64,
+    upper: f64,
+    /// The features split on above the node, each once (interaction constraints).
+    path: Vec<u32>,
+}
+
+impl NodeLimits {
+    fn root() -> NodeLimits {
+        NodeLimits {
+            lower: f64::NEG_INFINITY,
+            upper: f64::INFINITY,
+            path: Vec::new(),
+        }
+    }
+
+    /// The limits of the two children of a split on `feature` whose children have the values
+    /// `(left, right)`, for a feature of monotone direction `direction`: the interval is cut at
+    /// the midpoint of the values, the lower child's side below it.
+    fn children(&self, feature: usize, direction: i8, (left, right): (f64, f64)) -> (Self, Self) {
+        let mut path = self.path.clone();
+        if !path.contains(&(feature as u32)) {
+            path.push(feature as u32);
+        }
+        let mid = 0.5 * (left + right);
+        let below = NodeLimits {
+            lower: self.lower,
+            upper: mid,
+            path: path.clone(),
+        };
+        let above = NodeLimits {
+            lower: mid,
+            upper: self.upper,
+            path: path.clone(),
+        };
+        match direction {
+            0 => (
+                NodeLimits {
+                    path: path.clone(),
+                    ..*self
+                },
+                NodeLimits { path, ..*self },
+            ),
+            d if d > 0 => (below, above),
+            _ => (above, below),
+        }
+    }
 }
 
 /// The row lists of a fit (4 bytes per row each), which a caller fitting many trees keeps
@@ -393,7 +448,7 @@ impl GrowBuffers {
 }
 
 /// What one tree may use besides its candidate splits: a sample of the rows and features drawn
-/// per node (stochastic gradient boosting).
+/// per node (stochastic gradient boosting), and the constraints its splits must respect.
 #[derive(Debug, Clone, Copy)]
 pub struct GrowOptions<'a> {
     /// The rows the tree is grown on (ascending, distinct); `None`: every row. Histograms, split
@@ -405,6 +460,8 @@ pub struct GrowOptions<'a> {
     /// `node_seed` and the node's id: the same features whatever the thread count.
     pub colsample_bynode: f64,
     pub node_seed: u64,
+    /// Monotone and interaction constraints (`None`: none).
+    pub constraints: Option<&'a Constraints>,
 }
 
 impl Default for GrowOptions<'_> {
@@ -413,6 +470,7 @@ impl Default for GrowOptions<'_> {
             rows: None,
             colsample_bynode: 1.0,
             node_seed: 0,
+            constraints: None,
         }
     }
 }
@@ -514,22 +572,41 @@ fn grow_from(
     let n_fit = rows.len();
     let split_params = params.split_params();
     let node_sampler = NodeFeatureSampler::new(data, candidates, options);
-    let find_split = |hist: &Histogram, node_rows: &[u32], stats: BinStats, node: usize| {
-        let node_candidates = node_sampler
-            .as_ref()
-            .map(|s| s.candidates(candidates, node));
-        let candidates = node_candidates.as_ref().unwrap_or(candidates);
-        let exact = |hist: &Histogram| best_split(hist, data, stats, &split_params, candidates);
-        match row_stats.count_bounds() {
-            None => exact(hist),
-            Some(bounds) => {
-                best_split_bounded(hist, data, stats, &split_params, candidates, bounds)
-                    .unwrap_or_else(|NeedCounts| {
-                        exact(&hist.with_counts(data, node_rows, features))
-                    })
+    let constraints = options.constraints.cloned().unwrap_or_default();
+    let monotone = constraints.monotone();
+    let find_split =
+        |hist: &Histogram, node_rows: &[u32], stats: BinStats, node: usize, limits: &NodeLimits| {
+            let mut node_candidates = node_sampler
+                .as_ref()
+                .map(|s| s.candidates(candidates, node));
+            if let Some(allowed) = constraints.allowed_features(&limits.path, data.n_features()) {
+                let own = node_candidates.as_ref().unwrap_or(candidates);
+                node_candidates = Some(own.within(&allowed));
             }
-        }
-    };
+            let candidates = node_candidates.as_ref().unwrap_or(candidates);
+            let constraint = monotone.map(|monotone| NodeConstraint {
+                monotone,
+                lower: limits.lower,
+                upper: limits.upper,
+            });
+            let constraint = constraint.as_ref();
+            let exact = |hist: &Histogram| {
+                best_split_constrained(hist, data, stats, &split_params, candidates, constraint)
+            };
+            match row_stats.count_bounds() {
+                None => exact(hist),
+                Some(bounds) => best_split_bounded(
+                    hist,
+                    data,
+                    stats,
+                    &split_params,
+                    candidates,
+                    bounds,
+                    constraint,
+                )
+                .unwrap_or_else(|NeedCounts| exact(&hist.with_counts(data, node_rows, features))),
+            }
+        };
     let mut categories = Vec::new();
     // Histograms of finished nodes are reused (build_into overwrites every bin that is read).
     let mut spare: Vec<Histogram> = Vec::new();
@@ -550,7 +627,7 @@ fn grow_from(
         None => row_stats.totals(&rows),
     };
     let mut nodes = vec![leaf_node(total, params.l2_leaf)];
-    let split = find_split(&hist, &rows, total, 0);
+    let split = find_split(&hist, &rows, total, 0, &NodeLimits::root());
     let mut pending = VecDeque::from([Pending {
         node: 0,
         start: 0,
@@ -558,6 +635,7 @@ fn grow_from(
         depth: 0,
         hist: Some(hist),
         split,
+        limits: NodeLimits::root(),
     }]);
     let mut leaves = Vec::new();
     let mut n_leaves = 1;
@@ -605,8 +683,27 @@ fn grow_from(
         }
         debug_assert_eq!(n_left, split.left.count as usize);
         let mid = work.start + n_left;
-        nodes.push(leaf_node(split.left, params.l2_leaf));
-        nodes.push(leaf_node(split.right, params.l2_leaf));
+        let (mut left_node, mut right_node) = (
+            leaf_node(split.left, params.l2_leaf),
+            leaf_node(split.right, params.l2_leaf),
+        );
+        let direction = match monotone {
+            Some(monotone) if !data.is_categorical(split.feature) => monotone[split.feature],
+            _ => 0,
+        };
+        if monotone.is_some() {
+            // The values the split search compared: clamped to this node's interval.
+            let clamp = |v: f64| v.clamp(work.limits.lower, work.limits.upper);
+            left_node.value = clamp(left_node.value);
+            right_node.value = clamp(right_node.value);
+        }
+        let (left_limits, right_limits) = work.limits.children(
+            split.feature,
+            direction,
+            (left_node.value, right_node.value),
+        );
+        nodes.push(left_node);
+        nodes.push(right_node);
         set_rule(
             &mut nodes[work.node],
             &mut categories,
@@ -653,27 +750,65 @@ fn grow_from(
         // The two searches are independent: run them side by side (a search is serial). On one
         // feature the rows are not sorted by node yet; its histograms have counts, so the search
         // never reads them.
-        let search =
-            |hist: &Option<Histogram>, start: usize, end: usize, stats: BinStats, node: usize| {
-                hist.as_ref()
-                    .filter(|_| splittable(&stats))
-                    .and_then(|h| find_split(h, &rows[start..end], stats, node))
-            };
+        let search = |hist: &Option<Histogram>,
+                      (start, end): (usize, usize),
+                      stats: BinStats,
+                      node: usize,
+                      limits: &NodeLimits| {
+            hist.as_ref()
+                .filter(|_| splittable(&stats))
+                .and_then(|h| find_split(h, &rows[start..end], stats, node, limits))
+        };
         let (left_split, right_split) = if one_feature.is_some() {
             // One feature's bins: less work than waking another thread.
             (
-                search(&left_hist, work.start, mid, split.left, left_id),
-                search(&right_hist, mid, work.end, split.right, right_id),
+                search(
+                    &left_hist,
+                    (work.start, mid),
+                    split.left,
+                    left_id,
+                    &left_limits,
+                ),
+                search(
+                    &right_hist,
+                    (mid, work.end),
+                    split.right,
+                    right_id,
+                    &right_limits,
+                ),
             )
         } else {
             rayon::join(
-                || search(&left_hist, work.start, mid, split.left, left_id),
-                || search(&right_hist, mid, work.end, split.right, right_id),
+                || {
+                    search(
+                        &left_hist,
+                        (work.start, mid),
+                        split.left,
+                        left_id,
+                        &left_limits,
+                    )
+                },
+                || {
+                    search(
+                        &right_hist,
+                        (mid, work.end),
+                        split.right,
+                        right_id,
+                        &right_limits,
+                    )
+                },
             )
         };
-        for (id, start, end, hist, split) in [
-            (left_id, work.start, mid, left_hist, left_split),
-            (right_id, mid, work.end, right_hist, right_split),
+        for (id, start, end, hist, split, limits) in [
+            (left_id, work.start, mid, left_hist, left_split, left_limits),
+            (
+                right_id,
+                mid,
+                work.end,
+                right_hist,
+                right_split,
+                right_limits,
+            ),
         ] {
             let hist = match split {
                 Some(_) => hist,
@@ -689,6 +824,7 @@ fn grow_from(
                 depth,
                 hist,
                 split,
+                limits,
             });
         }
     }

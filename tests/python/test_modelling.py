@@ -66,3 +66,82 @@ def test_cli_param_subsample(tmp_path):
     frame = regression_frame()
     full, sampled = (optboost.load(paths[k]).predict(frame) for k in ("full", "sampled"))
     assert not np.array_equal(full, sampled)
+
+
+# ------------------------------------------------------------ monotone and interaction constraints
+
+
+def wiggly_frame(n: int = 3_000, seed: int = 0) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    age, debt, c = rng.uniform(size=(3, n))
+    region = rng.choice(["north", "south"], size=n)
+    y = 2 * age + 0.6 * np.sin(12 * age) - 1.5 * debt + np.sin(6 * c) + rng.normal(0, 0.3, n)
+    return pl.DataFrame({"age": age, "debt": debt, "c": c, "region": region, "y": y})
+
+
+def along(model, frame: pl.DataFrame, column: str, rows: int = 30) -> np.ndarray:
+    """Predictions for the first rows with `column` swept over a grid: rows x grid."""
+    grid = np.linspace(-0.1, 1.1, 300)
+    probe = frame.head(rows).join(pl.DataFrame({column + "_grid": grid}), how="cross")
+    probe = probe.with_columns(pl.col(column + "_grid").alias(column)).drop(column + "_grid")
+    return np.asarray(model.predict(probe)).reshape(rows, len(grid))
+
+
+@pytest.mark.parametrize(
+    "method, loss", [("gbm", "squared"), ("proximal", "absolute"), ("agbmr", "huber(0.5)")]
+)
+def test_boost_monotone_by_column_name(method, loss):
+    frame = wiggly_frame()
+    model = optboost.boost(
+        "y ~ age + debt + c + region", frame, method=method, loss=loss, n_iter=40,
+        monotone={"age": 1, "debt": -1}, progress=False,
+    )
+    assert (np.diff(along(model, frame, "age"), axis=1) >= 0).all()
+    assert (np.diff(along(model, frame, "debt"), axis=1) <= 0).all()
+    free = optboost.boost("y ~ age + debt + c", frame, n_iter=40, progress=False)
+    assert not (np.diff(along(free, frame, "age"), axis=1) >= 0).all()
+
+
+def test_boost_monotone_errors_name_the_problem():
+    frame = wiggly_frame(300)
+    with pytest.raises(optboost.ParameterError, match="categorical"):
+        optboost.boost("y ~ age + region", frame, monotone={"region": 1})
+    with pytest.raises(optboost.ParameterError, match="not a feature"):
+        optboost.boost("y ~ age", frame, monotone={"debt": 1})
+    with pytest.raises(optboost.ParameterError, match="bare"):
+        optboost.boost("y ~ np.log(age) + debt", frame, monotone={"age": 1})
+    with pytest.raises(optboost.ParameterError, match="1, -1 or 0"):
+        optboost.boost("y ~ age", frame, monotone={"age": 2})
+    # A transformed feature can be named exactly.
+    optboost.boost("y ~ np.log(age) + debt", frame, monotone={"np.log(age)": 1}, n_iter=3)
+
+
+def test_boost_interactions_by_column():
+    frame = wiggly_frame(2_000)
+    model = optboost.boost(
+        "y ~ age + debt + c + region", frame, n_iter=10, max_depth=4,
+        interactions=[["age", "debt"], ["c", "region"]], progress=False,
+    )
+    # Along age, the prediction's shape must not depend on c or region: the difference of two
+    # sweeps over age at rows differing only in c and region is constant.
+    base = frame.head(1).with_columns(pl.lit(0.9).alias("c"), pl.lit("south").alias("region"))
+    other = frame.head(1).with_columns(pl.lit(0.1).alias("c"), pl.lit("north").alias("region"))
+    difference = along(model, base, "age", rows=1)[0] - along(model, other, "age", rows=1)[0]
+    assert np.ptp(difference) < 1e-9
+
+
+def test_sklearn_and_cli_take_constraints(tmp_path):
+    frame = wiggly_frame(1_500)
+    X, y = frame.select("age", "debt", "c"), frame["y"].to_numpy()
+    by_name = BoostRegressor(n_iter=30, monotone={"age": 1}).fit(X, y)
+    by_index = BoostRegressor(n_iter=30, monotone={0: 1}).fit(X.to_numpy(), y)
+    np.testing.assert_array_equal(by_name.predict(X), by_index.predict(X.to_numpy()))
+    assert (np.diff(along(by_name, frame.select("age", "debt", "c"), "age"), axis=1) >= 0).all()
+    BoostRegressor(n_iter=5, interactions=[[0, 1]]).fit(X.to_numpy(), y)
+    data = tmp_path / "train.parquet"
+    frame.write_parquet(data)
+    out = tmp_path / "model.json"
+    args = ["fit", str(data), "y ~ age + debt + c", "--n-iter", "30", "-q", "-o", str(out)]
+    assert main(args + ["--param", "monotone=age:1,debt:-1", "-p", "interactions=age,debt;c"]) == 0
+    model = optboost.load(out)
+    assert (np.diff(along(model, frame, "age"), axis=1) >= 0).all()
