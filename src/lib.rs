@@ -11,7 +11,7 @@ pub mod params;
 mod rows;
 pub mod tree;
 
-pub use boost::{Booster, Checkpoint, History, Record, Step, StopReason, TrainData};
+pub use boost::{Booster, Checkpoint, History, Offsets, Record, Step, StopReason, TrainData};
 pub use data::{Feature, Frame};
 pub use loss::{Loss, LossSpec};
 pub use model::Model;

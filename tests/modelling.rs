@@ -521,3 +521,84 @@ fn constraints_name_features_that_exist_and_can_be_ordered() {
         assert!(params(&[]).set("monotone", bad).is_err(), "{bad}");
     }
 }
+
+// ------------------------------------------------------------ offsets
+
+/// Trains with `offsets` (the training rows' link values, n × K).
+fn fit_with_offset(settings: &[(&str, &str)], data: &Data, offset: &[f64]) -> Model {
+    let frame = data.frame();
+    let train = TrainData {
+        frame,
+        y: &data.y,
+        weights: None,
+    };
+    let offsets = optboost::boost::Offsets {
+        train: Some(offset),
+        valid: None,
+    };
+    let mut booster = Booster::with_offsets(params(settings), &train, None, offsets).unwrap();
+    booster.run(|_| true).unwrap();
+    booster.into_model()
+}
+
+#[test]
+fn an_offset_equal_to_a_models_link_continues_that_model() {
+    // In this sense: gbm with a constant step started from init = "zero" plus the offset
+    // F_T(x) of a model trained T iterations fits, tree for tree, the iterations T+1, T+2, ...
+    // of the same run trained longer (the same trees, bit for bit: each is fitted to the same
+    // −∂ℓ at the same F), so offset + its predictions = the longer model's predictions.
+    let data = friedman(5_000, 5, 12);
+    let labels = binary(&data);
+    for (loss, data) in [("squared", &data), ("logistic", &labels)] {
+        let base = [("loss", loss), ("step", "constant"), ("max_depth", "3")];
+        let first = fit(&[base.as_slice(), &[("n_iter", "8")]].concat(), data, 2);
+        let long = fit(&[base.as_slice(), &[("n_iter", "15")]].concat(), data, 2);
+        let link = first.predict(&data.frame()).unwrap();
+        let rest = fit_with_offset(
+            &[base.as_slice(), &[("n_iter", "7"), ("init", "zero")]].concat(),
+            data,
+            &link,
+        );
+        assert_eq!(rest.bias, vec![0.0]);
+        assert_eq!(rest.trees, long.trees[8..], "{loss}");
+        let continued: Vec<f64> = (rest.predict(&data.frame()).unwrap().iter())
+            .zip(&link)
+            .map(|(p, o)| p + o)
+            .collect();
+        let longer = long.predict(&data.frame()).unwrap();
+        for (c, l) in continued.iter().zip(&longer) {
+            assert!(
+                (c - l).abs() <= 1e-12 * (1.0 + l.abs()),
+                "{loss}: {c} vs {l}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_optimal_constant_is_fitted_on_top_of_the_offset() {
+    // Squared loss: argmin_c Σ (y − o − c)² = mean(y − o).
+    let data = friedman(2_000, 3, 13);
+    let offset: Vec<f64> = data.columns[0].iter().map(|x| 5.0 * x).collect();
+    let model = fit_with_offset(&[("n_iter", "1")], &data, &offset);
+    let mean = data.y.iter().zip(&offset).map(|(y, o)| y - o).sum::<f64>() / 2_000.0;
+    assert!(
+        (model.bias[0] - mean).abs() < 1e-9,
+        "{} vs {mean}",
+        model.bias[0]
+    );
+    // Offsets must have one finite value per row and output.
+    let frame = data.frame();
+    let train = TrainData {
+        frame,
+        y: &data.y,
+        weights: None,
+    };
+    for bad in [&offset[1..], &[f64::NAN; 2_000][..]] {
+        let offsets = optboost::boost::Offsets {
+            train: Some(bad),
+            valid: None,
+        };
+        assert!(Booster::with_offsets(params(&[]), &train, None, offsets).is_err());
+    }
+}

@@ -83,7 +83,9 @@ def monotone_features(monotone: Mapping[str, int], features: Sequence[Any]) -> d
     return out
 
 
-def interaction_features(groups: Sequence[Sequence[str]], features: Sequence[Any]) -> list[list[str]]:
+def interaction_features(
+    groups: Sequence[Sequence[str]], features: Sequence[Any]
+) -> list[list[str]]:
     """Each group of columns -> the features computed from those columns only."""
     known = {c for f in features for c in f.source_columns} | {f.name for f in features}
     out = []

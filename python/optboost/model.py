@@ -23,6 +23,7 @@ from .errors import (
     ParameterError,
 )
 from .formula import DesignSpec
+from .offsets import offset_values
 from .training import Callback, Progress, train
 
 FILE_FORMAT = "optboost-python-model"
@@ -166,7 +167,9 @@ class Model:
 
     # ------------------------------------------------------------------ prediction
 
-    def predict(self, newdata: Any, type: PredictionType = "response") -> np.ndarray:
+    def predict(
+        self, newdata: Any, type: PredictionType = "response", offset: Any = None
+    ) -> np.ndarray:
         """Predictions for the rows of ``newdata`` (polars or pandas frame),
         whose columns are found by name.
 
@@ -174,6 +177,8 @@ class Model:
         (binary, probabilistic losses; the score for hinge); (n, K) class
         probabilities (multiclass). type="link": the raw score(s).
         type="class": the predicted class label (classification only).
+        offset: for a model fitted with an offset, the offset of these rows (a
+        column name or an array, as at fit), added to the link.
         """
         if type not in ("response", "link", "class"):
             raise ParameterError(f"type must be 'response', 'link' or 'class', got {type!r}")
@@ -182,7 +187,11 @@ class Model:
                 f"type='class' needs a classification loss; this model's loss is {self.loss!r}"
             )
         columns = self.spec.columns(newdata)
-        if type == "response":
+        if offset is not None:
+            link = self._core.predict(columns)
+            link = link + offset_values(offset, newdata, *link.shape).reshape(link.shape)
+            scores = self._core.response(link) if type == "response" else link
+        elif type == "response":
             scores = self._core.predict_response(columns)
         else:
             scores = self._core.predict(columns)

@@ -19,6 +19,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from . import _core
+from .class_weights import class_weight_values
 from .constraints import constraint_params
 from .errors import DataError, ParameterError
 from .formula import FeatureColumn
@@ -355,8 +356,50 @@ class BoostClassifier(ClassifierMixin, _BoostEstimator):
     "hinge", optboost.Logistic(ridge=1e-4), ...
     subsample, colsample_bytree, colsample_bynode, monotone, interactions:
         as for BoostRegressor.
+    class_weight: None, "balanced" or {class: weight}, multiplying the
+        sample weights.
     params: any other training parameter by name.
     """
+
+    def __init__(
+        self,
+        method: str = "gbm",
+        loss: Any = None,
+        n_iter: int = 100,
+        learning_rate: float = 0.1,
+        max_depth: int | None = None,
+        params: dict | None = None,
+        random_state: int | None = 0,
+        n_threads: int = 0,
+        progress: bool | None = None,
+        early_stopping_rounds: int | None = None,
+        validation_fraction: float | None = None,
+        subsample: float | None = None,
+        colsample_bytree: float | None = None,
+        colsample_bynode: float | None = None,
+        monotone: dict | None = None,
+        interactions: list | None = None,
+        class_weight: Any = None,
+    ):
+        super().__init__(
+            method=method,
+            loss=loss,
+            n_iter=n_iter,
+            learning_rate=learning_rate,
+            max_depth=max_depth,
+            params=params,
+            random_state=random_state,
+            n_threads=n_threads,
+            progress=progress,
+            early_stopping_rounds=early_stopping_rounds,
+            validation_fraction=validation_fraction,
+            subsample=subsample,
+            colsample_bytree=colsample_bytree,
+            colsample_bynode=colsample_bynode,
+            monotone=monotone,
+            interactions=interactions,
+        )
+        self.class_weight = class_weight
 
     def fit(
         self, X: Any, y: Any, sample_weight: Any = None, eval_set: Any = None
@@ -366,6 +409,9 @@ class BoostClassifier(ClassifierMixin, _BoostEstimator):
         check_classification_targets(y)
         self.classes_, indices = np.unique(y, return_inverse=True)
         weights = None if sample_weight is None else _check_sample_weight(sample_weight, indices)
+        if self.class_weight is not None:
+            by_class = class_weight_values(self.class_weight, indices, list(self.classes_))
+            weights = by_class if weights is None else weights * by_class
         present = self.classes_ if weights is None else np.unique(y[weights > 0])
         if len(present) < 2:
             raise DataError(

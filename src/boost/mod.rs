@@ -109,16 +109,21 @@ pub enum MethodState {
 }
 
 impl MethodState {
+    /// The state at the start: `train` (n × K) on the training rows, `valid` on the validation
+    /// rows.
     fn new(
         params: &Params,
         objective: &Objective,
-        bias: &[f64],
-        n: usize,
-        n_valid: Option<usize>,
+        train: &[f64],
+        valid: Option<&[f64]>,
     ) -> Result<Self> {
-        let start = || Tracked::constant(bias, n, n_valid);
+        let start = || Tracked {
+            train: train.to_vec(),
+            valid: valid.map(<[f64]>::to_vec),
+            weights: Vec::new(),
+        };
         Ok(match params.method {
-            Method::Gbm | Method::Rgbm => MethodState::Gbm(GbmState { f: bias.repeat(n) }),
+            Method::Gbm | Method::Rgbm => MethodState::Gbm(GbmState { f: train.to_vec() }),
             Method::Agbm | Method::Agbmr => match objective {
                 Objective::Scalar(loss) => {
                     MethodState::Agbm(AgbmState::new(params, loss.as_ref(), start())?)
@@ -132,7 +137,7 @@ impl MethodState {
                 h: start(),
                 m: 0,
             }),
-            Method::RepeatedGbm => MethodState::Repeated(RepeatedState { f: bias.repeat(n) }),
+            Method::RepeatedGbm => MethodState::Repeated(RepeatedState { f: train.to_vec() }),
             method => {
                 let switches = Switches::of(method)
                     .expect("every other method is one of the meta-algorithm's");
@@ -181,6 +186,16 @@ pub struct Checkpoint {
     rng: Rng,
     valid_pred: Option<Vec<f64>>,
     seconds: f64,
+}
+
+/// Per-row link offsets, row-major n × K like the scores, added to the initial constant before
+/// the first iteration: R's `offset`, LightGBM's `init_score`, XGBoost's `base_margin`. The
+/// model does not hold them: predictions of a model fitted with an offset need it added again.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Offsets<'a> {
+    pub train: Option<&'a [f64]>,
+    /// For the validation rows (zero when absent).
+    pub valid: Option<&'a [f64]>,
 }
 
 /// Training data handed to a booster: features, target and optional sample weights.
@@ -340,9 +355,19 @@ impl Booster {
         train: &TrainData<'_>,
         valid: Option<&TrainData<'_>>,
     ) -> Result<Booster> {
+        Self::with_offsets(params, train, valid, Offsets::default())
+    }
+
+    /// `new`, starting from the initial constant plus `offsets` (see `Offsets`).
+    pub fn with_offsets(
+        params: Params,
+        train: &TrainData<'_>,
+        valid: Option<&TrainData<'_>>,
+        offsets: Offsets<'_>,
+    ) -> Result<Booster> {
         params.validate()?;
         let binning = params.binning;
-        Self::start(params, train, valid, || {
+        Self::start(params, train, valid, offsets, || {
             BinnedData::learn(&train.frame, &binning)
         })
     }
@@ -355,10 +380,11 @@ impl Booster {
         params: Params,
         train: &TrainData<'_>,
         valid: Option<&TrainData<'_>>,
+        offsets: Offsets<'_>,
         bin: impl FnOnce() -> Result<BinnedData> + Send,
     ) -> Result<Booster> {
         let pool = Arc::new(thread_pool(params.n_threads)?);
-        Arc::clone(&pool).install(|| Self::prepare(params, bin()?, train, valid, pool))
+        Arc::clone(&pool).install(|| Self::prepare(params, bin()?, train, valid, offsets, pool))
     }
 
     /// Called inside `pool`.
@@ -367,6 +393,7 @@ impl Booster {
         data: BinnedData,
         train: &TrainData<'_>,
         valid: Option<&TrainData<'_>>,
+        offsets: Offsets<'_>,
         pool: Arc<rayon::ThreadPool>,
     ) -> Result<Booster> {
         let n_classes = if params.loss.is_multiclass() {
@@ -389,6 +416,11 @@ impl Booster {
             })
             .transpose()?;
         let k = objective.n_outputs();
+        let offset = checked_offset(offsets.train, y.len() * k, "training")?;
+        let valid_offset = match &valid {
+            Some(v) => checked_offset(offsets.valid, v.y.len() * k, "validation")?,
+            None => None,
+        };
         let bias = {
             // A temporary vector of ones for unweighted data: the booster keeps none.
             let ones;
@@ -399,10 +431,23 @@ impl Booster {
                     &ones
                 }
             };
-            match (params.init, &objective) {
-                (Init::Optimal, Objective::Scalar(loss)) => vec![loss.init(&y, w)],
-                (Init::Optimal, Objective::Multiclass(loss)) => loss.init(&y, w),
-                (Init::Zero, _) => vec![0.0; k],
+            let rows: Vec<u32>;
+            match (params.init, &objective, offset) {
+                (Init::Optimal, Objective::Scalar(loss), None) => vec![loss.init(&y, w)],
+                (Init::Optimal, Objective::Multiclass(loss), None) => loss.init(&y, w),
+                // The constant that fits best on top of the offset, as glm's intercept does
+                // (for K classes, class by class).
+                (Init::Optimal, Objective::Scalar(loss), Some(offset)) => {
+                    rows = (0..y.len() as u32).collect();
+                    vec![loss.leaf_value(&y, offset, w, &rows)]
+                }
+                (Init::Optimal, Objective::Multiclass(loss), Some(offset)) => {
+                    rows = (0..y.len() as u32).collect();
+                    (0..k)
+                        .map(|class| loss.leaf_value(&y, offset, w, &rows, class))
+                        .collect()
+                }
+                (Init::Zero, _, _) => vec![0.0; k],
             }
         };
         if let Some(b) = bias.iter().find(|b| !b.is_finite()) {
@@ -430,14 +475,16 @@ impl Booster {
             features,
             best_iteration: None,
         };
-        let state = MethodState::new(
-            &params,
-            &objective,
-            &bias,
-            y.len(),
-            valid.as_ref().map(|v| v.y.len()),
-        )?;
-        let valid_pred = valid.as_ref().map(|v| bias.repeat(v.y.len()));
+        let start = |n: usize, offset: Option<&[f64]>| -> Vec<f64> {
+            let mut start = bias.repeat(n);
+            if let Some(offset) = offset {
+                start.iter_mut().zip(offset).for_each(|(s, o)| *s += o);
+            }
+            start
+        };
+        let train_start = start(y.len(), offset);
+        let valid_pred = valid.as_ref().map(|v| start(v.y.len(), valid_offset));
+        let state = MethodState::new(&params, &objective, &train_start, valid_pred.as_deref())?;
         let rng = Rng::new(params.seed);
         let mut booster = Booster {
             params,
@@ -503,7 +550,8 @@ impl Booster {
             .iter()
             .map(|f| f.name.clone())
             .collect();
-        let mut booster = Self::start(checkpoint.params, train, valid, || {
+        // The checkpoint's state already holds any offset.
+        let mut booster = Self::start(checkpoint.params, train, valid, Offsets::default(), || {
             BinnedData::with_mappers(&train.frame, mappers, names)
         })?;
         let k = booster.model.n_outputs;
@@ -773,6 +821,30 @@ fn thread_pool(n_threads: usize) -> Result<rayon::ThreadPool> {
                 format!("a thread count the system allows ({e})"),
             )
         })
+}
+
+/// An offset of `len` finite values (n × K), if given.
+fn checked_offset<'a>(
+    offset: Option<&'a [f64]>,
+    len: usize,
+    role: &str,
+) -> Result<Option<&'a [f64]>> {
+    let Some(offset) = offset else {
+        return Ok(None);
+    };
+    if offset.len() != len {
+        return Err(Error::data(format!(
+            "{role} offset has {} values, expected {len} (one per row and output)",
+            offset.len()
+        )));
+    }
+    if let Some(row) = offset.iter().position(|v| !v.is_finite()) {
+        return Err(Error::value(
+            format!("{role} offset"),
+            format!("entry {row} is {} (offsets must be finite)", offset[row]),
+        ));
+    }
+    Ok(Some(offset))
 }
 
 /// K of a multiclass target: labels must be class indices 0..K−1, and K ≥ 2 (checked by the

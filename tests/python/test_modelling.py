@@ -145,3 +145,84 @@ def test_sklearn_and_cli_take_constraints(tmp_path):
     assert main(args + ["--param", "monotone=age:1,debt:-1", "-p", "interactions=age,debt;c"]) == 0
     model = optboost.load(out)
     assert (np.diff(along(model, frame, "age"), axis=1) >= 0).all()
+
+
+# ------------------------------------------------------------ offsets
+
+
+def test_offset_column_continues_a_model_and_is_needed_at_predict():
+    frame = regression_frame(1_500)
+    base = dict(step="constant", n_iter=6, progress=False)
+    first = optboost.boost("y ~ a + b + s", frame, **base)
+    long = optboost.boost("y ~ a + b + s", frame, **{**base, "n_iter": 12})
+    with_link = frame.with_columns(link=pl.Series(first.predict(frame, type="link")))
+    rest = optboost.boost("y ~ .", with_link, offset="link", init="zero", **base)
+    assert "link" not in rest.feature_importance()["column"].to_list()
+    np.testing.assert_allclose(
+        rest.predict(with_link, offset="link"), long.predict(frame), rtol=1e-12, atol=1e-12
+    )
+    # The same offset as an array; without it, predictions lack the offset.
+    as_array = optboost.boost(
+        "y ~ a + b + s", frame, offset=with_link["link"].to_numpy(), init="zero", **base
+    )
+    np.testing.assert_array_equal(as_array.predict(frame), rest.predict(with_link))
+    np.testing.assert_allclose(
+        as_array.predict(frame, offset=with_link["link"]), long.predict(frame), rtol=1e-12
+    )
+
+
+def test_offset_on_the_link_scale_for_binary_losses():
+    frame = binary_frame(800)
+    offset = np.where(frame["a"].to_numpy() > 0, 2.0, -2.0)
+    model = optboost.boost("label ~ a + b", frame, loss="logistic", offset=offset, n_iter=5)
+    link = model.predict(frame, type="link", offset=offset)
+    probability = model.predict(frame, offset=offset)
+    np.testing.assert_allclose(probability, 1 / (1 + np.exp(-link)), rtol=1e-12)
+    with pytest.raises(optboost.DataError, match="800 rows"):
+        optboost.boost("label ~ a + b", frame, loss="logistic", offset=offset[:10], n_iter=2)
+
+
+def test_cli_offset(tmp_path):
+    frame = regression_frame(500).with_columns(shift=pl.col("a") * 3)
+    data = tmp_path / "train.parquet"
+    frame.write_parquet(data)
+    model_path, out = tmp_path / "model.json", tmp_path / "p.csv"
+    fit = ["fit", str(data), "y ~ a + b", "--n-iter", "5", "-q", "-o", str(model_path)]
+    assert main(fit + ["--offset", "shift"]) == 0
+    assert main(["predict", str(model_path), str(data), "--offset", "shift", "-o", str(out)]) == 0
+    expected = optboost.load(model_path).predict(frame, offset="shift")
+    np.testing.assert_allclose(pl.read_csv(out)["prediction"].to_numpy(), expected, rtol=1e-12)
+
+
+# ------------------------------------------------------------ class weights
+
+
+def test_class_weight_balanced_and_mapping_multiply_sample_weights():
+    rng = np.random.default_rng(1)
+    n = 1_200
+    a = rng.normal(size=n)
+    label = np.where(a + rng.normal(scale=1.5, size=n) > 1.6, "rare", "common")
+    frame = pl.DataFrame({"a": a, "label": label})
+    counts = {c: int((label == c).sum()) for c in ("common", "rare")}
+    balanced = {c: n / (2 * counts[c]) for c in counts}
+    fit = lambda **kw: optboost.boost(  # noqa: E731
+        "label ~ a", frame, loss="logistic", n_iter=20, progress=False, **kw
+    ).predict(frame)
+    by_name = fit(class_weight="balanced")
+    np.testing.assert_array_equal(by_name, fit(class_weight=balanced))
+    np.testing.assert_array_equal(
+        by_name, fit(weights=np.where(label == "rare", balanced["rare"], balanced["common"]))
+    )
+    assert by_name.mean() > fit().mean() + 0.1  # the rare class weighs more
+    with pytest.raises(optboost.ParameterError, match="not a class"):
+        fit(class_weight={"other": 2.0})
+    with pytest.raises(optboost.ParameterError, match="classification"):
+        optboost.boost("a ~ label", frame, class_weight="balanced")
+    # scikit-learn: the same weights.
+    X = frame.select("a").to_numpy()
+    clf = BoostClassifier(n_iter=20, class_weight="balanced").fit(X, label)
+    plain = BoostClassifier(n_iter=20).fit(
+        X, label, sample_weight=np.where(label == "rare", balanced["rare"], balanced["common"])
+    )
+    np.testing.assert_array_equal(clf.predict_proba(X), plain.predict_proba(X))
+    assert clf.get_params()["class_weight"] == "balanced"
