@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::loss::LossSpec;
 use crate::tree::{Growth, TreeParams};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::str::FromStr;
 
 macro_rules! public_enum {
@@ -143,6 +144,26 @@ pub struct Params {
     // repeated_gbm
     pub max_inner: usize,
     pub schedule: Schedule,
+    // stochastic gradient boosting (Friedman, "Stochastic gradient boosting", 2002)
+    /// Fraction of the rows each iteration's trees are grown on (drawn without replacement).
+    #[serde(default = "one")]
+    pub subsample: f64,
+    /// Fraction of the features each iteration's trees may split on.
+    #[serde(default = "one")]
+    pub colsample_bytree: f64,
+    /// Fraction of the tree's features each node may split on.
+    #[serde(default = "one")]
+    pub colsample_bynode: f64,
+    /// Monotone constraints by feature name: +1 increasing, −1 decreasing.
+    #[serde(default)]
+    pub monotone: BTreeMap<String, i8>,
+    /// Interaction constraints: the sets of feature names that may share a root-to-leaf path.
+    #[serde(default)]
+    pub interactions: Vec<Vec<String>>,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 impl Default for Params {
@@ -169,6 +190,11 @@ impl Default for Params {
             lambda: 1.0,
             max_inner: 10,
             schedule: Schedule::Constant,
+            subsample: 1.0,
+            colsample_bytree: 1.0,
+            colsample_bynode: 1.0,
+            monotone: BTreeMap::new(),
+            interactions: Vec::new(),
         }
     }
 }
@@ -204,6 +230,11 @@ impl Params {
         "lambda",
         "max_inner",
         "schedule",
+        "subsample",
+        "colsample_bytree",
+        "colsample_bynode",
+        "monotone",
+        "interactions",
     ];
 
     /// Sets one parameter from its public name and a textual value.
@@ -238,6 +269,11 @@ impl Params {
             "lambda" => self.lambda = parse(name, value)?,
             "max_inner" => self.max_inner = parse(name, value)?,
             "schedule" => self.schedule = value.parse()?,
+            "subsample" => self.subsample = parse(name, value)?,
+            "colsample_bytree" => self.colsample_bytree = parse(name, value)?,
+            "colsample_bynode" => self.colsample_bynode = parse(name, value)?,
+            "monotone" => self.monotone = parse_monotone(value)?,
+            "interactions" => self.interactions = parse_interactions(value)?,
             _ => {
                 return Err(Error::param(
                     "parameter name",
@@ -280,6 +316,15 @@ impl Params {
         }
         if self.max_inner == 0 {
             return Err(Error::param("max_inner", self.max_inner, "an integer ≥ 1"));
+        }
+        for (name, fraction) in [
+            ("subsample", self.subsample),
+            ("colsample_bytree", self.colsample_bytree),
+            ("colsample_bynode", self.colsample_bynode),
+        ] {
+            if !(fraction > 0.0 && fraction <= 1.0) {
+                return Err(Error::param(name, fraction, "a fraction in (0, 1]"));
+            }
         }
         if self.early_stopping_rounds == Some(0) {
             return Err(Error::param("early_stopping_rounds", 0, "an integer ≥ 1"));
@@ -400,4 +445,46 @@ fn parse<T: FromStr>(name: &str, value: &str) -> Result<T> {
         };
         Error::param(name, format!("{value:?}"), allowed)
     })
+}
+
+/// `{"age": 1, "debt": -1}` (JSON) or `age:1,debt:-1`; directions −1, 0 or 1.
+fn parse_monotone(value: &str) -> Result<BTreeMap<String, i8>> {
+    let expected = "feature directions as {\"name\": 1, \"other\": -1} or name:1,other:-1, \
+                    each direction -1, 0 or 1";
+    let bad = || Error::param("monotone", format!("{value:?}"), expected);
+    let pairs: Vec<(String, f64)> = if value.starts_with('{') {
+        let map: BTreeMap<String, f64> = serde_json::from_str(value).map_err(|_| bad())?;
+        map.into_iter().collect()
+    } else {
+        (value.split(',').filter(|p| !p.trim().is_empty()))
+            .map(|pair| {
+                let (name, direction) = pair.rsplit_once(':').ok_or_else(bad)?;
+                let direction = direction.trim().parse().map_err(|_| bad())?;
+                Ok((name.trim().to_string(), direction))
+            })
+            .collect::<Result<_>>()?
+    };
+    (pairs.into_iter())
+        .map(|(name, d)| match d {
+            -1.0 | 0.0 | 1.0 if !name.is_empty() => Ok((name, d as i8)),
+            _ => Err(bad()),
+        })
+        .collect()
+}
+
+/// `[["a", "b"], ["c", "d", "e"]]` (JSON) or `a,b;c,d,e`.
+fn parse_interactions(value: &str) -> Result<Vec<Vec<String>>> {
+    let expected = "sets of feature names as [[\"a\", \"b\"], [\"c\"]] or a,b;c";
+    let bad = || Error::param("interactions", format!("{value:?}"), expected);
+    let sets: Vec<Vec<String>> = if value.starts_with('[') {
+        serde_json::from_str(value).map_err(|_| bad())?
+    } else {
+        (value.split(';').filter(|set| !set.trim().is_empty()))
+            .map(|set| set.split(',').map(|name| name.trim().to_string()).collect())
+            .collect()
+    };
+    if sets.iter().flatten().any(String::is_empty) {
+        return Err(bad());
+    }
+    Ok(sets)
 }

@@ -23,6 +23,7 @@ from .errors import (
     ParameterError,
 )
 from .formula import DesignSpec
+from .offsets import offset_values
 from .training import Callback, Progress, train
 
 FILE_FORMAT = "optboost-python-model"
@@ -211,6 +212,7 @@ class Model:
         iteration: int | None = None,
         *,
         by: str = "column",
+        offset: Any = None,
     ) -> Any:
         """Predictions for the rows of ``newdata`` (polars or pandas frame),
         whose columns are found by name.
@@ -229,6 +231,9 @@ class Model:
         iteration=k: the model after k iterations (0: the initial constant),
         bit for bit the model of a fresh fit with n_iter=k (before that fit's
         choice of a best iteration), for k up to ``kept_iteration``.
+
+        offset: for a model fitted with an offset, the offset of these rows (a
+        column name or an array, as at fit), added to the link.
         """
         if type in ("contrib", "interaction"):
             if iteration is not None:
@@ -241,7 +246,11 @@ class Model:
         type = self._check_type(type)
         columns = self.spec.columns(newdata)
         k = None if iteration is None else self._check_iteration(iteration)
-        if type == "response":
+        if offset is not None:
+            link = self._core.predict(columns, k)
+            link = link + offset_values(offset, newdata, *link.shape).reshape(link.shape)
+            scores = self._core.response(link) if type == "response" else link
+        elif type == "response":
             scores = self._core.predict_response(columns, k)
         else:
             scores = self._core.predict(columns, k)

@@ -150,7 +150,7 @@ impl Context<'_> {
 
     /// argmin_c Σ_{rows} w ℓ(y, F + c e_class): the per-leaf line search.
     pub fn leaf_value(&self, f: &[f64], rows: &[u32], class: usize) -> f64 {
-        let w = self.w.slice();
+        let w = self.line_search_weights().slice();
         match self.objective {
             Objective::Scalar(loss) => loss.leaf_value(self.y, f, w, rows),
             Objective::Multiclass(loss) => loss.leaf_value(self.y, f, w, rows, class),
@@ -159,15 +159,19 @@ impl Context<'_> {
 
     /// argmin_γ Σ w ℓ(y, F + γ B), B n × K.
     pub fn line_search(&self, f: &[f64], b: &[f64]) -> f64 {
-        let w = self.w.slice();
+        let w = self.line_search_weights().slice();
         let gamma = match self.objective {
             Objective::Scalar(loss) => loss.line_search(self.y, f, b, w),
             Objective::Multiclass(loss) => loss.line_search(self.y, f, b, w),
         };
-        if gamma.is_finite() {
-            gamma
-        } else {
+        if !gamma.is_finite() {
             0.0
+        } else if self.constraints.monotone().is_some() {
+            // A negative step would turn the monotone trees the other way: the argmin over
+            // γ ≥ 0 of the convex line-search objective is max(γ*, 0).
+            gamma.max(0.0)
+        } else {
+            gamma
         }
     }
 

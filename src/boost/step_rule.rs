@@ -7,7 +7,7 @@ use super::vectors::{add_column, par_fill, CHUNK};
 use super::Context;
 use crate::loss::Objective;
 use crate::params::{Method, StepRule};
-use crate::tree::{grow_with, Candidates, FitStats, GrownTree};
+use crate::tree::{enforce_monotone, grow_with_options, Candidates, FitStats, GrownTree};
 use rayon::prelude::*;
 use std::time::Instant;
 
@@ -62,12 +62,13 @@ impl Direction {
 /// Grows a tree with the booster's reused row lists, and counts the time it takes.
 fn grow(ctx: &Context<'_>, stats: FitStats<'_>, candidates: &Candidates) -> GrownTree {
     let started = Instant::now();
-    let grown = grow_with(
+    let grown = grow_with_options(
         ctx.data,
         stats,
         &ctx.params.tree,
         candidates,
         &mut ctx.buffers.grow(),
+        &ctx.sample.grow_options(ctx.constraints),
     );
     ctx.add_tree_fit_time(started.elapsed());
     grown
@@ -309,8 +310,9 @@ pub fn apply_step_rule(
                 let values: Vec<f64> = match ctx.objective {
                     Objective::Scalar(loss) => {
                         let mut scratch = ctx.buffers.leaf_scratch();
-                        scratch.assume_unit_weights(ctx.w.given().is_none());
-                        loss.leaf_values(ctx.y, f, ctx.w.slice(), &leaves, &leaf_of, &mut scratch)
+                        let w = ctx.line_search_weights();
+                        scratch.assume_unit_weights(w.given().is_none());
+                        loss.leaf_values(ctx.y, f, w.slice(), &leaves, &leaf_of, &mut scratch)
                     }
                     // Leaves are independent one-dimensional problems: solve them in parallel.
                     Objective::Multiclass(_) => leaves
@@ -323,6 +325,11 @@ pub fn apply_step_rule(
                     .map(|v| if v.is_finite() { v } else { 0.0 })
                     .collect();
                 grown.set_leaf_values(&values);
+                // Leaves re-solved one by one may cross the bounds of their split: restore
+                // monotonicity (the proximal methods' leaves come through here too).
+                if let Some(monotone) = ctx.constraints.monotone() {
+                    enforce_monotone(&mut grown.tree, monotone);
+                }
                 // The re-solved tree is added where it is used (`Direction::add_to_column`),
                 // from the leaf index, with no vector of values written and read back between.
                 ctx.buffers.recycle_values(std::mem::take(&mut dir.values));

@@ -83,6 +83,20 @@ impl FlatTree {
     /// Adds `weight · tree(row)` to `out[i]` for rows `start..start + out.len()`.
     #[inline]
     fn add_to<R: Rows>(&self, rows: &R, start: usize, weight: f64, out: &mut [f64]) {
+        self.walk(rows, start, out, |o, i| {
+            *o += weight * self.values[i as usize]
+        });
+    }
+
+    /// Calls `visit(&mut out[j], node)` with the node (a leaf) that row `start + j` reaches.
+    #[inline(always)]
+    fn walk<R: Rows, T>(
+        &self,
+        rows: &R,
+        start: usize,
+        out: &mut [T],
+        mut visit: impl FnMut(&mut T, u32),
+    ) {
         assert!(start + out.len() <= rows.n_rows(), "rows out of range");
         let mut groups = out.chunks_exact_mut(LANES);
         let mut row = start;
@@ -96,7 +110,7 @@ impl FlatTree {
                 }
             }
             for (o, &i) in group.iter_mut().zip(&at) {
-                *o += weight * self.values[i as usize];
+                visit(o, i);
             }
             row += LANES;
         }
@@ -107,7 +121,26 @@ impl FlatTree {
                 let node = unsafe { self.nodes.get_unchecked(i as usize) };
                 i = node.children[!rows.goes_left(node, row + lane) as usize];
             }
-            *o += weight * self.values[i as usize];
+            visit(o, i);
+        }
+    }
+}
+
+/// `out[j]` = the leaf node that binned row `start + j` reaches in `tree`, by the flat walk when
+/// the tree has one (`numeric[f]`: feature f is numeric), else by `Tree::leaf_of_bins`.
+pub(crate) fn leaf_nodes_binned(
+    tree: &Tree,
+    flat: Option<&FlatTree>,
+    matrix: &BinnedMatrix,
+    start: usize,
+    out: &mut [u32],
+) {
+    match flat {
+        Some(flat) => flat.walk(&BinnedRows(matrix), start, out, |o, i| *o = i),
+        None => {
+            for (j, o) in out.iter_mut().enumerate() {
+                *o = tree.leaf_of_bins(matrix.row(start + j)) as u32;
+            }
         }
     }
 }

@@ -3,7 +3,7 @@
 use super::convert::Columns;
 use super::errors::{guarded, DataError};
 use crate::model::Model;
-use numpy::{PyArray1, PyArray2, PyArrayMethods};
+use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
 #[pyclass(module = "optboost._core", name = "CoreModel", frozen)]
@@ -130,6 +130,26 @@ impl PyModel {
     #[getter]
     fn n_iterations(&self) -> usize {
         self.model.n_iterations()
+    }
+
+    /// Link-scale scores (n, n_outputs) mapped to the response scale, as `predict_response`
+    /// does (for scores to which the caller added an offset).
+    fn response<'py>(
+        &self,
+        py: Python<'py>,
+        scores: PyReadonlyArray2<'py, f64>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let shape = scores.shape().to_vec();
+        if shape[1] != self.model.n_outputs {
+            return Err(DataError::new_err(format!(
+                "scores have {} columns, the model {} outputs",
+                shape[1], self.model.n_outputs
+            )));
+        }
+        let values = scores.as_array().iter().copied().collect::<Vec<f64>>();
+        let model = &self.model;
+        let values = py.detach(|| guarded(|| model.response(values)))?;
+        PyArray1::from_vec(py, values).reshape([shape[0], shape[1]])
     }
 
     /// `(feature names, total gain, split count)` per feature.
