@@ -492,7 +492,7 @@ fn interaction_constraints_keep_each_path_inside_one_set() {
 #[test]
 fn constraints_name_features_that_exist_and_can_be_ordered() {
     let data = wiggly(500, 5);
-    let codes: Vec<i32> = (0..500).map(|i| (i % 3) as i32).collect();
+    let codes: Vec<i32> = (0..500).map(|i| i % 3).collect();
     let frame = optboost::Frame::new(vec![
         optboost::Feature::numeric("x0", &data.columns[0]),
         optboost::Feature::categorical("region", &codes, 3),
