@@ -95,6 +95,12 @@ def boost(
         formula, without_column(data, offset), task=task, weights=weights, context=context
     )
     spec = design.spec
+    if spec.offset_column is not None:
+        if offset is not None:
+            raise ParameterError(
+                f"formula {formula!r} has offset({spec.offset_column}); pass no offset= too"
+            )
+        offset = spec.offset_column
     if constraints:
         pairs += param_pairs(constraint_params(constraints, spec.features))
     valid_args: tuple[Any, Any, Any] = (None, None, None)

@@ -44,6 +44,7 @@ from .frames import (
 from .terms import (
     Categorical,
     Column,
+    Offset,
     Evaluation,
     Factor,
     finite_float,
@@ -207,6 +208,8 @@ class DesignSpec:
     # Set when the left-hand side transforms a column (``np.log(y) ~ x``, as in R):
     # the expression text, evaluated by the term language on every target read.
     target_expression: str | None = None
+    # R's offset(column) term: the column added to the link at fit and predict.
+    offset_column: str | None = None
 
     @property
     def task(self) -> str:
@@ -317,6 +320,7 @@ class DesignSpec:
             "target": self.target,
             "target_encoding": self.target_encoding.to_dict(),
             "target_expression": self.target_expression,
+            "offset_column": self.offset_column,
             "weights_column": self.weights_column,
             "features": [feature.to_dict() for feature in self.features],
             "terms": [term.to_dict() for term in self.terms],
@@ -378,6 +382,7 @@ class DesignSpec:
             terms=terms,
             context=context,
             target_expression=_optional_text(data.get("target_expression"), "target expression"),
+            offset_column=_optional_text(data.get("offset_column"), "offset column"),
         )
         if spec.target_expression is not None:
             parse_factor(spec.target_expression)
@@ -478,6 +483,19 @@ def build_design(
         for factor in factors:
             _check_factor(formula, factor, frame, present, context)
 
+    offsets = [f[0].tree.column for f in factor_lists if isinstance(f[0].tree, Offset)]
+    if len(offsets) > 1 or any(
+        isinstance(factor.tree, Offset) for f in factor_lists if len(f) > 1 for factor in f
+    ):
+        raise FormulaError(f"formula {formula!r}: at most one offset(column), as a term of its own")
+    offset_column = offsets[0] if offsets else None
+    factor_lists = [
+        f
+        for f in factor_lists
+        if not isinstance(f[0].tree, Offset)
+        # an offset column is not also a feature (through '.', say)
+        and not (len(f) == 1 and isinstance(f[0].tree, Column) and f[0].tree.name == offset_column)
+    ]
     features: list[Feature] = []
     terms: list[TermSpec] = []
     computed: list[np.ndarray] = []
@@ -522,6 +540,7 @@ def build_design(
         terms=tuple(terms),
         context=context or None,
         target_expression=None if target_factor is None else target_factor.text,
+        offset_column=offset_column,
     )
     return Design(
         spec=spec,

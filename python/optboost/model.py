@@ -246,6 +246,8 @@ class Model:
         type = self._check_type(type)
         columns = self.spec.columns(newdata)
         k = None if iteration is None else self._check_iteration(iteration)
+        if offset is None:
+            offset = self.spec.offset_column  # R's offset(column) term: read from newdata
         if offset is not None:
             link = self._core.predict(columns, k)
             link = link + offset_values(offset, newdata, *link.shape).reshape(link.shape)

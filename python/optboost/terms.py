@@ -161,6 +161,13 @@ class Categorical:
     levels: tuple[str, ...] | None
 
 
+@dataclass(frozen=True)
+class Offset:
+    """R's ``offset(column)``: the column is added to the link, not fitted."""
+
+    column: str
+
+
 @dataclass
 class Factor:
     """One factor of a term, parsed: its text, its tree, what it reads."""
@@ -238,6 +245,10 @@ class _Parser:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             if node.func.id in CATEGORICAL:
                 return self.categorical(node)
+            if node.func.id == "offset" and len(node.args) == 1 and not node.keywords:
+                column = self.column_name(node.args[0])
+                self.columns.append(column)
+                return Offset(column)
         return self.expression(node, depth=0)
 
     def categorical(self, node: ast.Call) -> Categorical:
@@ -299,9 +310,7 @@ class _Parser:
         if name in STATEFUL:
             return self.stateful(name, node, depth)
         if name == "offset":
-            raise self.refuse(
-                node, "offsets (R's offset()) are not supported yet; leave the term out"
-            )
+            raise self.refuse(node, "offset(column) must be a term of its own")
         if node.keywords:
             raise self.refuse(node, f"{name}() takes no keyword arguments")
         arguments = tuple(self.expression(a, depth + 1) for a in node.args)
