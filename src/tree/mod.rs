@@ -2,6 +2,7 @@
 //! `argmin_b Σ v_i (t_i − b(x_i))²` plus an L2 leaf penalty, grown on gradient-statistics
 //! histograms over binned features.
 
+mod categorical;
 mod grower;
 mod histogram;
 mod partition;
@@ -10,6 +11,7 @@ mod split;
 #[cfg(test)]
 pub(crate) mod test_data;
 
+pub use categorical::CategoricalParams;
 pub use grower::{
     grow, grow_with, FitStats, GrowBuffers, GrownTree, Growth, LeafRows, TreeParams, MAX_DEPTH,
 };
