@@ -139,6 +139,14 @@ pub struct Params {
     /// Checkpoints written before this parameter existed ran unguarded.
     #[serde(default = "Safeguard::none")]
     pub safeguard: Safeguard,
+    // leaf steps (`leaf_line_search` leaves; the bound also applies to `newton` trees' leaves)
+    /// Newton steps of the per-leaf line search from 0 (0: the exact search). Checkpoints
+    /// written before this parameter existed ran the exact search.
+    #[serde(default)]
+    pub leaf_newton_steps: usize,
+    /// Bound on the size of a leaf's step, before shrinkage (XGBoost's max_delta_step); 0: none.
+    #[serde(default)]
+    pub max_leaf_value: f64,
     // proximal family
     pub lambda: f64,
     // repeated_gbm
@@ -187,6 +195,8 @@ impl Default for Params {
             restart: Restart::Adaptive,
             corrected_residual: CorrectedResidual::Paper,
             safeguard: Safeguard::Restart,
+            leaf_newton_steps: 1,
+            max_leaf_value: 0.0,
             lambda: 1.0,
             max_inner: 10,
             schedule: Schedule::Constant,
@@ -218,6 +228,9 @@ impl Params {
         "growth",
         "max_bins",
         "min_category_count",
+        "cat_smooth",
+        "min_data_per_group",
+        "max_cat_threshold",
         "seed",
         "n_threads",
         "early_stopping_rounds",
@@ -227,6 +240,8 @@ impl Params {
         "restart",
         "corrected_residual",
         "safeguard",
+        "leaf_newton_steps",
+        "max_leaf_value",
         "lambda",
         "max_inner",
         "schedule",
@@ -257,6 +272,9 @@ impl Params {
             "growth" => self.tree.growth = value.parse::<Growth>()?,
             "max_bins" => self.binning.max_bins = parse(name, value)?,
             "min_category_count" => self.binning.min_category_count = parse(name, value)?,
+            "cat_smooth" => self.tree.categorical.cat_smooth = parse(name, value)?,
+            "min_data_per_group" => self.tree.categorical.min_data_per_group = parse(name, value)?,
+            "max_cat_threshold" => self.tree.categorical.max_cat_threshold = parse(name, value)?,
             "seed" => self.seed = parse(name, value)?,
             "n_threads" => self.n_threads = parse(name, value)?,
             "early_stopping_rounds" => self.early_stopping_rounds = Some(parse(name, value)?),
@@ -266,6 +284,8 @@ impl Params {
             "restart" => self.restart = value.parse()?,
             "corrected_residual" => self.corrected_residual = value.parse()?,
             "safeguard" => self.safeguard = value.parse()?,
+            "leaf_newton_steps" => self.leaf_newton_steps = parse(name, value)?,
+            "max_leaf_value" => self.max_leaf_value = parse(name, value)?,
             "lambda" => self.lambda = parse(name, value)?,
             "max_inner" => self.max_inner = parse(name, value)?,
             "schedule" => self.schedule = value.parse()?,
@@ -307,6 +327,13 @@ impl Params {
         }
         if !(self.gamma > 0.0 && self.gamma <= 1.0) {
             return Err(Error::param("gamma", self.gamma, "a number in (0, 1]"));
+        }
+        if !(self.max_leaf_value.is_finite() && self.max_leaf_value >= 0.0) {
+            return Err(Error::param(
+                "max_leaf_value",
+                self.max_leaf_value,
+                "a finite number ≥ 0 (0: no bound)",
+            ));
         }
         if !(self.lambda.is_finite() && self.lambda > 0.0) {
             return Err(Error::param("lambda", self.lambda, "a finite number > 0"));
@@ -374,11 +401,14 @@ impl Params {
 }
 
 impl Method {
-    /// Methods that fit one tree per class per iteration for a multiclass loss (all but the AGBM
-    /// family, whose corrected-residual recursion is stated for one score per row).
+    /// Methods that fit one tree per class per iteration for a multiclass loss (every one; the
+    /// AGBM family's recursions run on the n × K scores, coordinate by coordinate).
     pub const MULTICLASS: &'static [Method] = &[
         Method::Gbm,
         Method::Rgbm,
+        Method::Agbm,
+        Method::Agbmr,
+        Method::Vagbm,
         Method::Proximal,
         Method::ResidualProximal,
         Method::AcceleratedProximal,

@@ -128,14 +128,13 @@ impl MethodState {
         };
         Ok(match params.method {
             Method::Gbm | Method::Rgbm => MethodState::Gbm(GbmState { f: train.to_vec() }),
-            Method::Agbm | Method::Agbmr => match objective {
-                Objective::Scalar(loss) => {
-                    MethodState::Agbm(AgbmState::new(params, loss.as_ref(), start())?)
-                }
-                Objective::Multiclass(_) => {
-                    unreachable!("Params::validate rejects multiclass losses for agbm")
-                }
-            },
+            Method::Agbm | Method::Agbmr => {
+                let loss = match objective {
+                    Objective::Scalar(loss) => (loss.name(), loss.sigma(), loss.mu()),
+                    Objective::Multiclass(loss) => (loss.name(), loss.sigma(), loss.mu()),
+                };
+                MethodState::Agbm(AgbmState::new(params, loss, start())?)
+            }
             Method::Vagbm => MethodState::Vagbm(VagbmState {
                 f: start(),
                 h: start(),

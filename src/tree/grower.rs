@@ -2,6 +2,7 @@
 //! first, as in LightGBM). Only the smaller child's histogram is built; the larger child's is the
 //! parent's minus it.
 
+use super::categorical::CategoricalParams;
 use super::constraints::Constraints;
 use super::histogram::{BinStats, Features, Histogram, RowStats};
 use super::partition::{rows_by_group, split_rows};
@@ -51,6 +52,9 @@ pub struct TreeParams {
     pub l2_leaf: f64,
     pub min_split_gain: f64,
     pub growth: Growth,
+    /// Checkpoints written before these parameters existed ran unguarded categorical splits.
+    #[serde(default = "CategoricalParams::unguarded")]
+    pub categorical: CategoricalParams,
 }
 
 impl Default for TreeParams {
@@ -58,11 +62,13 @@ impl Default for TreeParams {
         TreeParams {
             max_depth: 3,
             max_leaves: 1 << 16,
-            min_samples_leaf: 1,
+            // docs/algorithms.md, "Leaf size and L2": measured test loss; L2 as XGBoost's λ.
+            min_samples_leaf: 10,
             min_weight_leaf: 1e-3,
-            l2_leaf: 0.0,
+            l2_leaf: 1.0,
             min_split_gain: 0.0,
             growth: Growth::Depthwise,
+            categorical: CategoricalParams::default(),
         }
     }
 }
@@ -87,10 +93,14 @@ impl TreeParams {
             ("min_weight_leaf", self.min_weight_leaf),
             ("l2_leaf", self.l2_leaf),
             ("min_split_gain", self.min_split_gain),
+            ("cat_smooth", self.categorical.cat_smooth),
         ] {
             if !(value.is_finite() && value >= 0.0) {
                 return Err(Error::param(name, value, "a finite number ≥ 0"));
             }
+        }
+        if self.categorical.max_cat_threshold == 0 {
+            return Err(Error::param("max_cat_threshold", 0, "an integer ≥ 1"));
         }
         Ok(())
     }
@@ -101,6 +111,7 @@ impl TreeParams {
             min_samples_leaf: self.min_samples_leaf,
             min_weight_leaf: self.min_weight_leaf,
             min_split_gain: self.min_split_gain,
+            categorical: self.categorical,
         }
     }
 }
@@ -1185,10 +1196,13 @@ mod tests {
                     (Growth::Depthwise, 900),
                     (Growth::Leafwise, 30),
                 ] {
+                    // No L2: with λ > 0, splitting levels of equal mean loses gain, and this
+                    // test needs trees with many leaves.
                     let params = TreeParams {
                         max_depth: 7,
                         max_leaves: 40,
                         min_samples_leaf,
+                        l2_leaf: 0.0,
                         growth,
                         ..TreeParams::default()
                     };

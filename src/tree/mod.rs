@@ -3,6 +3,7 @@
 //! histograms over binned features.
 
 mod constraints;
+mod categorical;
 mod grower;
 mod histogram;
 mod partition;
@@ -12,6 +13,7 @@ mod split;
 pub(crate) mod test_data;
 
 pub use constraints::{enforce_monotone, Constraints};
+pub use categorical::CategoricalParams;
 pub use grower::{
     fraction_of, grow, grow_with, grow_with_options, FitStats, GrowBuffers, GrowOptions, GrownTree,
     Growth, LeafRows, TreeParams, MAX_DEPTH,

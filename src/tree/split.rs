@@ -3,6 +3,7 @@
 //! prefixes (exact for least squares, as in LightGBM). Missing values (bin 0) are tried on both
 //! sides and the better side becomes the default direction.
 
+use super::categorical::{best_categorical, CategoricalParams};
 use super::histogram::{BinStats, Histogram};
 use crate::data::BinnedData;
 use serde::{Deserialize, Serialize};
@@ -31,6 +32,7 @@ pub struct SplitParams {
     pub min_samples_leaf: usize,
     pub min_weight_leaf: f64,
     pub min_split_gain: f64,
+    pub categorical: CategoricalParams,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -144,9 +146,9 @@ impl CountBounds {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct NeedCounts;
 
-struct Scan<'a> {
-    params: &'a SplitParams,
-    total: BinStats,
+pub(super) struct Scan<'a> {
+    pub(super) params: &'a SplitParams,
+    pub(super) total: BinStats,
     parent_score: f64,
     /// `None`: no monotone constraint and no bounds, the plain least-squares gains.
     constraint: Option<&'a NodeConstraint<'a>>,
@@ -160,7 +162,7 @@ impl Scan<'_> {
     /// Gain of sending `left` left and the rest right, if both children are admissible; the
     /// split is on a feature of monotone direction `direction` (0: free).
     #[inline]
-    fn gain(&self, left: BinStats, direction: i8) -> Option<f64> {
+    pub(super) fn gain(&self, left: BinStats, direction: i8) -> Option<f64> {
         let right = self.total - left;
         let p = self.params;
         let admissible = left.sum_v >= p.min_weight_leaf
@@ -336,33 +338,6 @@ fn best_numeric(
         threshold: Some(t as u8),
         ..split
     })
-}
-
-fn best_categorical(
-    scan: &Scan,
-    bins: &[BinStats],
-    feature: usize,
-    candidates: &Candidates,
-) -> Option<SplitCandidate> {
-    let mean = |s: &BinStats| {
-        if s.sum_v > 0.0 {
-            s.sum_vt / s.sum_v
-        } else {
-            0.0
-        }
-    };
-    let mut order: Vec<u8> = (1..bins.len())
-        .filter(|&b| bins[b].count > 0)
-        .map(|b| b as u8)
-        .collect();
-    order.sort_by(|&a, &b| {
-        mean(&bins[a as usize])
-            .total_cmp(&mean(&bins[b as usize]))
-            .then(a.cmp(&b))
-    });
-    // Categorical features have no order to be monotone in (rejected when the constraints are
-    // set up).
-    best_prefix(scan, bins, &order, feature, candidates, 0).map(|(split, _)| split)
 }
 
 /// The best split sending a prefix `order[..k]` of the non-missing bins left, with the missing
