@@ -174,7 +174,9 @@ impl Context<'_> {
         let l2 = self.params.tree.l2_leaf;
         let mut c = 0.0;
         for step in 0..steps {
-            let (mut d1, mut d2) = (l2 * c, l2);
+            // d2 holds the loss's own curvature: a leaf without any (absolute, pinball,
+            // hinge) takes the exact search, however large l2_leaf.
+            let (mut d1, mut d2) = (l2 * c, 0.0);
             match self.objective {
                 Objective::Scalar(loss) => {
                     for &r in rows {
@@ -201,7 +203,7 @@ impl Context<'_> {
             if !(d2 > 0.0 && d2.is_finite() && d1.is_finite()) {
                 return (step > 0).then_some(c);
             }
-            c -= d1 / d2;
+            c -= d1 / (d2 + l2);
         }
         Some(c)
     }
