@@ -381,7 +381,6 @@ fn feature_mappers_must_be_ones_binning_makes() {
 
 // ------------------------------------------------------------------ 5: format versions 1 and 2
 
-
 /// Reads `model`'s file, in version 2 and rewritten as version 1, and checks that both give the
 /// same model, predicting bit for bit what `model` predicts on `frame` (at every iteration).
 fn assert_round_trip(model: &Model, frame: &Frame<'_>) {
@@ -413,7 +412,11 @@ fn models_read_back_the_same_from_either_format_version() {
     // Numeric and categorical rules, and infinite thresholds (the last bin sends every value
     // left; −∞ sends only −∞ and missing values by default).
     let mut model = train(&data, &data.y, &[("max_depth", "4"), ("n_iter", "8")]);
-    assert!(model.trees.iter().flat_map(|t| &t.nodes).any(|n| n.category.is_some()));
+    assert!(model
+        .trees
+        .iter()
+        .flat_map(|t| &t.nodes)
+        .any(|n| n.category.is_some()));
     let numeric: Vec<(usize, usize)> = (model.trees.iter().enumerate())
         .flat_map(|(t, tree)| {
             (tree.nodes.iter().enumerate())
@@ -441,11 +444,22 @@ fn the_compact_layout_writes_split_fields_for_splits_only() {
     let data = Data::new(300);
     let model = squared_model(&data);
     let file: serde_json::Value = serde_json::from_str(&model.to_json()).unwrap();
-    for (tree, json) in model.trees.iter().zip(file["model"]["trees"].as_array().unwrap()) {
+    for (tree, json) in model
+        .trees
+        .iter()
+        .zip(file["model"]["trees"].as_array().unwrap())
+    {
         let n_splits = tree.nodes.len() - tree.n_leaves();
         assert_eq!(json["left"].as_array().unwrap().len(), tree.nodes.len());
         assert_eq!(json["value"].as_array().unwrap().len(), tree.nodes.len());
-        for field in ["right", "feature", "threshold", "bin", "default_left", "gain"] {
+        for field in [
+            "right",
+            "feature",
+            "threshold",
+            "bin",
+            "default_left",
+            "gain",
+        ] {
             assert_eq!(json[field].as_array().unwrap().len(), n_splits, "{field}");
         }
         let has_sets = tree.nodes.iter().any(|n| n.category.is_some());
@@ -468,18 +482,27 @@ fn compact_trees_of_inconsistent_lengths_are_rejected() {
         ("threshold", "\"threshold\" has"),
     ] {
         let mut broken = file.clone();
-        broken["model"]["trees"][1][field].as_array_mut().unwrap().pop();
+        broken["model"]["trees"][1][field]
+            .as_array_mut()
+            .unwrap()
+            .pop();
         let e = load(&broken);
         assert!(e.contains(expected) && e.contains("malformed model"), "{e}");
     }
     // A leaf turned into a split without its split fields, a field missing, both layouts.
     let mut broken = file.clone();
     let left = broken["model"]["trees"][1]["left"].as_array_mut().unwrap();
-    let leaf = left.iter().position(|l| l == &serde_json::json!(0)).unwrap();
+    let leaf = left
+        .iter()
+        .position(|l| l == &serde_json::json!(0))
+        .unwrap();
     left[leaf] = serde_json::json!(1);
     assert!(load(&broken).contains("entries for"));
     let mut broken = file.clone();
-    broken["model"]["trees"][1].as_object_mut().unwrap().remove("bin");
+    broken["model"]["trees"][1]
+        .as_object_mut()
+        .unwrap()
+        .remove("bin");
     assert!(load(&broken).contains("without \"bin\""));
     let mut broken = file.clone();
     broken["model"]["trees"][1]["nodes"] = serde_json::json!([]);
@@ -488,5 +511,8 @@ fn compact_trees_of_inconsistent_lengths_are_rejected() {
     let mut broken = file.clone();
     broken["version"] = serde_json::json!(3);
     let e = load(&broken);
-    assert!(e.contains("version 3") && e.contains("reads versions 1 to 2"), "{e}");
+    assert!(
+        e.contains("version 3") && e.contains("reads versions 1 to 2"),
+        "{e}"
+    );
 }

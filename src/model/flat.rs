@@ -127,6 +127,8 @@ impl FlatTree {
             .map(|(i, n)| {
                 let rule = if n.is_leaf() { root } else { n };
                 let (kind, threshold) = match rule.category {
+                    // A root leaf (never walked: depth 0) keeps its fields unchecked.
+                    _ if rule.is_leaf() => (NUMERIC, 0.0),
                     None => (NUMERIC, rule.threshold),
                     // In range: checked by `walkable`.
                     Some(c) => match tree.categories[c as usize].left_codes[..] {
@@ -172,13 +174,7 @@ impl FlatTree {
 
     /// `add_to`, for a tree whose `rule_kinds` are `KINDS`.
     #[inline(always)]
-    fn walk<R: Rows, const KINDS: u8>(
-        &self,
-        rows: &R,
-        start: usize,
-        weight: f64,
-        out: &mut [f64],
-    ) {
+    fn walk<R: Rows, const KINDS: u8>(&self, rows: &R, start: usize, weight: f64, out: &mut [f64]) {
         assert!(start + out.len() <= rows.n_rows(), "rows out of range");
         let mut groups = out.chunks_exact_mut(LANES);
         let mut row = start;
@@ -274,8 +270,7 @@ trait Rows {
     /// The same for a categorical node of a tree and its rule; `words` is the tree's. Also
     /// called on numeric nodes of trees with both kinds (the result is then ignored), with the
     /// default rule (`category_rules`): it must read only valid memory then too.
-    fn in_category(&self, node: &FlatNode, rule: &CategoryRule, words: &[u64], row: usize)
-        -> bool;
+    fn in_category(&self, node: &FlatNode, rule: &CategoryRule, words: &[u64], row: usize) -> bool;
 }
 
 /// Rows `start..start + n_rows` of a frame (n_rows ≤ `BLOCK_ROWS`), copied into one buffer,
@@ -312,13 +307,7 @@ impl Rows for RawBlock {
         (x <= node.threshold) | (x.is_nan() & node.default_left)
     }
     #[inline(always)]
-    fn in_category(
-        &self,
-        node: &FlatNode,
-        rule: &CategoryRule,
-        words: &[u64],
-        row: usize,
-    ) -> bool {
+    fn in_category(&self, node: &FlatNode, rule: &CategoryRule, words: &[u64], row: usize) -> bool {
         // A code, or MISSING_CODE (`RawColumns::block`). `Tree::leaf_of_raw` sends missing
         // codes and codes past the set by default.
         let code = self.value(node, row).to_bits();
@@ -349,13 +338,7 @@ impl Rows for BinnedRows<'_> {
         ((b != 0) & (b <= node.bin)) | ((b == 0) & node.default_left)
     }
     #[inline(always)]
-    fn in_category(
-        &self,
-        node: &FlatNode,
-        rule: &CategoryRule,
-        words: &[u64],
-        row: usize,
-    ) -> bool {
+    fn in_category(&self, node: &FlatNode, rule: &CategoryRule, words: &[u64], row: usize) -> bool {
         // The bin set, as `Tree::leaf_of_bins` reads it (missing is bin 0, in the set or not).
         let b = self.0.get(row, node.feature as usize);
         // SAFETY: every rule's BIN_WORDS words start at `start` (`category_rules`: a numeric
@@ -531,8 +514,8 @@ mod tests {
                 node.right = n + 1;
                 node.default_left = rng.chance(0.5);
                 if feature < NUMERIC {
-                    node.threshold = [f64::NEG_INFINITY, f64::INFINITY, -0.0, 0.25, 1.5]
-                        [rng.below(5)];
+                    node.threshold =
+                        [f64::NEG_INFINITY, f64::INFINITY, -0.0, 0.25, 1.5][rng.below(5)];
                     node.bin = 1 + rng.below(6) as u8;
                 } else {
                     node.category = Some(tree.categories.len() as u32);
@@ -565,15 +548,30 @@ mod tests {
         let numbers: Vec<Vec<f64>> = (0..NUMERIC)
             .map(|_| {
                 (0..n_rows)
-                    .map(|_| [f64::NAN, -1.0, 0.0, -0.0, 0.25, 0.5, 1.5, 2.0, f64::INFINITY]
-                        [rng.below(9)])
+                    .map(|_| {
+                        [
+                            f64::NAN,
+                            -1.0,
+                            0.0,
+                            -0.0,
+                            0.25,
+                            0.5,
+                            1.5,
+                            2.0,
+                            f64::INFINITY,
+                        ][rng.below(9)]
+                    })
                     .collect()
             })
             .collect();
         // Missing codes (−1), codes inside and past every set.
         let codes: Vec<Vec<i32>> = LEVELS
             .iter()
-            .map(|&n| (0..n_rows).map(|_| rng.below(n as usize + 1) as i32 - 1).collect())
+            .map(|&n| {
+                (0..n_rows)
+                    .map(|_| rng.below(n as usize + 1) as i32 - 1)
+                    .collect()
+            })
             .collect();
         let mut features: Vec<Feature<'_>> = numbers
             .iter()
@@ -612,9 +610,17 @@ mod tests {
                 for i in 0..rows {
                     let row = start + i;
                     let expected = tree.predict_raw(&frame, row);
-                    assert_eq!(raw[i].to_bits(), expected.to_bits(), "case {case}, row {row}");
+                    assert_eq!(
+                        raw[i].to_bits(),
+                        expected.to_bits(),
+                        "case {case}, row {row}"
+                    );
                     let expected = tree.predict_bins(matrix.row(row));
-                    assert_eq!(binned[i].to_bits(), expected.to_bits(), "case {case}, row {row}");
+                    assert_eq!(
+                        binned[i].to_bits(),
+                        expected.to_bits(),
+                        "case {case}, row {row}"
+                    );
                 }
             }
         }
@@ -643,6 +649,7 @@ mod tests {
         // A root leaf is never walked: its fields were never checked.
         let mut root_leaf = stump(7, 2);
         root_leaf.nodes[0].left = 0;
+        root_leaf.nodes[0].category = Some(5);
         assert_eq!(FlatTree::new(&root_leaf, &[true]).map(|f| f.depth), Some(0));
     }
 }

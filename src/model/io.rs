@@ -161,7 +161,9 @@ impl<'de> Visitor<'de> for EnvelopeVisitor<'_> {
                 repeated
             };
             if repeated {
-                return Err(de::Error::custom(format!("the key \"{name}\" appears twice")));
+                return Err(de::Error::custom(format!(
+                    "the key \"{name}\" appears twice"
+                )));
             }
         }
         Ok((file, others))

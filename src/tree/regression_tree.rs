@@ -115,12 +115,42 @@ impl TryFrom<TreeFile> for Tree {
         for (name, len, expected, what) in [
             ("value", value.len(), n_nodes, "nodes (entries of left)"),
             ("count", count.len(), n_nodes, "nodes (entries of left)"),
-            ("right", right.len(), n_splits, "splits (non-zero entries of left)"),
-            ("feature", feature.len(), n_splits, "splits (non-zero entries of left)"),
-            ("threshold", threshold.len(), n_splits, "splits (non-zero entries of left)"),
-            ("bin", bin.len(), n_splits, "splits (non-zero entries of left)"),
-            ("default_left", default_left.len(), n_splits, "splits (non-zero entries of left)"),
-            ("gain", gain.len(), n_splits, "splits (non-zero entries of left)"),
+            (
+                "right",
+                right.len(),
+                n_splits,
+                "splits (non-zero entries of left)",
+            ),
+            (
+                "feature",
+                feature.len(),
+                n_splits,
+                "splits (non-zero entries of left)",
+            ),
+            (
+                "threshold",
+                threshold.len(),
+                n_splits,
+                "splits (non-zero entries of left)",
+            ),
+            (
+                "bin",
+                bin.len(),
+                n_splits,
+                "splits (non-zero entries of left)",
+            ),
+            (
+                "default_left",
+                default_left.len(),
+                n_splits,
+                "splits (non-zero entries of left)",
+            ),
+            (
+                "gain",
+                gain.len(),
+                n_splits,
+                "splits (non-zero entries of left)",
+            ),
             (
                 "category",
                 file.category.as_ref().map_or(n_splits, Vec::len),
@@ -129,7 +159,9 @@ impl TryFrom<TreeFile> for Tree {
             ),
         ] {
             if len != expected {
-                return Err(format!("\"{name}\" has {len} entries for {expected} {what}"));
+                return Err(format!(
+                    "\"{name}\" has {len} entries for {expected} {what}"
+                ));
             }
         }
         let mut k = 0;
@@ -181,7 +213,10 @@ impl Serialize for Tree {
         tree.serialize_field("count", &Seq(|| nodes.iter().map(|n| n.count)))?;
         tree.serialize_field("right", &Seq(|| splits().map(|n| n.right)))?;
         tree.serialize_field("feature", &Seq(|| splits().map(|n| n.feature)))?;
-        tree.serialize_field("threshold", &Seq(|| splits().map(|n| NonFinite(n.threshold))))?;
+        tree.serialize_field(
+            "threshold",
+            &Seq(|| splits().map(|n| NonFinite(n.threshold))),
+        )?;
         tree.serialize_field("bin", &Seq(|| splits().map(|n| n.bin)))?;
         tree.serialize_field("default_left", &Seq(|| splits().map(|n| n.default_left)))?;
         tree.serialize_field("gain", &Seq(|| splits().map(|n| n.gain)))?;

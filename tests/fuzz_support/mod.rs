@@ -212,16 +212,20 @@ pub fn nodes_of(tree: &Value) -> Vec<Value> {
     for (i, l) in left.iter().enumerate() {
         let (value, count) = (tree["value"][i].clone(), tree["count"][i].clone());
         if l == &json!(0) {
-            nodes.push(json!({"feature": 0, "left": 0, "right": 0, "threshold": 0.0, "bin": 0,
+            nodes.push(
+                json!({"feature": 0, "left": 0, "right": 0, "threshold": 0.0, "bin": 0,
                               "default_left": false, "category": null, "value": value,
-                              "gain": 0.0, "count": count}));
+                              "gain": 0.0, "count": count}),
+            );
             continue;
         }
         let category = tree.get("category").map_or(Value::Null, |c| c[k].clone());
-        nodes.push(json!({"feature": tree["feature"][k], "left": l, "right": tree["right"][k],
+        nodes.push(
+            json!({"feature": tree["feature"][k], "left": l, "right": tree["right"][k],
                           "threshold": tree["threshold"][k], "bin": tree["bin"][k],
                           "default_left": tree["default_left"][k], "category": category,
-                          "value": value, "gain": tree["gain"][k], "count": count}));
+                          "value": value, "gain": tree["gain"][k], "count": count}),
+        );
         k += 1;
     }
     nodes
@@ -567,7 +571,10 @@ fn retarget_children(model: &mut Value, rng: &mut Rng) {
     };
     let n = match tree.get("nodes") {
         Some(nodes) => nodes.as_array().map_or(0, Vec::len),
-        None => tree.get("left").and_then(Value::as_array).map_or(0, Vec::len),
+        None => tree
+            .get("left")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len),
     };
     if n == 0 {
         return;
@@ -583,7 +590,10 @@ fn retarget_children(model: &mut Value, rng: &mut Rng) {
     let left_side = rng.chance(0.5);
     if let Some(nodes) = tree.get_mut("nodes").and_then(Value::as_array_mut) {
         if let Some(node) = nodes[i].as_object_mut() {
-            node.insert(if left_side { "left" } else { "right" }.into(), json!(target));
+            node.insert(
+                if left_side { "left" } else { "right" }.into(),
+                json!(target),
+            );
         }
         return;
     }
