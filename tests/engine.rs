@@ -1228,9 +1228,9 @@ fn unreadable_model_files_each_say_why() {
 
     let truncated = load(&json[..json.len() / 2]);
     assert!(truncated.contains("truncated"), "{truncated}");
-    let wrong_version = load(&json.replacen("\"version\":1", "\"version\":99", 1));
+    let wrong_version = load(&json.replacen("\"version\":2", "\"version\":99", 1));
     assert!(
-        wrong_version.contains("version 99") && wrong_version.contains("reads version 1"),
+        wrong_version.contains("version 99") && wrong_version.contains("reads versions 1 to 2"),
         "{wrong_version}"
     );
     let not_a_model = load("{\"hello\": [1, 2, 3]}");
@@ -1249,7 +1249,8 @@ fn unreadable_model_files_each_say_why() {
         }
     }
     // A well-formed file whose trees point outside the model.
-    let broken = json.replacen("\"left\":1,", "\"left\":100000,", 1);
+    let broken = json.replacen("\"left\":[1,", "\"left\":[100000,", 1);
+    assert_ne!(broken, json);
     assert!(load(&broken).contains("inconsistent model"));
     let missing = message(Model::load("/nonexistent/model.json").unwrap_err());
     assert!(

@@ -348,14 +348,7 @@ pub fn apply_step_rule(
                             let mut scratch = ctx.buffers.leaf_scratch();
                             let w = ctx.line_search_weights();
                             scratch.assume_unit_weights(w.given().is_none());
-                            loss.leaf_values(
-                                ctx.y,
-                                f,
-                                w.slice(),
-                                &leaves,
-                                &leaf_of,
-                                &mut scratch,
-                            )
+                            loss.leaf_values(ctx.y, f, w.slice(), &leaves, &leaf_of, &mut scratch)
                         }
                         // Leaves are independent one-dimensional problems: solve them in parallel.
                         Objective::Multiclass(_) => leaves

@@ -69,6 +69,23 @@ impl PyModel {
         guarded(|| Model::from_json(text)).map(PyModel::new)
     }
 
+    /// A Python model file (`Model.save`) as bytes, parsed in one pass: the core model of its
+    /// "model" entry, validated, and the raw JSON text of each other top-level entry (the small
+    /// ones: formula, design, history) for the Python layer to check. Fails with a
+    /// ModelFileError on any file the core would not load, and on files that are no JSON
+    /// object or repeat a key.
+    #[staticmethod]
+    fn from_file_json(py: Python<'_>, data: &[u8]) -> PyResult<(Self, Vec<(String, String)>)> {
+        let (model, others) = py.detach(|| {
+            guarded(|| {
+                let text = std::str::from_utf8(data)
+                    .map_err(|e| crate::Error::Model(format!("not UTF-8 text: {e}")))?;
+                Model::from_json_in(text, "model")
+            })
+        })?;
+        Ok((PyModel::new(model), others))
+    }
+
     fn to_json(&self) -> PyResult<String> {
         guarded(|| Ok(self.model.to_json()))
     }

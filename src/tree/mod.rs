@@ -2,8 +2,8 @@
 //! `argmin_b Σ v_i (t_i − b(x_i))²` plus an L2 leaf penalty, grown on gradient-statistics
 //! histograms over binned features.
 
-mod constraints;
 mod categorical;
+mod constraints;
 mod grower;
 mod histogram;
 mod partition;
@@ -12,8 +12,8 @@ mod split;
 #[cfg(test)]
 pub(crate) mod test_data;
 
-pub use constraints::{enforce_monotone, Constraints};
 pub use categorical::CategoricalParams;
+pub use constraints::{enforce_monotone, Constraints};
 pub use grower::{
     fraction_of, grow, grow_with, grow_with_options, FitStats, GrowBuffers, GrowOptions, GrownTree,
     Growth, LeafRows, TreeParams, MAX_DEPTH,
