@@ -69,7 +69,8 @@ def test_saved_loaded_and_unpickled_models_predict_bit_for_bit(tmp_path):
         model.save(path)
         core = json.loads(path.read_text())["model"]
         assert core["version"] == 2 and "nodes" not in core["model"]["trees"][0]
-        assert json.dumps(core, separators=(",", ":")) == model._core.to_json()
+        # the same values (Python and Rust spell some floats differently, e.g. 2.8e-05)
+        assert core == json.loads(model._core.to_json())
         for back in (optboost.load(path), pickle.loads(pickle.dumps(model))):
             assert back.to_dict() == model.to_dict()
             for k in range(model.n_iter + 1):
