@@ -12,7 +12,7 @@ mod rows;
 pub mod threads;
 pub mod tree;
 
-pub use boost::{Booster, Checkpoint, History, Record, Step, StopReason, TrainData};
+pub use boost::{Booster, Checkpoint, History, Offsets, Record, Step, StopReason, TrainData};
 pub use data::{Feature, Frame};
 pub use loss::{Loss, LossSpec};
 pub use model::Model;

@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::loss::LossSpec;
 use crate::tree::{Growth, TreeParams};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::str::FromStr;
 
 macro_rules! public_enum {
@@ -138,11 +139,39 @@ pub struct Params {
     /// Checkpoints written before this parameter existed ran unguarded.
     #[serde(default = "Safeguard::none")]
     pub safeguard: Safeguard,
+    // leaf steps (`leaf_line_search` leaves; the bound also applies to `newton` trees' leaves)
+    /// Newton steps of the per-leaf line search from 0 (0: the exact search). Checkpoints
+    /// written before this parameter existed ran the exact search.
+    #[serde(default)]
+    pub leaf_newton_steps: usize,
+    /// Bound on the size of a leaf's step, before shrinkage (XGBoost's max_delta_step); 0: none.
+    #[serde(default)]
+    pub max_leaf_value: f64,
     // proximal family
     pub lambda: f64,
     // repeated_gbm
     pub max_inner: usize,
     pub schedule: Schedule,
+    // stochastic gradient boosting (Friedman, "Stochastic gradient boosting", 2002)
+    /// Fraction of the rows each iteration's trees are grown on (drawn without replacement).
+    #[serde(default = "one")]
+    pub subsample: f64,
+    /// Fraction of the features each iteration's trees may split on.
+    #[serde(default = "one")]
+    pub colsample_bytree: f64,
+    /// Fraction of the tree's features each node may split on.
+    #[serde(default = "one")]
+    pub colsample_bynode: f64,
+    /// Monotone constraints by feature name: +1 increasing, −1 decreasing.
+    #[serde(default)]
+    pub monotone: BTreeMap<String, i8>,
+    /// Interaction constraints: the sets of feature names that may share a root-to-leaf path.
+    #[serde(default)]
+    pub interactions: Vec<Vec<String>>,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 impl Default for Params {
@@ -166,9 +195,16 @@ impl Default for Params {
             restart: Restart::Adaptive,
             corrected_residual: CorrectedResidual::Paper,
             safeguard: Safeguard::Restart,
+            leaf_newton_steps: 1,
+            max_leaf_value: 0.0,
             lambda: 1.0,
             max_inner: 10,
             schedule: Schedule::Constant,
+            subsample: 1.0,
+            colsample_bytree: 1.0,
+            colsample_bynode: 1.0,
+            monotone: BTreeMap::new(),
+            interactions: Vec::new(),
         }
     }
 }
@@ -192,6 +228,9 @@ impl Params {
         "growth",
         "max_bins",
         "min_category_count",
+        "cat_smooth",
+        "min_data_per_group",
+        "max_cat_threshold",
         "seed",
         "n_threads",
         "early_stopping_rounds",
@@ -201,9 +240,16 @@ impl Params {
         "restart",
         "corrected_residual",
         "safeguard",
+        "leaf_newton_steps",
+        "max_leaf_value",
         "lambda",
         "max_inner",
         "schedule",
+        "subsample",
+        "colsample_bytree",
+        "colsample_bynode",
+        "monotone",
+        "interactions",
     ];
 
     /// Sets one parameter from its public name and a textual value.
@@ -226,6 +272,9 @@ impl Params {
             "growth" => self.tree.growth = value.parse::<Growth>()?,
             "max_bins" => self.binning.max_bins = parse(name, value)?,
             "min_category_count" => self.binning.min_category_count = parse(name, value)?,
+            "cat_smooth" => self.tree.categorical.cat_smooth = parse(name, value)?,
+            "min_data_per_group" => self.tree.categorical.min_data_per_group = parse(name, value)?,
+            "max_cat_threshold" => self.tree.categorical.max_cat_threshold = parse(name, value)?,
             "seed" => self.seed = parse(name, value)?,
             "n_threads" => self.n_threads = parse(name, value)?,
             "early_stopping_rounds" => self.early_stopping_rounds = Some(parse(name, value)?),
@@ -235,9 +284,16 @@ impl Params {
             "restart" => self.restart = value.parse()?,
             "corrected_residual" => self.corrected_residual = value.parse()?,
             "safeguard" => self.safeguard = value.parse()?,
+            "leaf_newton_steps" => self.leaf_newton_steps = parse(name, value)?,
+            "max_leaf_value" => self.max_leaf_value = parse(name, value)?,
             "lambda" => self.lambda = parse(name, value)?,
             "max_inner" => self.max_inner = parse(name, value)?,
             "schedule" => self.schedule = value.parse()?,
+            "subsample" => self.subsample = parse(name, value)?,
+            "colsample_bytree" => self.colsample_bytree = parse(name, value)?,
+            "colsample_bynode" => self.colsample_bynode = parse(name, value)?,
+            "monotone" => self.monotone = parse_monotone(value)?,
+            "interactions" => self.interactions = parse_interactions(value)?,
             _ => {
                 return Err(Error::param(
                     "parameter name",
@@ -272,6 +328,13 @@ impl Params {
         if !(self.gamma > 0.0 && self.gamma <= 1.0) {
             return Err(Error::param("gamma", self.gamma, "a number in (0, 1]"));
         }
+        if !(self.max_leaf_value.is_finite() && self.max_leaf_value >= 0.0) {
+            return Err(Error::param(
+                "max_leaf_value",
+                self.max_leaf_value,
+                "a finite number ≥ 0 (0: no bound)",
+            ));
+        }
         if !(self.lambda.is_finite() && self.lambda > 0.0) {
             return Err(Error::param("lambda", self.lambda, "a finite number > 0"));
         }
@@ -280,6 +343,15 @@ impl Params {
         }
         if self.max_inner == 0 {
             return Err(Error::param("max_inner", self.max_inner, "an integer ≥ 1"));
+        }
+        for (name, fraction) in [
+            ("subsample", self.subsample),
+            ("colsample_bytree", self.colsample_bytree),
+            ("colsample_bynode", self.colsample_bynode),
+        ] {
+            if !(fraction > 0.0 && fraction <= 1.0) {
+                return Err(Error::param(name, fraction, "a fraction in (0, 1]"));
+            }
         }
         if self.early_stopping_rounds == Some(0) {
             return Err(Error::param("early_stopping_rounds", 0, "an integer ≥ 1"));
@@ -329,11 +401,14 @@ impl Params {
 }
 
 impl Method {
-    /// Methods that fit one tree per class per iteration for a multiclass loss (all but the AGBM
-    /// family, whose corrected-residual recursion is stated for one score per row).
+    /// Methods that fit one tree per class per iteration for a multiclass loss (every one; the
+    /// AGBM family's recursions run on the n × K scores, coordinate by coordinate).
     pub const MULTICLASS: &'static [Method] = &[
         Method::Gbm,
         Method::Rgbm,
+        Method::Agbm,
+        Method::Agbmr,
+        Method::Vagbm,
         Method::Proximal,
         Method::ResidualProximal,
         Method::AcceleratedProximal,
@@ -400,4 +475,46 @@ fn parse<T: FromStr>(name: &str, value: &str) -> Result<T> {
         };
         Error::param(name, format!("{value:?}"), allowed)
     })
+}
+
+/// `{"age": 1, "debt": -1}` (JSON) or `age:1,debt:-1`; directions −1, 0 or 1.
+fn parse_monotone(value: &str) -> Result<BTreeMap<String, i8>> {
+    let expected = "feature directions as {\"name\": 1, \"other\": -1} or name:1,other:-1, \
+                    each direction -1, 0 or 1";
+    let bad = || Error::param("monotone", format!("{value:?}"), expected);
+    let pairs: Vec<(String, f64)> = if value.starts_with('{') {
+        let map: BTreeMap<String, f64> = serde_json::from_str(value).map_err(|_| bad())?;
+        map.into_iter().collect()
+    } else {
+        (value.split(',').filter(|p| !p.trim().is_empty()))
+            .map(|pair| {
+                let (name, direction) = pair.rsplit_once(':').ok_or_else(bad)?;
+                let direction = direction.trim().parse().map_err(|_| bad())?;
+                Ok((name.trim().to_string(), direction))
+            })
+            .collect::<Result<_>>()?
+    };
+    (pairs.into_iter())
+        .map(|(name, d)| match d {
+            -1.0 | 0.0 | 1.0 if !name.is_empty() => Ok((name, d as i8)),
+            _ => Err(bad()),
+        })
+        .collect()
+}
+
+/// `[["a", "b"], ["c", "d", "e"]]` (JSON) or `a,b;c,d,e`.
+fn parse_interactions(value: &str) -> Result<Vec<Vec<String>>> {
+    let expected = "sets of feature names as [[\"a\", \"b\"], [\"c\"]] or a,b;c";
+    let bad = || Error::param("interactions", format!("{value:?}"), expected);
+    let sets: Vec<Vec<String>> = if value.starts_with('[') {
+        serde_json::from_str(value).map_err(|_| bad())?
+    } else {
+        (value.split(';').filter(|set| !set.trim().is_empty()))
+            .map(|set| set.split(',').map(|name| name.trim().to_string()).collect())
+            .collect()
+    };
+    if sets.iter().flatten().any(String::is_empty) {
+        return Err(bad());
+    }
+    Ok(sets)
 }

@@ -2,6 +2,8 @@
 //! untrusted data, and nothing read from it may panic, crash, hang or make prediction return
 //! NaN/∞. (The seeded mutation fuzzing is in `model_fuzz.rs`.)
 
+mod fuzz_support;
+
 use optboost::tree::{Node, Tree};
 use optboost::{Booster, Feature, Frame, LossSpec, Model, Params, TrainData};
 use std::time::{Duration, Instant};
@@ -375,4 +377,142 @@ fn feature_mappers_must_be_ones_binning_makes() {
     let mut broken = model.clone();
     broken.trees[0].nodes[i].bin = 255;
     assert!(load_error(&broken).contains("bin = 255"));
+}
+
+// ------------------------------------------------------------------ 5: format versions 1 and 2
+
+/// Reads `model`'s file, in version 2 and rewritten as version 1, and checks that both give the
+/// same model, predicting bit for bit what `model` predicts on `frame` (at every iteration).
+fn assert_round_trip(model: &Model, frame: &Frame<'_>) {
+    let text = model.to_json();
+    let version_1 = fuzz_support::to_version_1(&serde_json::from_str(&text).unwrap()).to_string();
+    assert!(text.contains("\"version\":2") && version_1.contains("\"nodes\""));
+    for text in [text, version_1] {
+        let back = Model::from_json(&text).unwrap();
+        assert_eq!(&back, model);
+        let bits = |m: &Model, k: Option<usize>| -> Vec<u64> {
+            let scores = match k {
+                None => m.predict(frame).unwrap(),
+                Some(k) => m.predict_iteration(frame, k).unwrap(),
+            };
+            scores.iter().map(|v| v.to_bits()).collect()
+        };
+        assert_eq!(bits(&back, None), bits(model, None));
+        for k in 0..=model.n_iterations() {
+            assert_eq!(bits(&back, Some(k)), bits(model, Some(k)));
+        }
+        // Written again, the file is the same as the first.
+        assert_eq!(back.to_json(), model.to_json());
+    }
+}
+
+#[test]
+fn models_read_back_the_same_from_either_format_version() {
+    let data = Data::new(400);
+    // Numeric and categorical rules, and infinite thresholds (the last bin sends every value
+    // left; −∞ sends only −∞ and missing values by default).
+    let mut model = train(&data, &data.y, &[("max_depth", "4"), ("n_iter", "8")]);
+    assert!(model
+        .trees
+        .iter()
+        .flat_map(|t| &t.nodes)
+        .any(|n| n.category.is_some()));
+    let numeric: Vec<(usize, usize)> = (model.trees.iter().enumerate())
+        .flat_map(|(t, tree)| {
+            (tree.nodes.iter().enumerate())
+                .filter(|(_, n)| !n.is_leaf() && n.category.is_none())
+                .map(move |(i, _)| (t, i))
+        })
+        .collect();
+    let (t, i) = numeric[0];
+    model.trees[t].nodes[i].threshold = f64::INFINITY;
+    let (t, i) = numeric[numeric.len() - 1];
+    model.trees[t].nodes[i].threshold = f64::NEG_INFINITY;
+    assert_round_trip(&model, &data.frame());
+    // Multiclass, and a momentum method's per-iteration weights.
+    let classes: Vec<f64> = data.y.iter().map(|&v| (v / 2.0).floor().min(2.0)).collect();
+    let softmax = train(&data, &classes, &[("loss", "softmax")]);
+    assert_eq!(softmax.n_outputs, 3);
+    assert_round_trip(&softmax, &data.frame());
+    let agbm = train(&data, &data.y, &[("method", "agbm"), ("n_iter", "6")]);
+    assert!(!agbm.iteration_weights.is_empty() && !agbm.iteration_trees.is_empty());
+    assert_round_trip(&agbm, &data.frame());
+}
+
+#[test]
+fn the_compact_layout_writes_split_fields_for_splits_only() {
+    let data = Data::new(300);
+    let model = squared_model(&data);
+    let file: serde_json::Value = serde_json::from_str(&model.to_json()).unwrap();
+    for (tree, json) in model
+        .trees
+        .iter()
+        .zip(file["model"]["trees"].as_array().unwrap())
+    {
+        let n_splits = tree.nodes.len() - tree.n_leaves();
+        assert_eq!(json["left"].as_array().unwrap().len(), tree.nodes.len());
+        assert_eq!(json["value"].as_array().unwrap().len(), tree.nodes.len());
+        for field in [
+            "right",
+            "feature",
+            "threshold",
+            "bin",
+            "default_left",
+            "gain",
+        ] {
+            assert_eq!(json[field].as_array().unwrap().len(), n_splits, "{field}");
+        }
+        let has_sets = tree.nodes.iter().any(|n| n.category.is_some());
+        assert_eq!(json.get("category").is_some(), has_sets);
+    }
+}
+
+#[test]
+fn compact_trees_of_inconsistent_lengths_are_rejected() {
+    let data = Data::new(300);
+    let model = squared_model(&data);
+    let file: serde_json::Value = serde_json::from_str(&model.to_json()).unwrap();
+    let load = |file: &serde_json::Value| match Model::from_json(&file.to_string()) {
+        Ok(_) => panic!("the file loaded"),
+        Err(e) => e.to_string(),
+    };
+    for (field, expected) in [
+        ("value", "\"value\" has"),
+        ("gain", "\"gain\" has"),
+        ("threshold", "\"threshold\" has"),
+    ] {
+        let mut broken = file.clone();
+        broken["model"]["trees"][1][field]
+            .as_array_mut()
+            .unwrap()
+            .pop();
+        let e = load(&broken);
+        assert!(e.contains(expected) && e.contains("malformed model"), "{e}");
+    }
+    // A leaf turned into a split without its split fields, a field missing, both layouts.
+    let mut broken = file.clone();
+    let left = broken["model"]["trees"][1]["left"].as_array_mut().unwrap();
+    let leaf = left
+        .iter()
+        .position(|l| l == &serde_json::json!(0))
+        .unwrap();
+    left[leaf] = serde_json::json!(1);
+    assert!(load(&broken).contains("entries for"));
+    let mut broken = file.clone();
+    broken["model"]["trees"][1]
+        .as_object_mut()
+        .unwrap()
+        .remove("bin");
+    assert!(load(&broken).contains("without \"bin\""));
+    let mut broken = file.clone();
+    broken["model"]["trees"][1]["nodes"] = serde_json::json!([]);
+    assert!(load(&broken).contains("both"));
+    // Versions this optboost does not know.
+    let mut broken = file.clone();
+    broken["version"] = serde_json::json!(3);
+    let e = load(&broken);
+    assert!(
+        e.contains("version 3") && e.contains("reads versions 1 to 2"),
+        "{e}"
+    );
 }

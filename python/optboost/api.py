@@ -6,10 +6,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import _core
+from .class_weights import class_weight_values
+from .constraints import CONSTRAINTS, constraint_params, parse_interactions, parse_monotone
 from .errors import ParameterError
 from .formula import build_design
 from .losses import LossLike, loss_text
 from .model import Model
+from .offsets import offset_values, without_column
 from .params import param_pairs
 from .training import Callback, Progress
 
@@ -24,6 +27,8 @@ def boost(
     learning_rate: float = 0.1,
     valid: Any = None,
     weights: Any = None,
+    offset: Any = None,
+    class_weight: Any = None,
     early_stopping_rounds: int | None = None,
     seed: int = 0,
     n_threads: int = 0,
@@ -46,6 +51,14 @@ def boost(
     valid: a validation frame with the same columns, for ``history`` and
         ``early_stopping_rounds``.
     weights: a column name or one value per row.
+    offset: a column name (left out of ``.``; the validation frame's column of
+        that name is its offset) or an array, n values or (n, K) for K classes:
+        added to the link before the first iteration (R's offset, LightGBM's
+        init_score, XGBoost's base_margin). The model does not store it:
+        ``predict`` needs ``offset=`` too, as R's glm and gbm do.
+    class_weight: "balanced" (every class the same total weight) or a
+        mapping from class label to weight, multiplying the sample weights
+        of the training rows (classification losses only).
     progress: None shows a bar for fits longer than ~2 s on a terminal;
         True always; False never.
     callback: called with a dict of the history record after every
@@ -53,7 +66,12 @@ def boost(
         stops it like Ctrl-C (the model keeps the finished iterations).
     context: extra names for formula expressions (your own functions).
     **params: any other training parameter by name (max_depth, gamma,
-        lambda, step, ...; ``optboost.param_names()`` lists them).
+        lambda, step, ...; ``optboost.param_names()`` lists them), among them
+        ``subsample``, ``colsample_bytree``, ``colsample_bynode``;
+        ``monotone={"age": 1, "debt": -1}`` (by column: 1 increasing, -1
+        decreasing; bare numeric columns only) and
+        ``interactions=[["a", "b"], ["c", "d"]]`` (the columns whose features
+        may share a root-to-leaf path; a column in no group is used alone).
     """
     if early_stopping_rounds is not None and valid is None:
         raise ParameterError("early_stopping_rounds needs validation data: pass valid=")
@@ -67,10 +85,24 @@ def boost(
         "n_threads": n_threads,
         **params,
     }
+    # Constraints name columns: checked now, mapped to the model's features once they exist.
+    constraints = {name: settings.pop(name) for name in CONSTRAINTS if name in settings}
+    parse_monotone(constraints.get("monotone") or {})
+    parse_interactions(constraints.get("interactions") or [])
     pairs = param_pairs(settings)
     task = _core.loss_task(settings["loss"])
-    design = build_design(formula, data, task=task, weights=weights, context=context)
+    design = build_design(
+        formula, without_column(data, offset), task=task, weights=weights, context=context
+    )
     spec = design.spec
+    if spec.offset_column is not None:
+        if offset is not None:
+            raise ParameterError(
+                f"formula {formula!r} has offset({spec.offset_column}); pass no offset= too"
+            )
+        offset = spec.offset_column
+    if constraints:
+        pairs += param_pairs(constraint_params(constraints, spec.features))
     valid_args: tuple[Any, Any, Any] = (None, None, None)
     if valid is not None:
         valid_args = (
@@ -78,7 +110,25 @@ def boost(
             spec.target_values(valid),
             spec.weight_values(valid) if isinstance(weights, str) else None,
         )
-    booster = _core.Booster(pairs, design.features, design.y, design.weights, *valid_args)
+    offsets: tuple[Any, Any] = (None, None)
+    if offset is not None:
+        k = int(design.y.max()) + 1 if task == "multiclass" else 1
+        offsets = (
+            offset_values(offset, data, len(design.y), k),
+            offset_values(offset, valid, len(valid_args[1]), k)
+            if valid is not None and isinstance(offset, str)
+            else None,
+        )
+    weights_values = design.weights
+    if class_weight is not None:
+        if task == "regression":
+            raise ParameterError("class_weight needs a classification loss")
+        labels = spec.target_encoding.labels
+        by_class = class_weight_values(class_weight, design.y, labels)
+        weights_values = by_class if weights_values is None else weights_values * by_class
+    booster = _core.Booster(
+        pairs, design.features, design.y, weights_values, *valid_args, *offsets
+    )
     model = Model._from_booster(booster, spec, dict(pairs))
     model._train(int(n_iter), progress, callback)
     return model

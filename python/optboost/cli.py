@@ -86,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--valid", help="validation data for the history and early stopping")
     fit.add_argument("--early-stopping-rounds", type=int)
     fit.add_argument("--weights", help="column holding sample weights")
+    fit.add_argument(
+        "--offset", help="column added to the link (give it to 'predict --offset' too)"
+    )
     fit.add_argument("--seed", type=int, default=0)
     fit.add_argument("--n-threads", type=int, default=0, help="0: all cores")
     fit.add_argument(
@@ -102,6 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
     predict = commands.add_parser("predict", help="predict with a saved model")
     predict.add_argument("model", help="model file written by 'optboost fit'")
     predict.add_argument("data", help="data with the model's input columns")
+    predict.add_argument(
+        "--offset", help="column added to the link (for a model fitted with --offset)"
+    )
     predict.add_argument(
         "-o", "--output", help="file to write (.parquet, .csv, ...); default: CSV on stdout"
     )
@@ -163,6 +169,7 @@ def command_fit(args: argparse.Namespace) -> None:
         learning_rate=args.learning_rate,
         valid=valid,
         weights=args.weights,
+        offset=args.offset,
         early_stopping_rounds=args.early_stopping_rounds,
         seed=args.seed,
         n_threads=args.n_threads,
@@ -183,7 +190,7 @@ def command_predict(args: argparse.Namespace) -> None:
     model = load(args.model)
     data = read_data(args.data)
     kind = args.type or ("link" if model.is_margin_loss else "response")
-    predictions = model.predict(data, type=kind, iteration=args.iteration)
+    predictions = model.predict(data, type=kind, iteration=args.iteration, offset=args.offset)
     columns: dict[str, Any] = {
         name: data.get_column(name) for name in args.keep if _has(data, name)
     }

@@ -44,8 +44,10 @@ from .frames import (
 from .terms import (
     Categorical,
     Column,
+    Offset,
     Evaluation,
     Factor,
+    finite_float,
     column_factor,
     factor_levels,
     interaction_columns,
@@ -124,6 +126,8 @@ class Feature:
         if kind not in ("numeric", "categorical"):
             raise FormulaError(f"feature kind must be 'numeric' or 'categorical', got {kind!r}")
         levels = data.get("levels")
+        if levels is not None:
+            _distinct(_texts(levels, "levels"), f"levels of feature {data['name']!r}")
         return cls(
             name=_text(data["name"], "feature name"),
             kind=kind,
@@ -174,6 +178,8 @@ class TermSpec:
             state={_text(k, "state key"): _plain_state(v) for k, v in state.items()},
         )
         for factor, levels_of in zip(term.parsed(), term.levels):
+            if levels_of is not None:
+                _distinct(levels_of, f"levels of {factor.text!r}")
             for key in stateful_keys(factor):
                 if key not in term.state:
                     raise FormulaError(f"term {factor.text!r} has no stored state for {key}")
@@ -202,6 +208,8 @@ class DesignSpec:
     # Set when the left-hand side transforms a column (``np.log(y) ~ x``, as in R):
     # the expression text, evaluated by the term language on every target read.
     target_expression: str | None = None
+    # R's offset(column) term: the column added to the link at fit and predict.
+    offset_column: str | None = None
 
     @property
     def task(self) -> str:
@@ -282,6 +290,7 @@ class DesignSpec:
     ) -> list[FeatureColumn]:
         result = []
         computed_index = 0
+        schema = frame.schema  # one dict: a dtype read off each series costs microseconds
         for feature in self.features:
             if feature.materialised:
                 values = computed[computed_index]
@@ -296,9 +305,8 @@ class DesignSpec:
                     FeatureColumn(feature.name, codes, "categorical", feature.n_levels)
                 )
             else:
-                result.append(
-                    FeatureColumn(feature.name, numeric_values(series), "numeric", 0)
-                )
+                values = numeric_values(series, schema[feature.source_columns[0]])
+                result.append(FeatureColumn(feature.name, values, "numeric", 0))
         return result
 
 
@@ -312,6 +320,7 @@ class DesignSpec:
             "target": self.target,
             "target_encoding": self.target_encoding.to_dict(),
             "target_expression": self.target_expression,
+            "offset_column": self.offset_column,
             "weights_column": self.weights_column,
             "features": [feature.to_dict() for feature in self.features],
             "terms": [term.to_dict() for term in self.terms],
@@ -349,6 +358,14 @@ class DesignSpec:
                     raise FormulaError(
                         f"term {':'.join(term.names)!r} gives more columns than the model has"
                     )
+        sources = {c for f in features for c in f.source_columns}
+        for term in terms:
+            for factor in term.parsed():
+                unknown = [c for c in factor.columns if c not in sources]
+                if unknown:
+                    raise FormulaError(
+                        f"term {factor.text!r} reads {unknown}, which no feature lists as a source"
+                    )
         for feature in features:
             if not feature.source_columns:
                 raise FormulaError(f"feature {feature.name!r} has no source column")
@@ -365,6 +382,7 @@ class DesignSpec:
             terms=terms,
             context=context,
             target_expression=_optional_text(data.get("target_expression"), "target expression"),
+            offset_column=_optional_text(data.get("offset_column"), "offset column"),
         )
         if spec.target_expression is not None:
             parse_factor(spec.target_expression)
@@ -405,6 +423,11 @@ def _texts(values: Any, what: str) -> list[str]:
     return [_text(v, what) for v in _list(values, what)]
 
 
+def _distinct(values: Sequence[str], what: str) -> None:
+    if len(set(values)) != len(values):
+        raise FormulaError(f"{what} repeat a level")
+
+
 def _flag(value: Any, what: str) -> bool:
     _expect(value, bool, what)
     return value
@@ -415,10 +438,8 @@ def _plain_state(value: Any) -> dict[str, Any]:
     _expect(value, Mapping, "transform state")
     for key, entry in value.items():
         items = entry if isinstance(entry, list) else [entry]
-        if not isinstance(key, str) or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in items
-        ):
-            raise FormulaError(f"transform state {key!r} must hold numbers only")
+        if not isinstance(key, str) or not all(finite_float(v) is not None for v in items):
+            raise FormulaError(f"transform state {key!r} must hold finite numbers only")
     return dict(value)
 
 
@@ -462,11 +483,25 @@ def build_design(
         for factor in factors:
             _check_factor(formula, factor, frame, present, context)
 
+    offsets = [f[0].tree.column for f in factor_lists if isinstance(f[0].tree, Offset)]
+    if len(offsets) > 1 or any(
+        isinstance(factor.tree, Offset) for f in factor_lists if len(f) > 1 for factor in f
+    ):
+        raise FormulaError(f"formula {formula!r}: at most one offset(column), as a term of its own")
+    offset_column = offsets[0] if offsets else None
+    factor_lists = [
+        f
+        for f in factor_lists
+        if not isinstance(f[0].tree, Offset)
+        # an offset column is not also a feature (through '.', say)
+        and not (len(f) == 1 and isinstance(f[0].tree, Column) and f[0].tree.name == offset_column)
+    ]
     features: list[Feature] = []
     terms: list[TermSpec] = []
     computed: list[np.ndarray] = []
+    schema = frame.schema
     for factors in factor_lists:
-        bare = _bare_feature(factors, frame)
+        bare = _bare_feature(factors, frame, schema)
         if bare is not None:
             features.append(bare)
             continue
@@ -505,6 +540,7 @@ def build_design(
         terms=tuple(terms),
         context=context or None,
         target_expression=None if target_factor is None else target_factor.text,
+        offset_column=offset_column,
     )
     return Design(
         spec=spec,
@@ -525,6 +561,9 @@ def _parse(
         )
     if len(formula) > 1_000_000:
         raise FormulaError(f"formula of {len(formula)} characters is too long")
+    simple = _parse_simple(formula, frame, weights_column)
+    if simple is not None:
+        return simple
     # Column names formulaic would read as numbers (a column called `1`) get an
     # identifier alias, so that `.` and backticks keep them as columns.
     aliases = {
@@ -614,6 +653,55 @@ def _evaluated_target(text: str, frame: pl.DataFrame, context: Mapping[str, Any]
     return pl.Series(text, values).fill_nan(None)
 
 
+_NAME = r"(?:[A-Za-z_][A-Za-z0-9_.]*|`[^`]*`)"
+_SIMPLE_TERM = re.compile(rf"\s*([+-])\s*({_NAME}|\.|[01])\s*")
+_SIMPLE_TARGET = re.compile(rf"\s*({_NAME})\s*~(.*)", re.S)
+
+
+def _parse_simple(
+    formula: str, frame: pl.DataFrame, weights_column: str | None
+) -> tuple[str, None, list[list[Factor]]] | None:
+    """The common formulas of bare names only (``y ~ a + b``, ``y ~ . - c``),
+    parsed without formulaic, whose parse costs seconds on thousands of columns;
+    None for anything else. Same terms, in the same order, as formulaic gives:
+    names in order of first appearance, ``.`` as every other column in frame
+    order, intercept terms dropped."""
+    head = _SIMPLE_TARGET.fullmatch(formula)
+    if head is None:
+        return None
+    target = head.group(1).strip("`")
+    rest = head.group(2)
+    rest = rest if rest.lstrip().startswith(("+", "-")) else "+" + rest
+    added: list[str] = []
+    removed: list[str] = []
+    position = 0
+    while position < len(rest):
+        match = _SIMPLE_TERM.match(rest, position)
+        if match is None or match.end() == position:
+            return None
+        sign, term = match.groups()
+        position = match.end()
+        if term in ("0", "1"):
+            continue
+        if term == "." and (sign == "-" or added):
+            return None  # '.' first only: the order of 'a + .' is formulaic's business
+        (added if sign == "+" else removed).append(term.strip("`") if term != "." else term)
+    if added[:1] == ["."] and len(added) > 1:
+        return None
+    if added == ["."]:
+        names = [c for c in frame.columns if c not in (target, weights_column)]
+    else:
+        names = list(dict.fromkeys(added))
+    present = set(frame.columns)
+    for name in [target, *removed]:
+        if name not in present:
+            raise MissingColumnError(
+                f"formula {formula!r}: " + missing_column_message(name, frame.columns)
+            )
+    gone = set(removed)
+    return target, None, [[column_factor(n)] for n in names if n not in gone]
+
+
 def _looks_literal(name: str) -> bool:
     try:
         float(name)
@@ -686,7 +774,9 @@ def _is_categorical_factor(factor: Factor) -> bool:
     return isinstance(factor.tree, Categorical)
 
 
-def _bare_feature(factors: Sequence[Factor], frame: pl.DataFrame) -> Feature | None:
+def _bare_feature(
+    factors: Sequence[Factor], frame: pl.DataFrame, schema: Mapping[str, pl.DataType]
+) -> Feature | None:
     """A Feature read straight from a column (a bare name or ``C(column)``), or None."""
     if len(factors) != 1:
         return None
@@ -694,7 +784,7 @@ def _bare_feature(factors: Sequence[Factor], frame: pl.DataFrame) -> Feature | N
     tree = factor.tree
     if isinstance(tree, Column):
         name = tree.name
-        kind = feature_kind(frame.get_column(name))
+        kind = feature_kind(frame.get_column(name), schema[name])
         levels = factor_levels(factor, frame) if kind == "categorical" else None
         return Feature(name, kind, name, (name,), levels)
     if isinstance(tree, Categorical):

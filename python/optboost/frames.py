@@ -129,14 +129,17 @@ def is_numeric_dtype(dtype: pl.DataType) -> bool:
     return dtype.is_numeric() or dtype == pl.Boolean
 
 
-def feature_kind(series: pl.Series) -> Kind:
-    """How a bare column enters the model, decided by its dtype."""
-    if is_categorical_dtype(series.dtype):
+def feature_kind(series: pl.Series, dtype: pl.DataType | None = None) -> Kind:
+    """How a bare column enters the model, decided by its dtype (``dtype``: the
+    series' own, when the caller has it from the frame's schema; reading it off
+    a series costs microseconds, which add up on thousands of columns)."""
+    dtype = series.dtype if dtype is None else dtype
+    if is_categorical_dtype(dtype):
         return "categorical"
-    if is_numeric_dtype(series.dtype):
+    if is_numeric_dtype(dtype):
         return "numeric"
     raise DataTypeError(
-        f"column {series.name!r} has dtype {series.dtype}, which is neither numeric nor "
+        f"column {series.name!r} has dtype {dtype}, which is neither numeric nor "
         "categorical; cast it (e.g. to Float64, or to String for a categorical feature)"
     )
 
@@ -144,19 +147,21 @@ def feature_kind(series: pl.Series) -> Kind:
 # ---------------------------------------------------------------- numeric
 
 
-def numeric_values(series: pl.Series) -> np.ndarray:
-    """A 1-D C-contiguous float64 array, NaN where the value is null or NaN.
+def numeric_values(series: pl.Series, dtype: pl.DataType | None = None) -> np.ndarray:
+    """A 1-D C-contiguous float64 array, NaN where the value is null or NaN
+    (``dtype``: the series' own, if known, as in ``feature_kind``).
 
     A single-chunk Float64 column without nulls comes back zero-copy (a
     read-only view of the frame's buffer); anything else costs one copy of
     this column only.
     """
-    if not is_numeric_dtype(series.dtype):
+    dtype = series.dtype if dtype is None else dtype
+    if not is_numeric_dtype(dtype):
         raise DataTypeError(
-            f"column {series.name!r} has dtype {series.dtype}; a numeric feature needs numbers "
+            f"column {series.name!r} has dtype {dtype}; a numeric feature needs numbers "
             "(wrap it in C(...) to use it as categorical)"
         )
-    if series.dtype != pl.Float64:
+    if dtype != pl.Float64:
         series = series.cast(pl.Float64)
     # to_numpy turns the nulls of a float column into NaN (copying only then).
     values = series.to_numpy()
@@ -326,10 +331,13 @@ class TargetEncoding:
             if labels is not None:
                 raise DataError("target encoding: a regression target has no classes")
             return cls(task=task)
-        if not isinstance(labels, list) or not all(
-            isinstance(label, (str, int, float)) for label in labels  # bool is an int
+        if not isinstance(labels, list) or not (
+            all(isinstance(label, str) for label in labels)
+            or all(isinstance(label, (int, float)) for label in labels)  # bool is an int
         ):
-            raise DataError("target encoding: classes must be a list of strings or numbers")
+            raise DataError(
+                "target encoding: classes must be a list of strings, or a list of numbers"
+            )
         if len(set(labels)) != len(labels) or len(labels) < 2:
             raise DataError("target encoding: at least two distinct classes are needed")
         if task == "binary" and len(labels) != 2:

@@ -23,11 +23,12 @@ from .errors import (
     ParameterError,
 )
 from .formula import DesignSpec
+from .offsets import offset_values
 from .training import Callback, Progress, train
 
 FILE_FORMAT = "optboost-python-model"
 FILE_VERSION = 1
-# Far above any real model (a 3,000-tree model is about 60 MB); bounds what a file can ask.
+# Far above any real model (a 3,000-tree depth-6 model is about 17 MB); bounds what a file can ask.
 MAX_FILE_BYTES = 2 * 1024**3
 
 HISTORY_COLUMNS = (
@@ -53,6 +54,7 @@ HISTORY_SCHEMA = {
 }
 
 MARGIN_LOSSES = ("hinge", "multiclass_hinge")
+_UNCHANGED = object()  # update(): early_stopping_rounds not given
 
 PredictionType = Literal["response", "link", "class", "contrib", "interaction"]
 
@@ -210,6 +212,7 @@ class Model:
         iteration: int | None = None,
         *,
         by: str = "column",
+        offset: Any = None,
     ) -> Any:
         """Predictions for the rows of ``newdata`` (polars or pandas frame),
         whose columns are found by name.
@@ -230,6 +233,9 @@ class Model:
         choice of a best iteration), for k up to ``kept_iteration``; with
         type="contrib" or "interaction", that model explained (rows sum to its
         link score).
+
+        offset: for a model fitted with an offset, the offset of these rows (a
+        column name or an array, as at fit), added to the link.
         """
         if type in ("contrib", "interaction"):
             from .explain import predict_explained
@@ -239,7 +245,13 @@ class Model:
         type = self._check_type(type)
         columns = self.spec.columns(newdata)
         k = None if iteration is None else self._check_iteration(iteration)
-        if type == "response":
+        if offset is None:
+            offset = self.spec.offset_column  # R's offset(column) term: read from newdata
+        if offset is not None:
+            link = self._core.predict(columns, k)
+            link = link + offset_values(offset, newdata, *link.shape).reshape(link.shape)
+            scores = self._core.response(link) if type == "response" else link
+        elif type == "response":
             scores = self._core.predict_response(columns, k)
         else:
             scores = self._core.predict(columns, k)
@@ -374,10 +386,19 @@ class Model:
     # ------------------------------------------------------------------ training more
 
     def update(
-        self, n_iter: int, *, progress: Progress = None, callback: Callback | None = None
+        self,
+        n_iter: int,
+        *,
+        early_stopping_rounds: int | None | object = _UNCHANGED,
+        progress: Progress = None,
+        callback: Callback | None = None,
     ) -> Model:
         """Train ``n_iter`` more iterations on the original data (in place);
-        returns the model."""
+        returns the model.
+
+        After early stopping, pass ``early_stopping_rounds`` (a new patience, or
+        None for none) to train on from the last iterate; the best iterate seen
+        so far remains the one to beat."""
         if self._booster is None:
             raise NotTrainableError(
                 "this model was loaded from a file or unpickled and no longer holds its "
@@ -386,7 +407,21 @@ class Model:
         if not isinstance(n_iter, (int, np.integer)) or isinstance(n_iter, bool) or n_iter < 1:
             raise ParameterError(f"n_iter must be an integer >= 1, got {n_iter!r}")
         finished = self._booster.finished
-        if finished is not None and finished[0] != "completed":
+        if finished is not None and finished[0] == "early_stopping":
+            if early_stopping_rounds is _UNCHANGED:
+                warnings.warn(
+                    f"training cannot continue: {finished[1]}; pass update(n, "
+                    "early_stopping_rounds=...) with a new patience (None: none) to train on",
+                    UserWarning,
+                    stacklevel=2,
+                )
+                return self
+            _check_rounds(early_stopping_rounds)
+            self._booster.continue_after_early_stopping(early_stopping_rounds)
+            self.params.pop("early_stopping_rounds", None)
+            if early_stopping_rounds is not None:
+                self.params["early_stopping_rounds"] = str(early_stopping_rounds)
+        elif finished is not None and finished[0] != "completed":
             warnings.warn(f"training cannot continue: {finished[1]}", UserWarning, stacklevel=2)
             return self
         # The core trains up to its n_iter; after an interruption it may already
@@ -486,8 +521,8 @@ class Model:
 
     # ------------------------------------------------------------------ persistence
 
-    def to_dict(self) -> dict[str, Any]:
-        """The model as one JSON-serialisable dict (what ``save`` writes)."""
+    def _envelope(self) -> dict[str, Any]:
+        """Every entry of the file but the core model."""
         return {
             "format": FILE_FORMAT,
             "version": FILE_VERSION,
@@ -500,15 +535,41 @@ class Model:
             },
             "stop": None if self._stop is None else list(self._stop),
             "interrupted": self.interrupted,
-            "model": json.loads(self._core.to_json()),
         }
+
+    def to_dict(self) -> dict[str, Any]:
+        """The model as one JSON-serialisable dict (what ``save`` writes)."""
+        return {**self._envelope(), "model": json.loads(self._core.to_json())}
+
+    def _file_text(self) -> str:
+        # The core's JSON spliced in as the last entry, not parsed into Python objects and
+        # written again: that round trip was most of the time of saving and pickling.
+        envelope = json.dumps(self._envelope(), allow_nan=False)
+        return f'{envelope[:-1]}, "model": {self._core.to_json()}}}'
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], context: Mapping[str, Any] | None = None) -> Model:
-        """Rebuild a model from what ``to_dict`` wrote. The dict is untrusted
-        data: every part is checked, nothing it names is imported or called
-        (your own formula functions come from ``context`` only), and every
-        problem is a ModelFileError."""
+        """Rebuild a model from what ``to_dict`` wrote (its "model" entry may also be the
+        core model's JSON text, as in pickles). The dict is untrusted data: every part is
+        checked, nothing it names is imported or called (your own formula functions come from
+        ``context`` only), and every problem is a ModelFileError."""
+
+        def core() -> Any:
+            model_json = data["model"]
+            if isinstance(model_json, str):
+                return _core.CoreModel.from_json(model_json)
+            if not isinstance(model_json, Mapping):
+                raise ModelFileError("the file's 'model' entry is not an object")
+            return _core.CoreModel.from_json(json.dumps(model_json, allow_nan=False))
+
+        return cls._from_file_data(data, core, context)
+
+    @classmethod
+    def _from_file_data(
+        cls, data: Mapping[str, Any], core_of: Any, context: Mapping[str, Any] | None
+    ) -> Model:
+        """The checks of every entry of a file, ``core_of()`` giving the core model (built
+        from the "model" entry, or by ``load`` already)."""
         if not isinstance(data, Mapping) or data.get("format") != FILE_FORMAT:
             raise ModelFileError(f'not an optboost model file (no "format": "{FILE_FORMAT}" entry)')
         if data.get("version") != FILE_VERSION:
@@ -517,10 +578,7 @@ class Model:
                 f"{FILE_VERSION}"
             )
         try:
-            model_json = data["model"]
-            if not isinstance(model_json, Mapping):
-                raise ModelFileError("the file's 'model' entry is not an object")
-            core = _core.CoreModel.from_json(json.dumps(model_json, allow_nan=False))
+            core = core_of()
             spec = DesignSpec.from_dict(data["design"], context=context)
             _check_agreement(core, spec)
             return cls(
@@ -544,12 +602,14 @@ class Model:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the model to one JSON file (read it back with optboost.load)."""
+        text = self._file_text()
         with open(path, "w", encoding="utf-8") as file:
-            json.dump(self.to_dict(), file, allow_nan=False)
+            file.write(text)
 
     def __getstate__(self) -> dict[str, Any]:
-        # Pickles hold the saved form only: no training state, no native objects.
-        return self.to_dict()
+        # Pickles hold the saved form only: no training state, no native objects. The core
+        # model stays JSON text (what from_dict also reads): one string, not a tree of objects.
+        return {**self._envelope(), "model": self._core.to_json()}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         loaded = Model.from_dict(state)
@@ -603,6 +663,13 @@ class Model:
         return to_treelite(self)
 
 
+def _check_rounds(rounds: Any) -> None:
+    if rounds is not None and (
+        isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1
+    ):
+        raise ParameterError(f"early_stopping_rounds must be an integer >= 1 or None, got {rounds!r}")
+
+
 def _finite_or_none(value: Any) -> Any:
     # strict JSON has no NaN or infinity; they read back as nulls
     if isinstance(value, float) and not math.isfinite(value):
@@ -624,14 +691,28 @@ def load(path: str | os.PathLike, *, context: Mapping[str, Any] | None = None) -
             f"{os.fspath(path)} is {size} bytes; model files are at most {MAX_FILE_BYTES}"
         )
     try:
-        with open(path, encoding="utf-8") as file:
-            data = json.load(file)
+        with open(path, "rb") as file:
+            raw = file.read()
+    except OSError as error:
+        raise ModelFileError(f"cannot read model file {os.fspath(path)!r}: {error}") from None
+    # The fast path: the core parses the whole file once, builds and validates its model, and
+    # hands back the other entries (formula, design, history: small) as JSON text.
+    try:
+        core, entries = _core.CoreModel.from_file_json(raw)
+        data = {name: json.loads(text) for name, text in entries}
+    except (OptboostError, ValueError, RecursionError):
+        # Whatever the core refuses is read as before, so that the error says why in the same
+        # words (and what Python's json reads and the core's does not, such as repeated keys
+        # or NaN in the history, still loads, and is checked the same way).
+        pass
+    else:
+        return Model._from_file_data(data, lambda: core, context)
+    try:
+        data = json.loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError, RecursionError) as error:
         raise ModelFileError(
             f"{os.fspath(path)} is not an optboost model file: {_short(error)}"
         ) from None
-    except OSError as error:
-        raise ModelFileError(f"cannot read model file {os.fspath(path)!r}: {error}") from None
     return Model.from_dict(data, context=context)
 
 

@@ -8,6 +8,8 @@ validated by scikit-learn into a float matrix (NaN = missing).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -17,6 +19,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from . import _core
+from .class_weights import class_weight_values
+from .constraints import constraint_params
 from .errors import DataError, ParameterError
 from .formula import FeatureColumn
 from .frames import (
@@ -62,6 +66,11 @@ class _BoostEstimator(BaseEstimator):
         progress: bool | None = None,
         early_stopping_rounds: int | None = None,
         validation_fraction: float | None = None,
+        subsample: float | None = None,
+        colsample_bytree: float | None = None,
+        colsample_bynode: float | None = None,
+        monotone: dict | None = None,
+        interactions: list | None = None,
     ):
         self.method = method
         self.loss = loss
@@ -74,6 +83,11 @@ class _BoostEstimator(BaseEstimator):
         self.progress = progress
         self.early_stopping_rounds = early_stopping_rounds
         self.validation_fraction = validation_fraction
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
+        self.colsample_bynode = colsample_bynode
+        self.monotone = monotone
+        self.interactions = interactions
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -153,9 +167,51 @@ class _BoostEstimator(BaseEstimator):
 
     # ---------------------------------------------------------------- training
 
+    def _constraint_settings(self, columns: list[FeatureColumn]) -> dict[str, Any]:
+        """monotone and interactions by column name (or index) -> the core's
+        JSON by feature name."""
+        names = [c.name for c in columns]
+        # A frame's column names, also when its columns reach the core as x0, x1, ...
+        given_names = [str(n) for n in getattr(self, "feature_names_in_", names)]
+
+        def name_of(key: Any) -> str:
+            if isinstance(key, str) and key in given_names:
+                key = given_names.index(key)
+            if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+                if not 0 <= key < len(names):
+                    raise ParameterError(f"column index {key} out of range (X has {len(names)})")
+                return names[key]
+            return str(key)
+
+        features = [
+            SimpleNamespace(
+                name=c.name, kind=c.kind, source_columns=(c.name,), materialised=False
+            )
+            for c in columns
+        ]
+        given = {}
+        if self.monotone is not None:
+            monotone = self.monotone
+            if isinstance(monotone, Mapping):
+                monotone = {name_of(k): v for k, v in monotone.items()}
+            given["monotone"] = monotone
+        if self.interactions is not None:
+            groups = self.interactions
+            if not isinstance(groups, str):
+                groups = [[name_of(k) for k in group] for group in groups]
+            given["interactions"] = groups
+        return constraint_params(given, features)
+
     def _settings(self, loss: str) -> dict[str, Any]:
         settings = dict(self.params or {})
+        own = {
+            "subsample": self.subsample,
+            "colsample_bytree": self.colsample_bytree,
+            "colsample_bynode": self.colsample_bynode,
+        }
         clash = {"method", "loss", "n_iter", "learning_rate", "max_depth", "seed", "n_threads"}
+        clash |= {name for name, value in own.items() if value is not None}
+        clash |= {"monotone", "interactions"}
         given = clash & set(settings)
         if given:
             raise ParameterError(
@@ -170,11 +226,13 @@ class _BoostEstimator(BaseEstimator):
             seed=0 if self.random_state is None else self.random_state,
             n_threads=self.n_threads,
         )
+        settings.update({name: value for name, value in own.items() if value is not None})
         return settings
 
     def _train(self, columns, y, sample_weight, loss: str, valid=None) -> None:
         """valid: None, or (columns, y) of validation data, y already encoded."""
         settings = self._settings(loss)
+        settings.update(self._constraint_settings(columns))
         y = np.ascontiguousarray(y, dtype=np.float64)
         weights = None
         if sample_weight is not None:
@@ -261,6 +319,13 @@ class BoostRegressor(RegressorMixin, _BoostEstimator):
     """Boosted regression trees with any optboost method.
 
     loss: None (squared), "absolute", "huber(1.0)", optboost.Pinball(0.9), ...
+    subsample, colsample_bytree, colsample_bynode: fractions of the rows per
+        tree, of the features per tree and of the tree's features per node
+        (stochastic gradient boosting; None: all).
+    monotone: {column: 1 or -1} (column names of a frame, or indices),
+        predictions increasing / decreasing in that column.
+    interactions: [[columns], ...], the columns that may share a
+        root-to-leaf path (a column in no group is used alone).
     params: any other training parameter by name, e.g. ``{"gamma": 0.3}``.
     """
 
@@ -289,7 +354,52 @@ class BoostClassifier(ClassifierMixin, _BoostEstimator):
 
     loss: None (logistic for two classes, softmax for more), "exponential",
     "hinge", optboost.Logistic(ridge=1e-4), ...
+    subsample, colsample_bytree, colsample_bynode, monotone, interactions:
+        as for BoostRegressor.
+    class_weight: None, "balanced" or {class: weight}, multiplying the
+        sample weights.
+    params: any other training parameter by name.
     """
+
+    def __init__(
+        self,
+        method: str = "gbm",
+        loss: Any = None,
+        n_iter: int = 100,
+        learning_rate: float = 0.1,
+        max_depth: int | None = None,
+        params: dict | None = None,
+        random_state: int | None = 0,
+        n_threads: int = 0,
+        progress: bool | None = None,
+        early_stopping_rounds: int | None = None,
+        validation_fraction: float | None = None,
+        subsample: float | None = None,
+        colsample_bytree: float | None = None,
+        colsample_bynode: float | None = None,
+        monotone: dict | None = None,
+        interactions: list | None = None,
+        class_weight: Any = None,
+    ):
+        super().__init__(
+            method=method,
+            loss=loss,
+            n_iter=n_iter,
+            learning_rate=learning_rate,
+            max_depth=max_depth,
+            params=params,
+            random_state=random_state,
+            n_threads=n_threads,
+            progress=progress,
+            early_stopping_rounds=early_stopping_rounds,
+            validation_fraction=validation_fraction,
+            subsample=subsample,
+            colsample_bytree=colsample_bytree,
+            colsample_bynode=colsample_bynode,
+            monotone=monotone,
+            interactions=interactions,
+        )
+        self.class_weight = class_weight
 
     def fit(
         self, X: Any, y: Any, sample_weight: Any = None, eval_set: Any = None
@@ -299,6 +409,9 @@ class BoostClassifier(ClassifierMixin, _BoostEstimator):
         check_classification_targets(y)
         self.classes_, indices = np.unique(y, return_inverse=True)
         weights = None if sample_weight is None else _check_sample_weight(sample_weight, indices)
+        if self.class_weight is not None:
+            by_class = class_weight_values(self.class_weight, indices, list(self.classes_))
+            weights = by_class if weights is None else weights * by_class
         present = self.classes_ if weights is None else np.unique(y[weights > 0])
         if len(present) < 2:
             raise DataError(

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -160,6 +161,13 @@ class Categorical:
     levels: tuple[str, ...] | None
 
 
+@dataclass(frozen=True)
+class Offset:
+    """R's ``offset(column)``: the column is added to the link, not fitted."""
+
+    column: str
+
+
 @dataclass
 class Factor:
     """One factor of a term, parsed: its text, its tree, what it reads."""
@@ -237,6 +245,10 @@ class _Parser:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             if node.func.id in CATEGORICAL:
                 return self.categorical(node)
+            if node.func.id == "offset" and len(node.args) == 1 and not node.keywords:
+                column = self.column_name(node.args[0])
+                self.columns.append(column)
+                return Offset(column)
         return self.expression(node, depth=0)
 
     def categorical(self, node: ast.Call) -> Categorical:
@@ -298,9 +310,7 @@ class _Parser:
         if name in STATEFUL:
             return self.stateful(name, node, depth)
         if name == "offset":
-            raise self.refuse(
-                node, "offsets (R's offset()) are not supported yet; leave the term out"
-            )
+            raise self.refuse(node, "offset(column) must be a term of its own")
         if node.keywords:
             raise self.refuse(node, f"{name}() takes no keyword arguments")
         arguments = tuple(self.expression(a, depth + 1) for a in node.args)
@@ -669,13 +679,25 @@ def _bspline_basis(
     return basis[:, :n_basis]
 
 
+def finite_float(value: Any) -> float | None:
+    """``value`` as a finite float, or None (for non-numbers, and for integers too
+    large for a float, which a file may hold)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
 def _number(state: Mapping[str, Any], key: str, tree: Stateful, positive: bool = False) -> float:
-    value = state.get(key) if isinstance(state, Mapping) else None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+    value = finite_float(state.get(key) if isinstance(state, Mapping) else None)
+    if value is None:
         raise FormulaError(f"{tree.key}: stored {key!r} must be a finite number")
     if positive and value <= 0:
         raise FormulaError(f"{tree.key}: stored {key!r} must be positive")
-    return float(value)
+    return value
 
 
 def _numbers(
@@ -688,9 +710,10 @@ def _numbers(
         raise FormulaError(f"{tree.key}: stored {key!r} is too long")
     out = []
     for value in values:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+        number = finite_float(value)
+        if number is None:
             raise FormulaError(f"{tree.key}: stored {key!r} must hold finite numbers")
-        out.append(float(value))
+        out.append(number)
     return out
 
 

@@ -1,7 +1,8 @@
 """The model's trees as data (``Model.trees()``) and as text (``Model.dump_trees()``).
 
 They are read from the core model's JSON form (the same plain data a model
-file holds, see docs/model_schema.json): node i of a tree has children
+file holds, see docs/model_schema.json; ``core_dict`` gives each tree its
+nodes as dicts): node i of a tree has children
 ``left``/``right`` (0 for leaves: the root is never a child); a numeric rule
 sends a row left when ``x <= threshold``, a categorical rule when its level is
 in ``levels``; a missing value (or a level unseen in training) goes left when
@@ -39,8 +40,38 @@ SCHEMA = {
 
 
 def core_dict(model: Model) -> dict[str, Any]:
-    """The core model as plain data: bias, trees, weights, tree_outputs, features."""
-    return json.loads(model._core.to_json())["model"]
+    """The core model as plain data: bias, trees, weights, tree_outputs, features; each tree
+    with its ``nodes`` as dicts of every field (see ``tree_nodes``)."""
+    core = json.loads(model._core.to_json())["model"]
+    for tree in core["trees"]:
+        tree["nodes"] = tree_nodes(tree)
+    return core
+
+
+def tree_nodes(tree: dict[str, Any]) -> list[dict[str, Any]]:
+    """A tree's nodes, one dict of every field each, from either layout of a model file:
+    the list of node objects of format version 1 (returned as it is), or the arrays of
+    version 2, where ``left``/``value``/``count`` have an entry per node and the fields of
+    splits (``right``, ``feature``, ``threshold``, ``bin``, ``default_left``, ``gain``,
+    ``category``) an entry per split, in node order; leaves get 0, false, null there."""
+    if "nodes" in tree:
+        return tree["nodes"]
+    category = tree.get("category")
+    nodes, k = [], 0
+    for left, value, count in zip(tree["left"], tree["value"], tree["count"]):
+        node = {"feature": 0, "left": 0, "right": 0, "threshold": 0.0, "bin": 0,
+                "default_left": False, "category": None, "value": value, "gain": 0.0,
+                "count": count}
+        if left != 0:
+            node.update(
+                feature=tree["feature"][k], left=left, right=tree["right"][k],
+                threshold=tree["threshold"][k], bin=tree["bin"][k],
+                default_left=tree["default_left"][k], gain=tree["gain"][k],
+                category=None if category is None else category[k],
+            )
+            k += 1
+        nodes.append(node)
+    return nodes
 
 
 def left_codes(words: list[int]) -> list[int]:

@@ -12,8 +12,8 @@
 //!     b2 ← fit(c) ;  h ← h + (γη/θ) b2
 //! output f
 //! ```
-//! Two trees per iteration. Step rule: `constant` only, η = learning_rate · ρ with ρ = 1 unless
-//! given (the paper's fixed step; theory: η ≤ 1/σ, γ ≤ Θ⁴/(4+Θ²)).
+//! Two trees per iteration. Step rule: `constant` only, η = learning_rate · ρ with ρ = 1/σ unless
+//! given (the paper's fixed step is at most 1/σ; theory: η ≤ 1/σ, γ ≤ Θ⁴/(4+Θ²)).
 //!
 //! `agbmr` restarts (h ← f, m ← 0, c_prev forgotten): `restart = "fixed"` every
 //! ⌈√(2/(ηγμ))⌉ iterations (Option 1, needs a strongly convex loss); `"adaptive"` when the
@@ -26,12 +26,12 @@
 //!
 //! f and h are `Tracked` sequences over one tree store, so the model's weights are f's weights.
 
-use super::step_rule::{add_target_tree, fit_target};
+use super::outputs::column;
+use super::step_rule::{add_target_tree, default_rho, fit_target};
 use super::tracked::Tracked;
 use super::vectors::{par_fill, CHUNK};
 use super::{Context, Iteration};
 use crate::error::{Error, Result};
-use crate::loss::Loss;
 use crate::params::{CorrectedResidual, Method, Params, Restart};
 use crate::tree::Candidates;
 use rayon::prelude::*;
@@ -58,7 +58,12 @@ pub struct AgbmState {
 }
 
 impl AgbmState {
-    pub fn new(params: &Params, loss: &dyn Loss, start: Tracked) -> Result<AgbmState> {
+    /// `loss`: the loss's name, smoothness σ and strong convexity μ (for the fixed restart period).
+    pub fn new(
+        params: &Params,
+        loss: (&str, Option<f64>, Option<f64>),
+        start: Tracked,
+    ) -> Result<AgbmState> {
         let period = match (params.method, params.restart) {
             (Method::Agbmr, Restart::Fixed) => Some(restart_period(params, loss)?),
             _ => None,
@@ -91,18 +96,24 @@ impl AgbmState {
 }
 
 /// ⌈√(2/(ηγμ))⌉ (Alg. 3, Option 1).
-fn restart_period(params: &Params, loss: &dyn Loss) -> Result<usize> {
-    let mu = loss.mu().filter(|&mu| mu > 0.0).ok_or_else(|| {
+fn restart_period(
+    params: &Params,
+    (name, sigma, mu): (&str, Option<f64>, Option<f64>),
+) -> Result<usize> {
+    let mu = mu.filter(|&mu| mu > 0.0).ok_or_else(|| {
         Error::param(
             "restart",
             "\"fixed\"",
             format!(
                 "\"adaptive\" for the {} loss: the fixed period √(2/(ηγμ)) needs a strongly convex loss (μ > 0)",
-                loss.name()
+                name
             ),
         )
     })?;
-    let eta = params.learning_rate * params.rho.unwrap_or(1.0);
+    let rho = params
+        .rho
+        .unwrap_or_else(|| default_rho(params.method, sigma, params.lambda));
+    let eta = params.learning_rate * rho;
     let period = (2.0 / (eta * params.gamma * mu)).sqrt().ceil();
     Ok(if period.is_finite() {
         (period as usize).max(1)
@@ -132,9 +143,22 @@ pub fn step(state: &mut AgbmState, ctx: &mut Context<'_>, candidates: &Candidate
     let mut r = std::mem::take(&mut state.c);
     r.resize(n, 0.0);
     ctx.negative_gradient_into(&state.f.train, &mut r);
-    // f ← g + η b1 in the pass that computes cos(r, b1): c and b2 do not depend on f.
+    // f ← g + η b1 in the pass that computes cos(r, b1): c and b2 do not depend on f. With K
+    // outputs (a multiclass loss), one tree per output for each fitted target, as gbm does.
+    let k = ctx.n_outputs();
     let eta = ctx.params.learning_rate * ctx.rho();
-    let (b1, cos1) = add_target_tree(ctx, &r, candidates, (&mut state.f.train, 0), (eta, 1.0));
+    let b1: Vec<_> = (0..k)
+        .map(|class| {
+            let target = column(&r, class, k);
+            add_target_tree(
+                ctx,
+                &target,
+                candidates,
+                (&mut state.f.train, class),
+                (eta, 1.0),
+            )
+        })
+        .collect();
 
     let mut c = r;
     if !state.carry.is_empty() {
@@ -147,17 +171,33 @@ pub fn step(state: &mut AgbmState, ctx: &mut Context<'_>, candidates: &Candidate
             .zip(state.carry.par_iter())
             .for_each(|(c, &e)| *c += momentum * e);
     }
-    let b2 = fit_target(ctx, &c, candidates);
     let mut carry = std::mem::take(&mut state.carry);
     carry.resize(n, 0.0);
-    par_fill(&mut carry, |i| c[i] - b2.values[i]);
+    let b2: Vec<_> = (0..k)
+        .map(|class| {
+            let b2 = fit_target(ctx, &column(&c, class, k), candidates);
+            if k == 1 {
+                par_fill(&mut carry, |i| c[i] - b2.values[i]);
+            } else {
+                for (i, &v) in b2.values.iter().enumerate() {
+                    carry[i * k + class] = c[i * k + class] - v;
+                }
+            }
+            b2
+        })
+        .collect();
 
-    let cos = vec![cos1, b2.cos];
-    let b1 = ctx.store_grown(b1, 0);
-    let b2 = ctx.store_tree(b2, 0);
-    state.f.add_tree_off_train(&b1, eta);
-    state.h.add_tree(&b2, ctx.params.gamma * eta / theta);
-    ctx.buffers.recycle_values(b2.train);
+    let mut cos: Vec<f64> = b1.iter().map(|(_, cos)| *cos).collect();
+    cos.extend(b2.iter().map(|b| b.cos));
+    for (class, (b1, _)) in b1.into_iter().enumerate() {
+        let b1 = ctx.store_grown(b1, class);
+        state.f.add_tree_off_train(&b1, eta);
+    }
+    for (class, b2) in b2.into_iter().enumerate() {
+        let b2 = ctx.store_tree(b2, class);
+        state.h.add_tree(&b2, ctx.params.gamma * eta / theta);
+        ctx.buffers.recycle_values(b2.train);
+    }
     state.c = c;
     state.carry = carry;
     state.m += 1;

@@ -11,6 +11,7 @@ mod projection;
 mod proximal;
 mod rgbm;
 mod rng;
+mod sampling;
 mod step_rule;
 mod tracked;
 mod vagbm;
@@ -22,6 +23,7 @@ pub use gbm::GbmState;
 pub use history::{cosine, History, Record};
 pub use projection::RepeatedState;
 pub use proximal::{prox_direction, DirectionKind, MetaState, Switches};
+pub(crate) use rng::Rng;
 pub use tracked::Tracked;
 pub use vagbm::VagbmState;
 
@@ -30,10 +32,10 @@ use crate::error::{Error, Result};
 use crate::loss::Objective;
 use crate::model::{FeatureSpec, Model};
 use crate::params::{Init, Method, Params, Safeguard, Schedule, StepRule};
-use crate::tree::{Candidates, GrownTree, Tree};
+use crate::tree::{Candidates, Constraints, GrownTree, Tree};
 use buffers::Buffers;
 use outputs::{mean_loss, newton_need, train_loss_pass, Derivatives, Need};
-use rng::Rng;
+use sampling::Sample;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -111,30 +113,34 @@ pub enum MethodState {
 }
 
 impl MethodState {
+    /// The state at the start: `train` (n × K) on the training rows, `valid` on the validation
+    /// rows.
     fn new(
         params: &Params,
         objective: &Objective,
-        bias: &[f64],
-        n: usize,
-        n_valid: Option<usize>,
+        train: &[f64],
+        valid: Option<&[f64]>,
     ) -> Result<Self> {
-        let start = || Tracked::constant(bias, n, n_valid);
+        let start = || Tracked {
+            train: train.to_vec(),
+            valid: valid.map(<[f64]>::to_vec),
+            weights: Vec::new(),
+        };
         Ok(match params.method {
-            Method::Gbm | Method::Rgbm => MethodState::Gbm(GbmState { f: bias.repeat(n) }),
-            Method::Agbm | Method::Agbmr => match objective {
-                Objective::Scalar(loss) => {
-                    MethodState::Agbm(AgbmState::new(params, loss.as_ref(), start())?)
-                }
-                Objective::Multiclass(_) => {
-                    unreachable!("Params::validate rejects multiclass losses for agbm")
-                }
-            },
+            Method::Gbm | Method::Rgbm => MethodState::Gbm(GbmState { f: train.to_vec() }),
+            Method::Agbm | Method::Agbmr => {
+                let loss = match objective {
+                    Objective::Scalar(loss) => (loss.name(), loss.sigma(), loss.mu()),
+                    Objective::Multiclass(loss) => (loss.name(), loss.sigma(), loss.mu()),
+                };
+                MethodState::Agbm(AgbmState::new(params, loss, start())?)
+            }
             Method::Vagbm => MethodState::Vagbm(VagbmState {
                 f: start(),
                 h: start(),
                 m: 0,
             }),
-            Method::RepeatedGbm => MethodState::Repeated(RepeatedState { f: bias.repeat(n) }),
+            Method::RepeatedGbm => MethodState::Repeated(RepeatedState { f: train.to_vec() }),
             method => {
                 let switches = Switches::of(method)
                     .expect("every other method is one of the meta-algorithm's");
@@ -216,6 +222,16 @@ pub struct Checkpoint {
     seconds: f64,
 }
 
+/// Per-row link offsets, row-major n × K like the scores, added to the initial constant before
+/// the first iteration: R's `offset`, LightGBM's `init_score`, XGBoost's `base_margin`. The
+/// model does not hold them: predictions of a model fitted with an offset need it added again.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Offsets<'a> {
+    pub train: Option<&'a [f64]>,
+    /// For the validation rows (zero when absent).
+    pub valid: Option<&'a [f64]>,
+}
+
 /// Training data handed to a booster: features, target and optional sample weights.
 #[derive(Debug, Clone)]
 pub struct TrainData<'a> {
@@ -253,6 +269,8 @@ pub struct Booster {
     /// Nanoseconds spent growing trees (see `tree_fit_seconds`); atomic because the fits see the
     /// booster through a shared `Context`.
     tree_fit_nanos: AtomicU64,
+    /// `params`' constraints by feature index.
+    constraints: Constraints,
 }
 
 /// Borrowed view of a booster that a method's `step` works with.
@@ -274,6 +292,10 @@ pub struct Context<'a> {
     pub derivs: &'a mut Derivatives,
     pub buffers: &'a Buffers,
     tree_fit_nanos: &'a AtomicU64,
+    /// This iteration's rows and features (stochastic gradient boosting).
+    pub sample: &'a Sample,
+    /// Monotone and interaction constraints of every tree.
+    pub constraints: &'a Constraints,
 }
 
 impl Context<'_> {
@@ -295,6 +317,11 @@ impl Context<'_> {
             Schedule::Constant => self.params.learning_rate,
             Schedule::InvSqrt => self.params.learning_rate / (self.iteration as f64).sqrt(),
         }
+    }
+
+    /// The sample weights the line searches use: 0 on the rows this iteration did not draw.
+    pub fn line_search_weights(&self) -> &Weights {
+        self.sample.line_search_weights(self.w)
     }
 
     /// Counts `elapsed` as time spent growing trees.
@@ -366,9 +393,19 @@ impl Booster {
         train: &TrainData<'_>,
         valid: Option<&TrainData<'_>>,
     ) -> Result<Booster> {
+        Self::with_offsets(params, train, valid, Offsets::default())
+    }
+
+    /// `new`, starting from the initial constant plus `offsets` (see `Offsets`).
+    pub fn with_offsets(
+        params: Params,
+        train: &TrainData<'_>,
+        valid: Option<&TrainData<'_>>,
+        offsets: Offsets<'_>,
+    ) -> Result<Booster> {
         params.validate()?;
         let binning = params.binning;
-        Self::start(params, train, valid, || {
+        Self::start(params, train, valid, offsets, || {
             BinnedData::learn(&train.frame, &binning)
         })
     }
@@ -381,10 +418,11 @@ impl Booster {
         params: Params,
         train: &TrainData<'_>,
         valid: Option<&TrainData<'_>>,
+        offsets: Offsets<'_>,
         bin: impl FnOnce() -> Result<BinnedData> + Send,
     ) -> Result<Booster> {
         let pool = thread_pool(params.n_threads)?;
-        Arc::clone(&pool).install(|| Self::prepare(params, bin()?, train, valid, pool))
+        Arc::clone(&pool).install(|| Self::prepare(params, bin()?, train, valid, offsets, pool))
     }
 
     /// Called inside `pool`.
@@ -393,6 +431,7 @@ impl Booster {
         data: BinnedData,
         train: &TrainData<'_>,
         valid: Option<&TrainData<'_>>,
+        offsets: Offsets<'_>,
         pool: Arc<rayon::ThreadPool>,
     ) -> Result<Booster> {
         let n_classes = if params.loss.is_multiclass() {
@@ -401,6 +440,7 @@ impl Booster {
             2
         };
         let objective = params.loss.build(n_classes)?;
+        let constraints = Constraints::by_name(&params.monotone, &params.interactions, &data)?;
         let (y, w) = checked_target(train, &objective, "training")?;
         let w = Weights::new(w, y.len());
         let valid = valid
@@ -414,6 +454,11 @@ impl Booster {
             })
             .transpose()?;
         let k = objective.n_outputs();
+        let offset = checked_offset(offsets.train, y.len() * k, "training")?;
+        let valid_offset = match &valid {
+            Some(v) => checked_offset(offsets.valid, v.y.len() * k, "validation")?,
+            None => None,
+        };
         let bias = {
             // A temporary vector of ones for unweighted data: the booster keeps none.
             let ones;
@@ -424,10 +469,23 @@ impl Booster {
                     &ones
                 }
             };
-            match (params.init, &objective) {
-                (Init::Optimal, Objective::Scalar(loss)) => vec![loss.init(&y, w)],
-                (Init::Optimal, Objective::Multiclass(loss)) => loss.init(&y, w),
-                (Init::Zero, _) => vec![0.0; k],
+            let rows: Vec<u32>;
+            match (params.init, &objective, offset) {
+                (Init::Optimal, Objective::Scalar(loss), None) => vec![loss.init(&y, w)],
+                (Init::Optimal, Objective::Multiclass(loss), None) => loss.init(&y, w),
+                // The constant that fits best on top of the offset, as glm's intercept does
+                // (for K classes, class by class).
+                (Init::Optimal, Objective::Scalar(loss), Some(offset)) => {
+                    rows = (0..y.len() as u32).collect();
+                    vec![loss.leaf_value(&y, offset, w, &rows)]
+                }
+                (Init::Optimal, Objective::Multiclass(loss), Some(offset)) => {
+                    rows = (0..y.len() as u32).collect();
+                    (0..k)
+                        .map(|class| loss.leaf_value(&y, offset, w, &rows, class))
+                        .collect()
+                }
+                (Init::Zero, _, _) => vec![0.0; k],
             }
         };
         if let Some(b) = bias.iter().find(|b| !b.is_finite()) {
@@ -457,14 +515,16 @@ impl Booster {
             iteration_trees: Vec::new(),
             iteration_weights: Vec::new(),
         };
-        let state = MethodState::new(
-            &params,
-            &objective,
-            &bias,
-            y.len(),
-            valid.as_ref().map(|v| v.y.len()),
-        )?;
-        let valid_pred = valid.as_ref().map(|v| bias.repeat(v.y.len()));
+        let start = |n: usize, offset: Option<&[f64]>| -> Vec<f64> {
+            let mut start = bias.repeat(n);
+            if let Some(offset) = offset {
+                start.iter_mut().zip(offset).for_each(|(s, o)| *s += o);
+            }
+            start
+        };
+        let train_start = start(y.len(), offset);
+        let valid_pred = valid.as_ref().map(|v| start(v.y.len(), valid_offset));
+        let state = MethodState::new(&params, &objective, &train_start, valid_pred.as_deref())?;
         let rng = Rng::new(params.seed);
         let mut booster = Booster {
             params,
@@ -492,6 +552,7 @@ impl Booster {
             derivs: Derivatives::default(),
             buffers: Buffers::default(),
             tree_fit_nanos: AtomicU64::new(0),
+            constraints,
         };
         (booster.best.loss, booster.initial_train_loss) = booster.monitored_loss();
         Ok(booster)
@@ -531,7 +592,8 @@ impl Booster {
             .iter()
             .map(|f| f.name.clone())
             .collect();
-        let mut booster = Self::start(checkpoint.params, train, valid, || {
+        // The checkpoint's state already holds any offset.
+        let mut booster = Self::start(checkpoint.params, train, valid, Offsets::default(), || {
             BinnedData::with_mappers(&train.frame, mappers, names)
         })?;
         let k = booster.model.n_outputs;
@@ -556,8 +618,10 @@ impl Booster {
         booster.rng = checkpoint.rng;
         booster.valid_pred = checkpoint.valid_pred;
         booster.seconds = checkpoint.seconds;
-        if booster.finished == Some(StopReason::Completed) {
-            booster.keep_best_on_completion();
+        match booster.finished {
+            Some(StopReason::Completed) => booster.keep_best_on_completion(),
+            Some(StopReason::EarlyStopping { .. }) => booster.keep_best_on_early_stopping(),
+            _ => {}
         }
         // The loss pass of `start` cached derivatives at the initial constant, not at the
         // checkpoint's output.
@@ -611,6 +675,22 @@ impl Booster {
         }
     }
 
+    /// Continues training that early stopping ended, from the last iterate (the method state
+    /// never left it), with `rounds` as the new patience (None: no early stopping). The best
+    /// iterate seen so far stays the reference. False when training did not end by early
+    /// stopping.
+    pub fn continue_after_early_stopping(&mut self, rounds: Option<usize>) -> bool {
+        if !matches!(self.finished, Some(StopReason::EarlyStopping { .. })) {
+            return false;
+        }
+        self.params.early_stopping_rounds = rounds;
+        self.finished = None;
+        if let Some(last) = self.last_model.take() {
+            self.model = last;
+        }
+        true
+    }
+
     /// Performs exactly one iteration.
     pub fn step(&mut self) -> Result<Step> {
         if let Some(reason) = &self.finished {
@@ -641,6 +721,8 @@ impl Booster {
             Method::Rgbm => rgbm::draw(&self.params, &self.data, &mut self.rng),
             _ => Candidates::All,
         };
+        let sample = Sample::draw(&self.params, &self.data, &mut self.rng);
+        let candidates = sample.restrict(candidates);
         let train_loss = self
             .history
             .last()
@@ -672,6 +754,8 @@ impl Booster {
             derivs: &mut self.derivs,
             buffers: &self.buffers,
             tree_fit_nanos: &self.tree_fit_nanos,
+            sample: &sample,
+            constraints: &self.constraints,
         };
         let report = match &mut self.state {
             MethodState::Gbm(state) => gbm::step(state, &mut ctx, &candidates),
@@ -722,6 +806,7 @@ impl Booster {
         self.finished = self.check_stop(iteration, &record);
         match &self.finished {
             Some(StopReason::Completed) => self.keep_best_on_completion(),
+            Some(StopReason::EarlyStopping { .. }) => self.keep_best_on_early_stopping(),
             Some(_) => self.restore_best(),
             None => {}
         }
@@ -840,6 +925,13 @@ impl Booster {
         (iteration >= self.params.n_iter).then_some(StopReason::Completed)
     }
 
+    /// Early stopping keeps the best iterate, and the last one aside for
+    /// `continue_after_early_stopping`.
+    fn keep_best_on_early_stopping(&mut self) {
+        self.last_model = Some(self.model.clone());
+        self.restore_best();
+    }
+
     fn restore_best(&mut self) {
         let best = &self.best;
         self.model.trees.truncate(best.n_trees);
@@ -865,6 +957,30 @@ fn step_rule_in_force(params: &Params, objective: &Objective) -> StepRule {
 /// The pool of `n_threads` threads (capped at the machine's), shared with other boosters.
 fn thread_pool(n_threads: usize) -> Result<Arc<rayon::ThreadPool>> {
     crate::threads::shared_pool(n_threads)
+}
+
+/// An offset of `len` finite values (n × K), if given.
+fn checked_offset<'a>(
+    offset: Option<&'a [f64]>,
+    len: usize,
+    role: &str,
+) -> Result<Option<&'a [f64]>> {
+    let Some(offset) = offset else {
+        return Ok(None);
+    };
+    if offset.len() != len {
+        return Err(Error::data(format!(
+            "{role} offset has {} values, expected {len} (one per row and output)",
+            offset.len()
+        )));
+    }
+    if let Some(row) = offset.iter().position(|v| !v.is_finite()) {
+        return Err(Error::value(
+            format!("{role} offset"),
+            format!("entry {row} is {} (offsets must be finite)", offset[row]),
+        ));
+    }
+    Ok(Some(offset))
 }
 
 /// K of a multiclass target: labels must be class indices 0..K−1, and K ≥ 2 (checked by the

@@ -150,24 +150,79 @@ impl Context<'_> {
 
     /// argmin_c Σ_{rows} w ℓ(y, F + c e_class): the per-leaf line search.
     pub fn leaf_value(&self, f: &[f64], rows: &[u32], class: usize) -> f64 {
-        let w = self.w.slice();
+        let w = self.line_search_weights().slice();
         match self.objective {
             Objective::Scalar(loss) => loss.leaf_value(self.y, f, w, rows),
             Objective::Multiclass(loss) => loss.leaf_value(self.y, f, w, rows, class),
         }
     }
 
+    /// `steps` Newton steps from c = 0 on φ(c) = Σ_{rows} w ℓ(y, F + c e_class) + λc²/2, with λ
+    /// = `l2_leaf`: with one step, the leaf of a Newton tree on this partition, −Σwg/(Σwh + λ)
+    /// (Friedman's LogitBoost and gbm leaves). `None` when φ has no curvature at 0 (a
+    /// piecewise-linear loss, or rows all in a linear piece): Newton has no step there.
+    /// A later step without curvature keeps the iterate reached.
+    pub fn leaf_newton_value(
+        &self,
+        f: &[f64],
+        rows: &[u32],
+        class: usize,
+        steps: usize,
+    ) -> Option<f64> {
+        // undrawn rows of a subsampled iteration weigh 0, as in the exact searches
+        let w = self.line_search_weights().slice();
+        let l2 = self.params.tree.l2_leaf;
+        let mut c = 0.0;
+        for step in 0..steps {
+            // d2 holds the loss's own curvature: a leaf without any (absolute, pinball,
+            // hinge) takes the exact search, however large l2_leaf.
+            let (mut d1, mut d2) = (l2 * c, 0.0);
+            match self.objective {
+                Objective::Scalar(loss) => {
+                    for &r in rows {
+                        let r = r as usize;
+                        let (_, g, h) = loss.value_and_derivatives(self.y[r], f[r] + c);
+                        d1 += w[r] * g;
+                        d2 += w[r] * h;
+                    }
+                }
+                Objective::Multiclass(loss) => {
+                    let k = loss.n_classes();
+                    let (mut u, mut g, mut h) = (vec![0.0; k], vec![0.0; k], vec![0.0; k]);
+                    for &r in rows {
+                        let r = r as usize;
+                        u.copy_from_slice(&f[r * k..(r + 1) * k]);
+                        u[class] += c;
+                        loss.gradient(self.y[r], &u, &mut g);
+                        loss.hessian_diag(self.y[r], &u, &mut h);
+                        d1 += w[r] * g[class];
+                        d2 += w[r] * h[class];
+                    }
+                }
+            }
+            if !(d2 > 0.0 && d2.is_finite() && d1.is_finite()) {
+                return (step > 0).then_some(c);
+            }
+            c -= d1 / (d2 + l2);
+        }
+        Some(c)
+    }
+
     /// argmin_γ Σ w ℓ(y, F + γ B), B n × K.
     pub fn line_search(&self, f: &[f64], b: &[f64]) -> f64 {
-        let w = self.w.slice();
+        let w = self.line_search_weights().slice();
         let gamma = match self.objective {
             Objective::Scalar(loss) => loss.line_search(self.y, f, b, w),
             Objective::Multiclass(loss) => loss.line_search(self.y, f, b, w),
         };
-        if gamma.is_finite() {
-            gamma
-        } else {
+        if !gamma.is_finite() {
             0.0
+        } else if self.constraints.monotone().is_some() {
+            // A negative step would turn the monotone trees the other way: the argmin over
+            // γ ≥ 0 of the convex line-search objective is max(γ*, 0).
+            gamma.max(0.0)
+        } else {
+            gamma
         }
     }
 

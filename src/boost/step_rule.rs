@@ -7,7 +7,7 @@ use super::vectors::{add_column, par_fill, CHUNK};
 use super::Context;
 use crate::loss::Objective;
 use crate::params::{Method, StepRule};
-use crate::tree::{grow_with, Candidates, FitStats, GrownTree};
+use crate::tree::{enforce_monotone, grow_with_options, Candidates, FitStats, GrownTree};
 use rayon::prelude::*;
 use std::time::Instant;
 
@@ -62,12 +62,13 @@ impl Direction {
 /// Grows a tree with the booster's reused row lists, and counts the time it takes.
 fn grow(ctx: &Context<'_>, stats: FitStats<'_>, candidates: &Candidates) -> GrownTree {
     let started = Instant::now();
-    let grown = grow_with(
+    let grown = grow_with_options(
         ctx.data,
         stats,
         &ctx.params.tree,
         candidates,
         &mut ctx.buffers.grow(),
+        &ctx.sample.grow_options(ctx.constraints),
     );
     ctx.add_tree_fit_time(started.elapsed());
     grown
@@ -216,8 +217,26 @@ fn newton_tree<T>(
             (&weighted.0[..], &weighted.1[..])
         }
     };
-    let grown = grow(ctx, FitStats { vt, v }, candidates);
+    let mut grown = grow(ctx, FitStats { vt, v }, candidates);
+    let bound = ctx.params.max_leaf_value;
+    if bound > 0.0 {
+        let values: Vec<f64> = (grown.leaf_values().into_iter())
+            .map(|v| bound_leaf(v, bound))
+            .collect();
+        grown.set_leaf_values(&values);
+    }
     finish(grown, NewtonTarget { vt, v })
+}
+
+/// A leaf step clipped to ±`bound` (0: no bound), as XGBoost's max_delta_step clips Newton
+/// leaves: where the loss keeps falling as a leaf's value grows (a leaf of one class under the
+/// logistic loss), the step is a choice, not an optimum, and the bound makes it a finite one.
+fn bound_leaf(value: f64, bound: f64) -> f64 {
+    if bound > 0.0 {
+        value.clamp(-bound, bound)
+    } else {
+        value
+    }
 }
 
 /// The Newton target −g/h = vt/v row by row, without a vector for it (a concrete type rather
@@ -306,23 +325,59 @@ pub fn apply_step_rule(
                     .unwrap_or_else(|| grown.leaf_index(ctx.data));
                 let leaves: Vec<&[u32]> =
                     grown.leaves().iter().map(|l| grown.leaf_rows(l)).collect();
-                let values: Vec<f64> = match ctx.objective {
-                    Objective::Scalar(loss) => {
-                        let mut scratch = ctx.buffers.leaf_scratch();
-                        scratch.assume_unit_weights(ctx.w.given().is_none());
-                        loss.leaf_values(ctx.y, f, ctx.w.slice(), &leaves, &leaf_of, &mut scratch)
-                    }
-                    // Leaves are independent one-dimensional problems: solve them in parallel.
-                    Objective::Multiclass(_) => leaves
+                // One Newton step on the squared loss is its exact search, which has a closed form.
+                let closed_form = matches!(ctx.objective, Objective::Scalar(loss) if loss.unit_curvature())
+                    && ctx.params.tree.l2_leaf == 0.0;
+                let newton = if closed_form {
+                    0
+                } else {
+                    ctx.params.leaf_newton_steps
+                };
+                let newton_values: Vec<Option<f64>> = if newton > 0 {
+                    leaves
                         .par_iter()
-                        .map(|rows| ctx.leaf_value(f, rows, class))
-                        .collect(),
+                        .map(|rows| ctx.leaf_newton_value(f, rows, class, newton))
+                        .collect()
+                } else {
+                    vec![None; leaves.len()]
+                };
+                // Leaves without curvature (piecewise-linear losses) take the exact search.
+                let exact = |ctx: &Context<'_>| -> Vec<f64> {
+                    match ctx.objective {
+                        Objective::Scalar(loss) => {
+                            let mut scratch = ctx.buffers.leaf_scratch();
+                            let w = ctx.line_search_weights();
+                            scratch.assume_unit_weights(w.given().is_none());
+                            loss.leaf_values(ctx.y, f, w.slice(), &leaves, &leaf_of, &mut scratch)
+                        }
+                        // Leaves are independent one-dimensional problems: solve them in parallel.
+                        Objective::Multiclass(_) => leaves
+                            .par_iter()
+                            .map(|rows| ctx.leaf_value(f, rows, class))
+                            .collect(),
+                    }
+                };
+                let values: Vec<f64> = if newton_values.iter().all(Option::is_some) {
+                    newton_values.into_iter().flatten().collect()
+                } else {
+                    let exact = exact(ctx);
+                    newton_values
+                        .into_iter()
+                        .zip(exact)
+                        .map(|(newton, exact)| newton.unwrap_or(exact))
+                        .collect()
                 };
                 let values: Vec<f64> = values
                     .into_iter()
                     .map(|v| if v.is_finite() { v } else { 0.0 })
+                    .map(|v| bound_leaf(v, ctx.params.max_leaf_value))
                     .collect();
                 grown.set_leaf_values(&values);
+                // Leaves re-solved one by one may cross the bounds of their split: restore
+                // monotonicity (the proximal methods' leaves come through here too).
+                if let Some(monotone) = ctx.constraints.monotone() {
+                    enforce_monotone(&mut grown.tree, monotone);
+                }
                 // The re-solved tree is added where it is used (`Direction::add_to_column`),
                 // from the leaf index, with no vector of values written and read back between.
                 ctx.buffers.recycle_values(std::mem::take(&mut dir.values));
@@ -355,13 +410,14 @@ pub fn default_step_rule(method: Method, sigma: Option<f64>) -> StepRule {
     }
 }
 
-/// ρ of the `constant` rule when the user gives none: 1 for the AGBM family (the step is then the
-/// papers' η = learning_rate); λ for the proximal methods (Alg. 2 steps `f + λ g`, which reaches
-/// the proximal point exactly when the tree fits the direction exactly); 1/σ otherwise (RGBM's
-/// theory), or 1 for a non-smooth loss.
+/// ρ of the `constant` rule when the user gives none: λ for the proximal methods (Alg. 2 steps
+/// `f + λ g`, which reaches the proximal point exactly when the tree fits the direction exactly);
+/// 1/σ otherwise, or 1 for a non-smooth loss. For the AGBM family 1/σ is the step its theory
+/// takes (η ≤ 1/σ; Lu et al.'s Theorem 4.1), so that `learning_rate` scales the same step for
+/// every loss: with ρ = 1 the logistic loss (σ = 1/4) moved a quarter as far per tree as a
+/// gradient step of size 1/σ, and four times less than gbm's Newton step near p = 1/2.
 pub fn default_rho(method: Method, sigma: Option<f64>, lambda: f64) -> f64 {
     match method {
-        Method::Agbm | Method::Agbmr | Method::Vagbm => 1.0,
         Method::Proximal | Method::ResidualProximal | Method::AcceleratedProximal => lambda,
         _ => sigma.map_or(1.0, |s| 1.0 / s),
     }

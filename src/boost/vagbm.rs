@@ -10,9 +10,10 @@
 //! Kept faithful on purpose: the momentum amplifies the weak learner's error and the method may
 //! diverge (the AGBM paper's §5.1) when the safeguard is off (`safeguard = "none"`); divergence
 //! is detected by the booster, which keeps the best iterate. With `safeguard = "restart"` the
-//! booster rejects an iteration that raised the training loss and restarts the momentum. γ is not used (Alg. 4 has none). Step rule: `constant`, η = learning_rate · ρ (ρ = 1
-//! unless given).
+//! booster rejects an iteration that raised the training loss and restarts the momentum. γ is not used (Alg. 4 has none). Step rule: `constant`, η = learning_rate · ρ (ρ = 1/σ
+//! unless given, as for AGBM).
 
+use super::outputs::column;
 use super::step_rule::fit_target;
 use super::tracked::Tracked;
 use super::{Context, Iteration};
@@ -47,13 +48,19 @@ pub fn step(state: &mut VagbmState, ctx: &mut Context<'_>, candidates: &Candidat
     let g = &state.f;
     let mut r = ctx.buffers.values(g.train.len());
     ctx.negative_gradient_into(&g.train, &mut r);
-    let b = fit_target(ctx, &r, candidates);
+    // With K outputs (a multiclass loss), one tree per output, as gbm does.
+    let k = ctx.n_outputs();
+    let trees: Vec<_> = (0..k)
+        .map(|class| fit_target(ctx, &column(&r, class, k), candidates))
+        .collect();
     let eta = ctx.params.learning_rate * ctx.rho();
-    let cos = vec![b.cos];
-    let b = ctx.store_tree(b, 0);
-    state.f.add_tree(&b, eta);
-    state.h.add_tree(&b, eta / theta);
-    ctx.buffers.recycle_values(b.train);
+    let cos = trees.iter().map(|b| b.cos).collect();
+    for (class, b) in trees.into_iter().enumerate() {
+        let b = ctx.store_tree(b, class);
+        state.f.add_tree(&b, eta);
+        state.h.add_tree(&b, eta / theta);
+        ctx.buffers.recycle_values(b.train);
+    }
     ctx.buffers.recycle_values(r);
     state.m += 1;
     ctx.publish(&state.f);

@@ -42,6 +42,11 @@ impl Weights {
         }
     }
 
+    /// The number of rows.
+    pub fn n_rows(&self) -> usize {
+        self.n
+    }
+
     /// Σ w.
     pub fn total(&self) -> f64 {
         self.total

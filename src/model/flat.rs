@@ -2,15 +2,24 @@
 //! indexed by the comparison (no branch to mispredict), leaves that point at themselves. Rows are
 //! walked in groups of `LANES` in lock step for exactly `depth` levels, so the loads of several
 //! independent rows overlap instead of one row's chain of dependent loads running alone.
-//! Trees with categorical rules keep the general traversal of `Tree`.
 //!
 //! Raw rows are walked in blocks of `BLOCK_ROWS`, copied feature-major into one buffer
 //! (`RawBlock`): a value is then at (feature << BLOCK_SHIFT) + row, with no load of a column's
-//! address in the chain of dependent loads of each level.
+//! address in the chain of dependent loads of each level. Categorical codes are copied in as
+//! the bits of an f64 (`f64::from_bits(code)`, `MISSING_CODE` for a missing one), so that both
+//! kinds of rule read the same buffer and a categorical rule reads its code with no conversion.
+//!
+//! A categorical rule tests the code's bit in its set of left codes. A set of one 64-bit word
+//! (features of at most 64 levels) sits in the node itself, in place of the threshold, so the
+//! test costs no load beyond the numeric one's; larger sets, and the bin sets binned rows are
+//! tested against, are in the tree's `words` (`CategoryRule`). Codes beyond the set (unseen in
+//! training) and missing codes go by `default_left`, as in `Tree::leaf_of_raw`. Trees without
+//! categorical rules walk a copy of the loop with that test compiled out, so numeric prediction
+//! pays nothing for it.
 //!
 //! The walk indexes without bounds checks (they cost ~20% of prediction time): `FlatTree::new`
-//! admits only trees whose children and tested features are in range and numeric, and `add_to`
-//! checks the row range once per call.
+//! admits only trees whose children, tested features and category sets are in range and whose
+//! rules fit their feature's kind, and `add_to` checks the row range once per call.
 
 use crate::data::{BinnedMatrix, FeatureValues, Frame};
 use crate::tree::Tree;
@@ -28,61 +37,166 @@ struct FlatNode {
     children: [u32; 2],
     bin: u8,
     default_left: bool,
+    /// `NUMERIC`, `ONE_WORD` (a categorical rule whose code set is the bits of `threshold`) or
+    /// `MANY_WORDS` (one whose code set is in `words`). In the padding: still 24 bytes.
+    kind: u8,
 }
+
+const NUMERIC: u8 = 0;
+const ONE_WORD: u8 = 1;
+const MANY_WORDS: u8 = 2;
+/// What a block holds for a missing categorical code: far beyond any code set (codes are below
+/// 2^32), and not a NaN pattern.
+const MISSING_CODE: u64 = 1 << 62;
+
+/// A categorical rule's words in `FlatTree::words`: at `start` the 4 words of its bin set, then
+/// its `n_code_words` code words, then the word for codes beyond them and for missing codes (all
+/// ones when they go left). So `start + 4 + min(code / 64, n_code_words)` is always a word of the
+/// rule (`MISSING_CODE / 64` is beyond every set), and no code needs a bounds test of its own.
+#[derive(Debug, Clone, Copy, Default)]
+struct CategoryRule {
+    start: u32,
+    n_code_words: u32,
+}
+
+const BIN_WORDS: usize = 4;
 
 #[derive(Debug, Clone)]
 pub(crate) struct FlatTree {
     nodes: Vec<FlatNode>,
     values: Vec<f64>,
     depth: usize,
+    /// One per node when the tree has categorical rules (leaves copy the root's), else empty.
+    rules: Vec<CategoryRule>,
+    words: Vec<u64>,
+    /// `NUMERIC_RULES`, `CATEGORICAL_RULES` or `BOTH_RULES`: which walk `add_to` takes.
+    rule_kinds: u8,
 }
 
+/// Kinds of rule in a tree. Each gets its own copy of the walk: with only numeric rules the
+/// categorical test is compiled out; with only categorical ones the branch on the kind always
+/// goes one way; with both it would be mispredicted often, so both tests are computed and one is
+/// selected.
+const NUMERIC_RULES: u8 = 0;
+const CATEGORICAL_RULES: u8 = 1;
+const BOTH_RULES: u8 = 2;
+
 impl FlatTree {
-    /// `None` for trees with categorical rules, and for trees a flat walk could not index
-    /// safely: a child out of range, or a rule on a feature that is not numeric (`numeric[j]`),
-    /// which a model file could claim.
+    /// `None` for trees a flat walk could not index safely: a child out of range, a rule on a
+    /// feature the model lacks, a numeric rule on a categorical feature or a categorical one on
+    /// a numeric feature (`numeric[j]`: feature j is numeric), or a category set the tree lacks;
+    /// a model file could claim any of these, and such trees keep `Tree`'s own walk.
     pub(crate) fn new(tree: &Tree, numeric: &[bool]) -> Option<FlatTree> {
         let n_nodes = tree.nodes.len();
         let walkable = |n: &crate::tree::Node| {
             n.is_leaf()
-                || (n.category.is_none()
-                    && numeric.get(n.feature as usize) == Some(&true)
-                    && (n.left as usize) < n_nodes
-                    && (n.right as usize) < n_nodes)
+                || ((n.left as usize) < n_nodes
+                    && (n.right as usize) < n_nodes
+                    && match (numeric.get(n.feature as usize), n.category) {
+                        (Some(true), None) => true,
+                        (Some(false), Some(c)) => (c as usize) < tree.categories.len(),
+                        _ => false,
+                    })
         };
-        if n_nodes == 0 || !tree.nodes.iter().all(walkable) {
+        // Node indices are u32, and so are word offsets: far above `MAX_NODES`.
+        if n_nodes == 0 || n_nodes > u32::MAX as usize || !tree.nodes.iter().all(walkable) {
             return None;
         }
+        let splits = || tree.nodes.iter().filter(|n| !n.is_leaf());
+        let rule_kinds = match (
+            splits().any(|n| n.category.is_none()),
+            splits().any(|n| n.category.is_some()),
+        ) {
+            (_, false) => NUMERIC_RULES,
+            (false, true) => CATEGORICAL_RULES,
+            (true, true) => BOTH_RULES,
+        };
+        let (rules, words) = if rule_kinds == NUMERIC_RULES {
+            (Vec::new(), Vec::new())
+        } else {
+            category_rules(tree)?
+        };
         // Rows that reach a leaf early keep walking in lock step, so a leaf still evaluates a
-        // rule: the root's, whose feature is numeric (no categorical rules here). Its result is
-        // ignored because a leaf's children are itself.
-        let root_feature = tree.nodes[0].feature;
+        // rule: the root's, which fits its feature. Its result is ignored because a leaf's
+        // children are itself.
+        let root = &tree.nodes[0];
         let nodes = tree
             .nodes
             .iter()
             .enumerate()
-            .map(|(i, n)| FlatNode {
-                threshold: n.threshold,
-                feature: if n.is_leaf() { root_feature } else { n.feature },
-                children: if n.is_leaf() {
-                    [i as u32; 2]
-                } else {
-                    [n.left, n.right]
-                },
-                bin: n.bin,
-                default_left: n.default_left,
+            .map(|(i, n)| {
+                let rule = if n.is_leaf() { root } else { n };
+                let (kind, threshold) = match rule.category {
+                    // A root leaf (never walked: depth 0) keeps its fields unchecked.
+                    _ if rule.is_leaf() => (NUMERIC, 0.0),
+                    None => (NUMERIC, rule.threshold),
+                    // In range: checked by `walkable`.
+                    Some(c) => match tree.categories[c as usize].left_codes[..] {
+                        [word] => (ONE_WORD, f64::from_bits(word)),
+                        _ => (MANY_WORDS, 0.0),
+                    },
+                };
+                FlatNode {
+                    threshold,
+                    feature: rule.feature,
+                    children: if n.is_leaf() {
+                        [i as u32; 2]
+                    } else {
+                        [n.left, n.right]
+                    },
+                    bin: rule.bin,
+                    default_left: rule.default_left,
+                    kind,
+                }
             })
             .collect();
         Some(FlatTree {
             nodes,
             values: tree.nodes.iter().map(|n| n.value).collect(),
-            depth: tree.depth(),
+            // A root leaf ends every walk at once (as in `Tree::leaf_of_raw`); its fields were
+            // never checked, so the walk must not evaluate its rule.
+            depth: if root.is_leaf() { 0 } else { tree.depth() },
+            rules,
+            words,
+            rule_kinds,
         })
     }
 
     /// Adds `weight · tree(row)` to `out[i]` for rows `start..start + out.len()`.
     #[inline]
     fn add_to<R: Rows>(&self, rows: &R, start: usize, weight: f64, out: &mut [f64]) {
+        self.walk(rows, start, out, |o, i| {
+            *o += weight * self.values[i as usize]
+        });
+    }
+
+    /// Calls `visit(&mut out[j], node)` with the node (a leaf) that row `start + j` reaches.
+    #[inline(always)]
+    fn walk<R: Rows, T>(
+        &self,
+        rows: &R,
+        start: usize,
+        out: &mut [T],
+        visit: impl FnMut(&mut T, u32),
+    ) {
+        match self.rule_kinds {
+            NUMERIC_RULES => self.walk_kinds::<R, T, NUMERIC_RULES>(rows, start, out, visit),
+            CATEGORICAL_RULES => {
+                self.walk_kinds::<R, T, CATEGORICAL_RULES>(rows, start, out, visit)
+            }
+            _ => self.walk_kinds::<R, T, BOTH_RULES>(rows, start, out, visit),
+        }
+    }
+
+    /// `walk`, for a tree whose `rule_kinds` are `KINDS`.
+    #[inline(always)]
+    fn walk_kinds<R: Rows, T, const KINDS: u8>(
+        &self,
+        rows: &R,
+        start: usize,
+        out: &mut [T],
+        mut visit: impl FnMut(&mut T, u32),
+    ) {
         assert!(start + out.len() <= rows.n_rows(), "rows out of range");
         let mut groups = out.chunks_exact_mut(LANES);
         let mut row = start;
@@ -90,41 +204,137 @@ impl FlatTree {
             let mut at = [0u32; LANES];
             for _ in 0..self.depth {
                 for (lane, i) in at.iter_mut().enumerate() {
-                    // SAFETY: i is 0 or a child, both below nodes.len() (see `new`).
-                    let node = unsafe { self.nodes.get_unchecked(*i as usize) };
-                    *i = node.children[!rows.goes_left(node, row + lane) as usize];
+                    *i = self.step::<R, KINDS>(rows, *i, row + lane);
                 }
             }
             for (o, &i) in group.iter_mut().zip(&at) {
-                *o += weight * self.values[i as usize];
+                visit(o, i);
             }
             row += LANES;
         }
         for (lane, o) in groups.into_remainder().iter_mut().enumerate() {
             let mut i = 0u32;
             for _ in 0..self.depth {
-                // SAFETY: as in the lock-step loop.
-                let node = unsafe { self.nodes.get_unchecked(i as usize) };
-                i = node.children[!rows.goes_left(node, row + lane) as usize];
+                i = self.step::<R, KINDS>(rows, i, row + lane);
             }
-            *o += weight * self.values[i as usize];
+            visit(o, i);
         }
     }
+
+    /// The node after node `i` for row `row` (`row < rows.n_rows()`; `i` is 0 or a node this
+    /// returned).
+    #[inline(always)]
+    fn step<R: Rows, const KINDS: u8>(&self, rows: &R, i: u32, row: usize) -> u32 {
+        // SAFETY: i is 0 or a child, both below nodes.len() (see `new`).
+        let node = unsafe { self.nodes.get_unchecked(i as usize) };
+        let left = if KINDS == NUMERIC_RULES {
+            rows.goes_left(node, row)
+        } else {
+            // SAFETY: a tree with categorical rules has one rule per node (`category_rules`).
+            let rule = unsafe { self.rules.get_unchecked(i as usize) };
+            let numeric = node.kind == NUMERIC;
+            if KINDS == CATEGORICAL_RULES {
+                if numeric {
+                    rows.goes_left(node, row)
+                } else {
+                    rows.in_category(node, rule, &self.words, row)
+                }
+            } else {
+                // Both evaluated: `in_category` on a numeric node reads only valid words.
+                let by_threshold = rows.goes_left(node, row);
+                let by_category = rows.in_category(node, rule, &self.words, row);
+                std::hint::select_unpredictable(numeric, by_threshold, by_category)
+            }
+        };
+        node.children[!left as usize]
+    }
+}
+
+/// `out[j]` = the leaf node that binned row `start + j` reaches in `tree`, by the flat walk when
+/// the tree has one (`numeric[f]`: feature f is numeric), else by `Tree::leaf_of_bins`.
+pub(crate) fn leaf_nodes_binned(
+    tree: &Tree,
+    flat: Option<&FlatTree>,
+    matrix: &BinnedMatrix,
+    start: usize,
+    out: &mut [u32],
+) {
+    match flat {
+        Some(flat) => flat.walk(&BinnedRows(matrix), start, out, |o, i| *o = i),
+        None => {
+            for (j, o) in out.iter_mut().enumerate() {
+                *o = tree.leaf_of_bins(matrix.row(start + j)) as u32;
+            }
+        }
+    }
+}
+
+/// The `CategoryRule` of every node (a leaf takes the root's) and the words they index; `None`
+/// if the words would not fit u32 offsets.
+fn category_rules(tree: &Tree) -> Option<(Vec<CategoryRule>, Vec<u64>)> {
+    let mut words = Vec::new();
+    let mut rules: Vec<CategoryRule> = tree
+        .nodes
+        .iter()
+        .map(|n| match n.category {
+            Some(c) if !n.is_leaf() => {
+                // In range: `FlatTree::new` checked c against the tree's sets.
+                let split = &tree.categories[c as usize];
+                let rule = CategoryRule {
+                    start: u32::try_from(words.len()).ok()?,
+                    n_code_words: u32::try_from(split.left_codes.len()).ok()?,
+                };
+                words.extend_from_slice(&split.left_bins.0);
+                words.extend_from_slice(&split.left_codes);
+                words.push(if n.default_left { u64::MAX } else { 0 });
+                Some(rule)
+            }
+            _ => Some(CategoryRule::default()),
+        })
+        .collect::<Option<_>>()?;
+    u32::try_from(words.len()).ok()?;
+    // Leaves evaluate the root's rule (see `FlatTree::new`).
+    let root = rules[0];
+    for (rule, n) in rules.iter_mut().zip(&tree.nodes) {
+        if n.is_leaf() {
+            *rule = root;
+        }
+    }
+    Some((rules, words))
 }
 
 /// Data a flat tree can be evaluated on.
 trait Rows {
     fn n_rows(&self) -> usize;
-    /// For `row < n_rows()` and a node of a `FlatTree` built for these columns.
+    /// For `row < n_rows()` and a numeric node of a `FlatTree` built for these columns.
     fn goes_left(&self, node: &FlatNode, row: usize) -> bool;
+    /// The same for a categorical node of a tree and its rule; `words` is the tree's. Also
+    /// called on numeric nodes of trees with both kinds (the result is then ignored), with the
+    /// default rule (`category_rules`): it must read only valid memory then too.
+    fn in_category(&self, node: &FlatNode, rule: &CategoryRule, words: &[u64], row: usize) -> bool;
 }
 
-/// Rows `start..start + n_rows` of the numeric columns of a frame (n_rows ≤ `BLOCK_ROWS`),
-/// copied into one buffer, feature j at `values[j << BLOCK_SHIFT..]` (categorical features, which
-/// flat trees never test, keep their slots unfilled).
+/// Rows `start..start + n_rows` of a frame (n_rows ≤ `BLOCK_ROWS`), copied into one buffer,
+/// feature j at `values[j << BLOCK_SHIFT..]`: numbers as they are, categorical codes as the bits
+/// of an f64 (`MISSING_CODE` for a missing, negative, code).
 pub(crate) struct RawBlock {
     values: Vec<f64>,
     n_rows: usize,
+}
+
+impl RawBlock {
+    #[inline(always)]
+    fn value(&self, node: &FlatNode, row: usize) -> f64 {
+        // SAFETY: the node tests a feature of the model (`FlatTree::new`), which has a slot of
+        // BLOCK_ROWS values (`RawColumns::block` sizes the buffer for every feature of the
+        // frame, and the frame's features were checked against the model), and
+        // row < n_rows ≤ BLOCK_ROWS (`walk`).
+        unsafe {
+            *self
+                .values
+                .get_unchecked(((node.feature as usize) << BLOCK_SHIFT) + row)
+        }
+    }
 }
 
 impl Rows for RawBlock {
@@ -133,17 +343,27 @@ impl Rows for RawBlock {
     }
     #[inline(always)]
     fn goes_left(&self, node: &FlatNode, row: usize) -> bool {
-        // SAFETY: the node tests a feature of the model (`FlatTree::new`), which has a slot of
-        // BLOCK_ROWS values (`RawColumns::block` sizes the buffer for every feature of the
-        // frame, and the frame's features were checked against the model), and
-        // row < n_rows ≤ BLOCK_ROWS (`add_to`).
-        let x = unsafe {
-            *self
-                .values
-                .get_unchecked(((node.feature as usize) << BLOCK_SHIFT) + row)
-        };
+        let x = self.value(node, row);
         // NaN compares false, so it goes left only by default.
         (x <= node.threshold) | (x.is_nan() & node.default_left)
+    }
+    #[inline(always)]
+    fn in_category(&self, node: &FlatNode, rule: &CategoryRule, words: &[u64], row: usize) -> bool {
+        // A code, or MISSING_CODE (`RawColumns::block`). `Tree::leaf_of_raw` sends missing
+        // codes and codes past the set by default.
+        let code = self.value(node, row).to_bits();
+        if node.kind != MANY_WORDS {
+            let inside = code < 64;
+            (inside & (node.threshold.to_bits() >> (code & 63) & 1 == 1))
+                | (!inside & node.default_left)
+        } else {
+            let n = rule.n_code_words as usize;
+            let word = n.min((code >> 6) as usize);
+            // SAFETY: start + BIN_WORDS + n is the rule's last word, below words.len()
+            // (`category_rules`), and word ≤ n.
+            let bits = unsafe { *words.get_unchecked(rule.start as usize + BIN_WORDS + word) };
+            bits >> (code & 63) & 1 == 1
+        }
     }
 }
 
@@ -157,6 +377,16 @@ impl Rows for BinnedRows<'_> {
     fn goes_left(&self, node: &FlatNode, row: usize) -> bool {
         let b = self.0.get(row, node.feature as usize);
         ((b != 0) & (b <= node.bin)) | ((b == 0) & node.default_left)
+    }
+    #[inline(always)]
+    fn in_category(&self, node: &FlatNode, rule: &CategoryRule, words: &[u64], row: usize) -> bool {
+        // The bin set, as `Tree::leaf_of_bins` reads it (missing is bin 0, in the set or not).
+        let b = self.0.get(row, node.feature as usize);
+        // SAFETY: every rule's BIN_WORDS words start at `start` (`category_rules`: a numeric
+        // node's default rule starts at 0, and a tree with categorical rules has a set there),
+        // and b >> 6 < 4.
+        let bits = unsafe { *words.get_unchecked(rule.start as usize + (b >> 6) as usize) };
+        bits >> (b & 63) & 1 == 1
     }
 }
 
@@ -211,21 +441,12 @@ impl<'t> Predictor<'t> {
     }
 }
 
-/// The numeric columns of a frame (empty for categorical ones), looked up once per prediction.
-pub(crate) struct RawColumns<'a>(Vec<&'a [f64]>);
+/// The columns of a frame, looked up once per prediction.
+pub(crate) struct RawColumns<'a>(Vec<FeatureValues<'a>>);
 
 impl<'a> RawColumns<'a> {
     pub(crate) fn new(frame: &Frame<'a>) -> Self {
-        RawColumns(
-            frame
-                .features()
-                .iter()
-                .map(|f| match f.values {
-                    FeatureValues::Numeric(x) => x,
-                    FeatureValues::Categorical { .. } => &[][..],
-                })
-                .collect(),
-        )
+        RawColumns(frame.features().iter().map(|f| f.values).collect())
     }
 
     /// Rows `start..start + n_rows` (n_rows ≤ `BLOCK_ROWS`) in the layout of `RawBlock`.
@@ -233,8 +454,15 @@ impl<'a> RawColumns<'a> {
         assert!(n_rows <= BLOCK_ROWS);
         let mut values = vec![0.0; self.0.len() << BLOCK_SHIFT];
         for (slot, column) in values.chunks_exact_mut(BLOCK_ROWS).zip(&self.0) {
-            if !column.is_empty() {
-                slot[..n_rows].copy_from_slice(&column[start..start + n_rows]);
+            match *column {
+                FeatureValues::Numeric(x) => {
+                    slot[..n_rows].copy_from_slice(&x[start..start + n_rows]);
+                }
+                FeatureValues::Categorical { codes, .. } => {
+                    for (v, &c) in slot.iter_mut().zip(&codes[start..start + n_rows]) {
+                        *v = f64::from_bits(if c < 0 { MISSING_CODE } else { c as u64 });
+                    }
+                }
             }
         }
         RawBlock { values, n_rows }
@@ -244,7 +472,8 @@ impl<'a> RawColumns<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tree::Node;
+    use crate::data::{BinMapper, Feature};
+    use crate::tree::{BinSet, CategorySplit, Node};
 
     fn stump(feature: u32, right: u32) -> Tree {
         let leaf = |value| Node {
@@ -273,6 +502,173 @@ mod tests {
         }
     }
 
+    /// SplitMix64.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+        fn chance(&mut self, p: f64) -> bool {
+            ((self.next() >> 11) as f64) < p * (1u64 << 53) as f64
+        }
+    }
+
+    /// Features of the random trees: numeric ones, and categorical ones of these level counts
+    /// (a code set of 0 to 3 words is drawn for each rule, so codes also fall past the set).
+    const NUMERIC: usize = 2;
+    const LEVELS: [u32; 3] = [5, 64, 150];
+
+    fn random_tree(rng: &mut Rng, max_depth: usize) -> Tree {
+        let leaf = |value| Node {
+            feature: 0,
+            left: 0,
+            right: 0,
+            threshold: 0.0,
+            bin: 0,
+            default_left: false,
+            category: None,
+            value,
+            gain: 0.0,
+            count: 1,
+        };
+        let mut tree = Tree {
+            nodes: vec![leaf(0.0)],
+            categories: Vec::new(),
+        };
+        let mut level = vec![0];
+        let mut i = 0;
+        while i < tree.nodes.len() {
+            if level[i] < max_depth && rng.chance(0.8) {
+                let n = tree.nodes.len() as u32;
+                let feature = rng.below(NUMERIC + LEVELS.len());
+                let node = &mut tree.nodes[i];
+                node.feature = feature as u32;
+                node.left = n;
+                node.right = n + 1;
+                node.default_left = rng.chance(0.5);
+                if feature < NUMERIC {
+                    node.threshold =
+                        [f64::NEG_INFINITY, f64::INFINITY, -0.0, 0.25, 1.5][rng.below(5)];
+                    node.bin = 1 + rng.below(6) as u8;
+                } else {
+                    node.category = Some(tree.categories.len() as u32);
+                    let mut left_bins = BinSet::default();
+                    for b in 0..=255 {
+                        if rng.chance(0.5) {
+                            left_bins.insert(b);
+                        }
+                    }
+                    let words = rng.below(4);
+                    tree.categories.push(CategorySplit {
+                        left_bins,
+                        left_codes: (0..words).map(|_| rng.next()).collect(),
+                    });
+                }
+                let depth = level[i] + 1;
+                tree.nodes.push(leaf(rng.below(1000) as f64 - 500.0));
+                tree.nodes.push(leaf(rng.below(1000) as f64 - 500.0));
+                level.extend([depth, depth]);
+            }
+            i += 1;
+        }
+        tree
+    }
+
+    #[test]
+    fn flat_trees_predict_bit_for_bit_what_trees_do() {
+        let mut rng = Rng(42);
+        let n_rows = 3 * BLOCK_ROWS + 5;
+        let numbers: Vec<Vec<f64>> = (0..NUMERIC)
+            .map(|_| {
+                (0..n_rows)
+                    .map(|_| {
+                        [
+                            f64::NAN,
+                            -1.0,
+                            0.0,
+                            -0.0,
+                            0.25,
+                            0.5,
+                            1.5,
+                            2.0,
+                            f64::INFINITY,
+                        ][rng.below(9)]
+                    })
+                    .collect()
+            })
+            .collect();
+        // Missing codes (−1), codes inside and past every set.
+        let codes: Vec<Vec<i32>> = LEVELS
+            .iter()
+            .map(|&n| {
+                (0..n_rows)
+                    .map(|_| rng.below(n as usize + 1) as i32 - 1)
+                    .collect()
+            })
+            .collect();
+        let mut features: Vec<Feature<'_>> = numbers
+            .iter()
+            .enumerate()
+            .map(|(j, x)| Feature::numeric(format!("x{j}"), x))
+            .collect();
+        for (j, (c, &n)) in codes.iter().zip(&LEVELS).enumerate() {
+            features.push(Feature::categorical(format!("c{j}"), c, n));
+        }
+        let frame = Frame::new(features).unwrap();
+        let cuts = vec![-1.0, 0.0, 0.3, 1.0, 1.7];
+        let mut mappers = vec![BinMapper::Numeric { cuts }; NUMERIC];
+        for &n in &LEVELS {
+            mappers.push(BinMapper::Categorical {
+                level_bins: (0..n).map(|c| (c * 37 % 256) as u8).collect(),
+                n_bins: 256,
+            });
+        }
+        let matrix = BinnedMatrix::from_frame(&frame, &mappers).unwrap();
+        let numeric: Vec<bool> = (0..mappers.len()).map(|j| j < NUMERIC).collect();
+        let columns = RawColumns::new(&frame);
+        let mut kinds = [0; 3];
+        for case in 0..300 {
+            let tree = random_tree(&mut rng, 1 + case % 7);
+            let flat = FlatTree::new(&tree, &numeric).expect("a tree of valid rules is flattened");
+            kinds[flat.rule_kinds as usize] += 1;
+            let predictor = Predictor::Flat(flat);
+            for start in (0..n_rows).step_by(BLOCK_ROWS) {
+                let rows = BLOCK_ROWS.min(n_rows - start);
+                let block = columns.block(start, rows);
+                // −0 + v = v for every v: the tree's value exactly.
+                let mut raw = vec![-0.0; rows];
+                predictor.add_raw(&frame, &block, start, 1.0, &mut raw);
+                let mut binned = vec![-0.0; rows];
+                predictor.add_binned(&matrix, start, 1.0, &mut binned);
+                for i in 0..rows {
+                    let row = start + i;
+                    let expected = tree.predict_raw(&frame, row);
+                    assert_eq!(
+                        raw[i].to_bits(),
+                        expected.to_bits(),
+                        "case {case}, row {row}"
+                    );
+                    let expected = tree.predict_bins(matrix.row(row));
+                    assert_eq!(
+                        binned[i].to_bits(),
+                        expected.to_bits(),
+                        "case {case}, row {row}"
+                    );
+                }
+            }
+        }
+        // Every walk was taken.
+        assert!(kinds.iter().all(|&k| k > 10), "{kinds:?}");
+    }
+
     #[test]
     fn only_trees_the_unchecked_walk_can_index_are_flattened() {
         assert!(FlatTree::new(&stump(1, 2), &[true, true]).is_some());
@@ -281,5 +677,20 @@ mod tests {
         assert!(FlatTree::new(&stump(1, 2), &[true, false]).is_none());
         assert!(FlatTree::new(&stump(2, 2), &[true, true]).is_none());
         assert!(FlatTree::new(&stump(1, 3), &[true, true]).is_none());
+        // A categorical rule: on a categorical feature, with a set the tree has.
+        let mut categorical = stump(1, 2);
+        categorical.nodes[0].category = Some(0);
+        assert!(FlatTree::new(&categorical, &[true, false]).is_none());
+        categorical.categories.push(CategorySplit {
+            left_bins: BinSet::default(),
+            left_codes: vec![1],
+        });
+        assert!(FlatTree::new(&categorical, &[true, false]).is_some());
+        assert!(FlatTree::new(&categorical, &[true, true]).is_none());
+        // A root leaf is never walked: its fields were never checked.
+        let mut root_leaf = stump(7, 2);
+        root_leaf.nodes[0].left = 0;
+        root_leaf.nodes[0].category = Some(5);
+        assert_eq!(FlatTree::new(&root_leaf, &[true]).map(|f| f.depth), Some(0));
     }
 }

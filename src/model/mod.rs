@@ -7,6 +7,7 @@ mod io;
 mod predict;
 mod validate;
 
+pub(crate) use flat::{leaf_nodes_binned, FlatTree};
 pub use io::FORMAT_VERSION;
 pub use validate::{MAX_ABS_TERM, MAX_NODES, MAX_OUTPUTS, MAX_TREES};
 

@@ -5,7 +5,7 @@
 use super::convert::{contiguous, Columns};
 use super::errors::{guarded, DataError, TrainingError};
 use super::model::PyModel;
-use crate::boost::{Booster, Step, StopReason, TrainData};
+use crate::boost::{Booster, Offsets, Step, StopReason, TrainData};
 use crate::params::Params;
 use numpy::PyReadonlyArray1;
 use pyo3::exceptions::PyUserWarning;
@@ -79,7 +79,7 @@ fn warn_if_capped(py: Python<'_>, requested: usize) -> PyResult<()> {
 impl PyBooster {
     /// Bins the data and prepares iteration 0 (with the GIL released).
     #[new]
-    #[pyo3(signature = (params, features, y, weights=None, valid_features=None, valid_y=None, valid_weights=None))]
+    #[pyo3(signature = (params, features, y, weights=None, valid_features=None, valid_y=None, valid_weights=None, offset=None, valid_offset=None))]
     fn new<'py>(
         py: Python<'py>,
         params: Vec<(String, String)>,
@@ -89,6 +89,8 @@ impl PyBooster {
         valid_features: Option<&Bound<'py, PyAny>>,
         valid_y: Option<PyReadonlyArray1<'py, f64>>,
         valid_weights: Option<PyReadonlyArray1<'py, f64>>,
+        offset: Option<PyReadonlyArray1<'py, f64>>,
+        valid_offset: Option<PyReadonlyArray1<'py, f64>>,
     ) -> PyResult<Self> {
         let params = guarded(|| params_from_pairs(&params))?;
         warn_if_capped(py, params.n_threads)?;
@@ -118,7 +120,18 @@ impl PyBooster {
                 ))
             }
         };
-        let booster = py.detach(|| guarded(|| Booster::new(params, &train, valid.as_ref())))?;
+        let offsets = Offsets {
+            train: offset
+                .as_ref()
+                .map(|o| contiguous("offset", o))
+                .transpose()?,
+            valid: (valid_offset.as_ref())
+                .map(|o| contiguous("validation offset", o))
+                .transpose()?,
+        };
+        let booster = py.detach(|| {
+            guarded(|| Booster::with_offsets(params, &train, valid.as_ref(), offsets))
+        })?;
         Ok(PyBooster {
             booster: Mutex::new(booster),
         })
@@ -167,6 +180,13 @@ impl PyBooster {
         }
         booster.extend(extra);
         Ok(())
+    }
+
+    /// Continues training that early stopping ended, with a new patience (None: none); false
+    /// when training did not end by early stopping.
+    #[pyo3(signature = (rounds=None))]
+    fn continue_after_early_stopping(&self, rounds: Option<usize>) -> PyResult<bool> {
+        Ok(self.lock()?.continue_after_early_stopping(rounds))
     }
 
     /// `(kind, message)` of why training ended, or None while it can go on.

@@ -3,7 +3,7 @@
 use super::convert::Columns;
 use super::errors::{guarded, DataError};
 use crate::model::Model;
-use numpy::{PyArray1, PyArray2, PyArrayMethods};
+use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
 #[pyclass(module = "optboost._core", name = "CoreModel", frozen)]
@@ -69,6 +69,23 @@ impl PyModel {
         guarded(|| Model::from_json(text)).map(PyModel::new)
     }
 
+    /// A Python model file (`Model.save`) as bytes, parsed in one pass: the core model of its
+    /// "model" entry, validated, and the raw JSON text of each other top-level entry (the small
+    /// ones: formula, design, history) for the Python layer to check. Fails with a
+    /// ModelFileError on any file the core would not load, and on files that are no JSON
+    /// object or repeat a key.
+    #[staticmethod]
+    fn from_file_json(py: Python<'_>, data: &[u8]) -> PyResult<(Self, Vec<(String, String)>)> {
+        let (model, others) = py.detach(|| {
+            guarded(|| {
+                let text = std::str::from_utf8(data)
+                    .map_err(|e| crate::Error::Model(format!("not UTF-8 text: {e}")))?;
+                Model::from_json_in(text, "model")
+            })
+        })?;
+        Ok((PyModel::new(model), others))
+    }
+
     fn to_json(&self) -> PyResult<String> {
         guarded(|| Ok(self.model.to_json()))
     }
@@ -130,6 +147,26 @@ impl PyModel {
     #[getter]
     fn n_iterations(&self) -> usize {
         self.model.n_iterations()
+    }
+
+    /// Link-scale scores (n, n_outputs) mapped to the response scale, as `predict_response`
+    /// does (for scores to which the caller added an offset).
+    fn response<'py>(
+        &self,
+        py: Python<'py>,
+        scores: PyReadonlyArray2<'py, f64>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let shape = scores.shape().to_vec();
+        if shape[1] != self.model.n_outputs {
+            return Err(DataError::new_err(format!(
+                "scores have {} columns, the model {} outputs",
+                shape[1], self.model.n_outputs
+            )));
+        }
+        let values = scores.as_array().iter().copied().collect::<Vec<f64>>();
+        let model = &self.model;
+        let values = py.detach(|| guarded(|| model.response(values)))?;
+        PyArray1::from_vec(py, values).reshape([shape[0], shape[1]])
     }
 
     /// `(feature names, total gain, split count)` per feature.

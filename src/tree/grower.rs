@@ -2,15 +2,20 @@
 //! first, as in LightGBM). Only the smaller child's histogram is built; the larger child's is the
 //! parent's minus it.
 
+use super::categorical::CategoricalParams;
+use super::constraints::Constraints;
 use super::histogram::{BinStats, Features, Histogram, RowStats};
 use super::partition::{rows_by_group, split_rows};
 use super::regression_tree::{CategorySplit, Node, Tree};
 use super::split::{
-    best_split, best_split_bounded, Candidates, NeedCounts, SplitCandidate, SplitParams,
+    best_split_bounded, best_split_constrained, Candidates, NeedCounts, NodeConstraint,
+    SplitCandidate, SplitParams,
 };
+use crate::boost::Rng;
 use crate::data::{BinMapper, BinnedData};
 use crate::error::{Error, Result};
-use crate::rows::block_cuts;
+use crate::model::{leaf_nodes_binned, FlatTree};
+use crate::rows::{block_cuts, group_slots};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -47,6 +52,9 @@ pub struct TreeParams {
     pub l2_leaf: f64,
     pub min_split_gain: f64,
     pub growth: Growth,
+    /// Checkpoints written before these parameters existed ran unguarded categorical splits.
+    #[serde(default = "CategoricalParams::unguarded")]
+    pub categorical: CategoricalParams,
 }
 
 impl Default for TreeParams {
@@ -54,11 +62,13 @@ impl Default for TreeParams {
         TreeParams {
             max_depth: 3,
             max_leaves: 1 << 16,
-            min_samples_leaf: 1,
+            // docs/algorithms.md, "Leaf size and L2": measured test loss; L2 as XGBoost's λ.
+            min_samples_leaf: 10,
             min_weight_leaf: 1e-3,
-            l2_leaf: 0.0,
+            l2_leaf: 1.0,
             min_split_gain: 0.0,
             growth: Growth::Depthwise,
+            categorical: CategoricalParams::default(),
         }
     }
 }
@@ -83,10 +93,14 @@ impl TreeParams {
             ("min_weight_leaf", self.min_weight_leaf),
             ("l2_leaf", self.l2_leaf),
             ("min_split_gain", self.min_split_gain),
+            ("cat_smooth", self.categorical.cat_smooth),
         ] {
             if !(value.is_finite() && value >= 0.0) {
                 return Err(Error::param(name, value, "a finite number ≥ 0"));
             }
+        }
+        if self.categorical.max_cat_threshold == 0 {
+            return Err(Error::param("max_cat_threshold", 0, "an integer ≥ 1"));
         }
         Ok(())
     }
@@ -97,6 +111,7 @@ impl TreeParams {
             min_samples_leaf: self.min_samples_leaf,
             min_weight_leaf: self.min_weight_leaf,
             min_split_gain: self.min_split_gain,
+            categorical: self.categorical,
         }
     }
 }
@@ -375,6 +390,59 @@ struct Pending {
     depth: usize,
     hist: Option<Histogram>,
     split: Option<SplitCandidate>,
+    limits: NodeLimits,
+}
+
+/// What the splits above a node impose on it (see `Constraints`).
+#[derive(Debug, Clone)]
+struct NodeLimits {
+    /// The interval the node's values must lie in (monotone constraints).
+    lower: f64,
+    upper: f64,
+    /// The features split on above the node, each once (interaction constraints).
+    path: Vec<u32>,
+}
+
+impl NodeLimits {
+    fn root() -> NodeLimits {
+        NodeLimits {
+            lower: f64::NEG_INFINITY,
+            upper: f64::INFINITY,
+            path: Vec::new(),
+        }
+    }
+
+    /// The limits of the two children of a split on `feature` whose children have the values
+    /// `(left, right)`, for a feature of monotone direction `direction`: the interval is cut at
+    /// the midpoint of the values, the lower child's side below it.
+    fn children(&self, feature: usize, direction: i8, (left, right): (f64, f64)) -> (Self, Self) {
+        let mut path = self.path.clone();
+        if !path.contains(&(feature as u32)) {
+            path.push(feature as u32);
+        }
+        let mid = 0.5 * (left + right);
+        let below = NodeLimits {
+            lower: self.lower,
+            upper: mid,
+            path: path.clone(),
+        };
+        let above = NodeLimits {
+            lower: mid,
+            upper: self.upper,
+            path: path.clone(),
+        };
+        match direction {
+            0 => (
+                NodeLimits {
+                    path: path.clone(),
+                    ..*self
+                },
+                NodeLimits { path, ..*self },
+            ),
+            d if d > 0 => (below, above),
+            _ => (above, below),
+        }
+    }
 }
 
 /// The row lists of a fit (4 bytes per row each), which a caller fitting many trees keeps
@@ -391,6 +459,34 @@ impl GrowBuffers {
     /// Takes back the row list of a tree that is no longer needed.
     pub fn recycle(&mut self, rows: Vec<u32>) {
         self.rows.push(rows);
+    }
+}
+
+/// What one tree may use besides its candidate splits: a sample of the rows and features drawn
+/// per node (stochastic gradient boosting), and the constraints its splits must respect.
+#[derive(Debug, Clone, Copy)]
+pub struct GrowOptions<'a> {
+    /// The rows the tree is grown on (ascending, distinct); `None`: every row. Histograms, split
+    /// gains and leaf values see these rows only; the grown tree's leaves still hold every row
+    /// (the rows not drawn go where the tree's rules send them), so that the tree can be applied
+    /// to all of them.
+    pub rows: Option<&'a [u32]>,
+    /// Fraction of the tree's features each node may split on (1: all), drawn per node from
+    /// `node_seed` and the node's id: the same features whatever the thread count.
+    pub colsample_bynode: f64,
+    pub node_seed: u64,
+    /// Monotone and interaction constraints (`None`: none).
+    pub constraints: Option<&'a Constraints>,
+}
+
+impl Default for GrowOptions<'_> {
+    fn default() -> Self {
+        GrowOptions {
+            rows: None,
+            colsample_bynode: 1.0,
+            node_seed: 0,
+            constraints: None,
+        }
     }
 }
 
@@ -412,6 +508,25 @@ pub fn grow_with(
     params: &TreeParams,
     candidates: &Candidates,
     buffers: &mut GrowBuffers,
+) -> GrownTree {
+    grow_with_options(
+        data,
+        stats,
+        params,
+        candidates,
+        buffers,
+        &GrowOptions::default(),
+    )
+}
+
+/// `grow_with` on the rows and per-node features of `options`.
+pub fn grow_with_options(
+    data: &BinnedData,
+    stats: FitStats<'_>,
+    params: &TreeParams,
+    candidates: &Candidates,
+    buffers: &mut GrowBuffers,
+    options: &GrowOptions<'_>,
 ) -> GrownTree {
     // Histograms hold the bins of the candidate features only (all of this tree's splits draw
     // from the same set): with a few of many features, that is most of the fitting time saved.
@@ -445,6 +560,7 @@ pub fn grow_with(
         params,
         candidates,
         buffers,
+        options,
     )
 }
 
@@ -459,24 +575,53 @@ fn grow_from(
     params: &TreeParams,
     candidates: &Candidates,
     buffers: &mut GrowBuffers,
+    options: &GrowOptions<'_>,
 ) -> GrownTree {
     let n = data.n_rows();
     let mut rows = buffers.rows.pop().unwrap_or_default();
     rows.clear();
-    rows.extend(0..n as u32);
+    match options.rows {
+        Some(sample) => rows.extend_from_slice(sample),
+        None => rows.extend(0..n as u32),
+    }
+    let n_fit = rows.len();
     let split_params = params.split_params();
-    let find_split = |hist: &Histogram, node_rows: &[u32], stats: BinStats| {
-        let exact = |hist: &Histogram| best_split(hist, data, stats, &split_params, candidates);
-        match row_stats.count_bounds() {
-            None => exact(hist),
-            Some(bounds) => {
-                best_split_bounded(hist, data, stats, &split_params, candidates, bounds)
-                    .unwrap_or_else(|NeedCounts| {
-                        exact(&hist.with_counts(data, node_rows, features))
-                    })
+    let node_sampler = NodeFeatureSampler::new(data, candidates, options);
+    let constraints = options.constraints.cloned().unwrap_or_default();
+    let monotone = constraints.monotone();
+    let find_split =
+        |hist: &Histogram, node_rows: &[u32], stats: BinStats, node: usize, limits: &NodeLimits| {
+            let mut node_candidates = node_sampler
+                .as_ref()
+                .map(|s| s.candidates(candidates, node));
+            if let Some(allowed) = constraints.allowed_features(&limits.path, data.n_features()) {
+                let own = node_candidates.as_ref().unwrap_or(candidates);
+                node_candidates = Some(own.within(&allowed));
             }
-        }
-    };
+            let candidates = node_candidates.as_ref().unwrap_or(candidates);
+            let constraint = monotone.map(|monotone| NodeConstraint {
+                monotone,
+                lower: limits.lower,
+                upper: limits.upper,
+            });
+            let constraint = constraint.as_ref();
+            let exact = |hist: &Histogram| {
+                best_split_constrained(hist, data, stats, &split_params, candidates, constraint)
+            };
+            match row_stats.count_bounds() {
+                None => exact(hist),
+                Some(bounds) => best_split_bounded(
+                    hist,
+                    data,
+                    stats,
+                    &split_params,
+                    candidates,
+                    bounds,
+                    constraint,
+                )
+                .unwrap_or_else(|NeedCounts| exact(&hist.with_counts(data, node_rows, features))),
+            }
+        };
     let mut categories = Vec::new();
     // Histograms of finished nodes are reused (build_into overwrites every bin that is read).
     let mut spare: Vec<Histogram> = Vec::new();
@@ -497,14 +642,15 @@ fn grow_from(
         None => row_stats.totals(&rows),
     };
     let mut nodes = vec![leaf_node(total, params.l2_leaf)];
-    let split = find_split(&hist, &rows, total);
+    let split = find_split(&hist, &rows, total, 0, &NodeLimits::root());
     let mut pending = VecDeque::from([Pending {
         node: 0,
         start: 0,
-        end: n,
+        end: n_fit,
         depth: 0,
         hist: Some(hist),
         split,
+        limits: NodeLimits::root(),
     }]);
     let mut leaves = Vec::new();
     let mut n_leaves = 1;
@@ -552,8 +698,27 @@ fn grow_from(
         }
         debug_assert_eq!(n_left, split.left.count as usize);
         let mid = work.start + n_left;
-        nodes.push(leaf_node(split.left, params.l2_leaf));
-        nodes.push(leaf_node(split.right, params.l2_leaf));
+        let (mut left_node, mut right_node) = (
+            leaf_node(split.left, params.l2_leaf),
+            leaf_node(split.right, params.l2_leaf),
+        );
+        let direction = match monotone {
+            Some(monotone) if !data.is_categorical(split.feature) => monotone[split.feature],
+            _ => 0,
+        };
+        if monotone.is_some() {
+            // The values the split search compared: clamped to this node's interval.
+            let clamp = |v: f64| v.clamp(work.limits.lower, work.limits.upper);
+            left_node.value = clamp(left_node.value);
+            right_node.value = clamp(right_node.value);
+        }
+        let (left_limits, right_limits) = work.limits.children(
+            split.feature,
+            direction,
+            (left_node.value, right_node.value),
+        );
+        nodes.push(left_node);
+        nodes.push(right_node);
         set_rule(
             &mut nodes[work.node],
             &mut categories,
@@ -600,26 +765,65 @@ fn grow_from(
         // The two searches are independent: run them side by side (a search is serial). On one
         // feature the rows are not sorted by node yet; its histograms have counts, so the search
         // never reads them.
-        let search = |hist: &Option<Histogram>, start: usize, end: usize, stats: BinStats| {
+        let search = |hist: &Option<Histogram>,
+                      (start, end): (usize, usize),
+                      stats: BinStats,
+                      node: usize,
+                      limits: &NodeLimits| {
             hist.as_ref()
                 .filter(|_| splittable(&stats))
-                .and_then(|h| find_split(h, &rows[start..end], stats))
+                .and_then(|h| find_split(h, &rows[start..end], stats, node, limits))
         };
         let (left_split, right_split) = if one_feature.is_some() {
             // One feature's bins: less work than waking another thread.
             (
-                search(&left_hist, work.start, mid, split.left),
-                search(&right_hist, mid, work.end, split.right),
+                search(
+                    &left_hist,
+                    (work.start, mid),
+                    split.left,
+                    left_id,
+                    &left_limits,
+                ),
+                search(
+                    &right_hist,
+                    (mid, work.end),
+                    split.right,
+                    right_id,
+                    &right_limits,
+                ),
             )
         } else {
             rayon::join(
-                || search(&left_hist, work.start, mid, split.left),
-                || search(&right_hist, mid, work.end, split.right),
+                || {
+                    search(
+                        &left_hist,
+                        (work.start, mid),
+                        split.left,
+                        left_id,
+                        &left_limits,
+                    )
+                },
+                || {
+                    search(
+                        &right_hist,
+                        (mid, work.end),
+                        split.right,
+                        right_id,
+                        &right_limits,
+                    )
+                },
             )
         };
-        for (id, start, end, hist, split) in [
-            (left_id, work.start, mid, left_hist, left_split),
-            (right_id, mid, work.end, right_hist, right_split),
+        for (id, start, end, hist, split, limits) in [
+            (left_id, work.start, mid, left_hist, left_split, left_limits),
+            (
+                right_id,
+                mid,
+                work.end,
+                right_hist,
+                right_split,
+                right_limits,
+            ),
         ] {
             let hist = match split {
                 Some(_) => hist,
@@ -635,29 +839,169 @@ fn grow_from(
                 depth,
                 hist,
                 split,
+                limits,
             });
         }
     }
+    let tree = Tree { nodes, categories };
     let bin_leaves = one_feature.zip(node_of_bin).map(|(feature, node_of_bin)| {
-        let leaf_of_bin = sort_rows_into_leaves(
-            &mut rows,
-            scratch,
-            data.column(feature),
-            &node_of_bin,
-            &leaves,
-            nodes.len(),
-        );
+        let leaf_of_bin = if options.rows.is_some() {
+            leaf_of_bins(&node_of_bin, &leaves, tree.nodes.len())
+        } else {
+            sort_rows_into_leaves(
+                &mut rows,
+                scratch,
+                data.column(feature),
+                &node_of_bin,
+                &leaves,
+                tree.nodes.len(),
+            )
+        };
         BinLeaves {
             feature,
             leaf_of_bin,
         }
     });
+    if options.rows.is_some() {
+        cover_every_row(data, &tree, &mut leaves, &mut rows, bin_leaves.as_ref());
+    }
     GrownTree {
-        tree: Tree { nodes, categories },
+        tree,
         leaves,
         rows,
         bin_leaves,
     }
+}
+
+/// Draws the features each node of one tree may split on (`colsample_bynode`): from the tree's
+/// candidate features, a fixed number, with a generator seeded by the tree's seed and the node's
+/// id, so that the draw depends on neither the order the nodes are searched in nor the threads.
+struct NodeFeatureSampler {
+    features: Vec<usize>,
+    n_draw: usize,
+    n_features: usize,
+    seed: u64,
+}
+
+impl NodeFeatureSampler {
+    fn new(
+        data: &BinnedData,
+        candidates: &Candidates,
+        options: &GrowOptions<'_>,
+    ) -> Option<NodeFeatureSampler> {
+        if options.colsample_bynode >= 1.0 {
+            return None;
+        }
+        let n_features = data.n_features();
+        let features: Vec<usize> = (0..n_features)
+            .filter(|&f| candidates.allows_feature(f))
+            .collect();
+        let n_draw = fraction_of(features.len(), options.colsample_bynode);
+        Some(NodeFeatureSampler {
+            features,
+            n_draw,
+            n_features,
+            seed: options.node_seed,
+        })
+    }
+
+    fn candidates(&self, candidates: &Candidates, node: usize) -> Candidates {
+        let mut rng = Rng::new(self.seed ^ (node as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let mut allowed = vec![false; self.n_features];
+        for pick in rng.sample(self.features.len(), self.n_draw) {
+            allowed[self.features[pick]] = true;
+        }
+        candidates.within(&allowed)
+    }
+}
+
+/// round(fraction · n), at least 1 when n > 0.
+pub fn fraction_of(n: usize, fraction: f64) -> usize {
+    ((fraction * n as f64).round() as usize).clamp(n.min(1), n)
+}
+
+/// The leaf (in `leaves` order) of every bin of a tree on one feature.
+fn leaf_of_bins(node_of_bin: &[u32], leaves: &[LeafRows], n_nodes: usize) -> Vec<u32> {
+    let mut leaf_of_node = vec![u32::MAX; n_nodes];
+    for (j, leaf) in leaves.iter().enumerate() {
+        leaf_of_node[leaf.node] = j as u32;
+    }
+    (node_of_bin.iter())
+        .map(|&node| leaf_of_node[node as usize])
+        .collect()
+}
+
+/// For a tree grown on a sample of the rows: replaces the leaves' row lists by every row of
+/// `data`, each where the tree's rules send it, ascending within each leaf (the row-order passes
+/// that apply the tree to all rows rely on it). The leaves keep their order.
+fn cover_every_row(
+    data: &BinnedData,
+    tree: &Tree,
+    leaves: &mut [LeafRows],
+    rows: &mut Vec<u32>,
+    bin_leaves: Option<&BinLeaves>,
+) {
+    let n = data.n_rows();
+    let mut leaf_of_node = vec![u32::MAX; tree.nodes.len()];
+    for (j, leaf) in leaves.iter().enumerate() {
+        leaf_of_node[leaf.node] = j as u32;
+    }
+    // The branch-free walk of prediction: a branchy walk of 1M rows mispredicts about once per
+    // level and took longer than growing the tree on half of them.
+    let numeric: Vec<bool> = (0..data.n_features())
+        .map(|f| !data.is_categorical(f))
+        .collect();
+    let flat = FlatTree::new(tree, &numeric);
+    let mut leaf_of_row = vec![0u32; n];
+    leaf_of_row
+        .par_chunks_mut(ROW_CHUNK)
+        .enumerate()
+        .for_each(|(k, out)| {
+            let first = k * ROW_CHUNK;
+            match bin_leaves {
+                Some(b) => {
+                    let bins = &data.column(b.feature)[first..first + out.len()];
+                    for (leaf, &bin) in out.iter_mut().zip(bins) {
+                        *leaf = b.leaf_of_bin[bin as usize];
+                    }
+                }
+                None => {
+                    leaf_nodes_binned(tree, flat.as_ref(), data.matrix(), first, out);
+                    out.iter_mut()
+                        .for_each(|node| *node = leaf_of_node[*node as usize]);
+                }
+            }
+        });
+    let n_leaves = leaves.len();
+    let counts: Vec<Vec<usize>> = leaf_of_row
+        .par_chunks(ROW_CHUNK)
+        .map(|block| {
+            let mut counts = vec![0; n_leaves];
+            block.iter().for_each(|&leaf| counts[leaf as usize] += 1);
+            counts
+        })
+        .collect();
+    let mut start = 0;
+    for (j, leaf) in leaves.iter_mut().enumerate() {
+        let end = start + counts.iter().map(|c| c[j]).sum::<usize>();
+        (leaf.start, leaf.end) = (start, end);
+        start = end;
+    }
+    rows.clear();
+    rows.resize(n, 0);
+    group_slots(rows, &counts)
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(k, mut slots)| {
+            let mut next = vec![0; n_leaves];
+            let first = k * ROW_CHUNK;
+            let block = &leaf_of_row[first..(first + ROW_CHUNK).min(n)];
+            for (j, &leaf) in block.iter().enumerate() {
+                let leaf = leaf as usize;
+                slots[leaf][next[leaf]] = (first + j) as u32;
+                next[leaf] += 1;
+            }
+        });
 }
 
 /// Fills `rows` with every leaf's rows in its range, for a tree on the feature of `column`;
@@ -670,13 +1014,7 @@ fn sort_rows_into_leaves(
     leaves: &[LeafRows],
     n_nodes: usize,
 ) -> Vec<u32> {
-    let mut leaf_of_node = vec![u32::MAX; n_nodes];
-    for (j, leaf) in leaves.iter().enumerate() {
-        leaf_of_node[leaf.node] = j as u32;
-    }
-    let leaf_of_bin: Vec<u32> = (node_of_bin.iter())
-        .map(|&node| leaf_of_node[node as usize])
-        .collect();
+    let leaf_of_bin = leaf_of_bins(node_of_bin, leaves, n_nodes);
     // Groups in the order of the leaves' ranges, which tile the rows.
     let mut by_start: Vec<usize> = (0..leaves.len()).collect();
     by_start.sort_by_key(|&j| leaves[j].start);
@@ -858,10 +1196,13 @@ mod tests {
                     (Growth::Depthwise, 900),
                     (Growth::Leafwise, 30),
                 ] {
+                    // No L2: with λ > 0, splitting levels of equal mean loses gain, and this
+                    // test needs trees with many leaves.
                     let params = TreeParams {
                         max_depth: 7,
                         max_leaves: 40,
                         min_samples_leaf,
+                        l2_leaf: 0.0,
                         growth,
                         ..TreeParams::default()
                     };
@@ -875,6 +1216,7 @@ mod tests {
                         &params,
                         &candidates,
                         &mut GrowBuffers::default(),
+                        &GrowOptions::default(),
                     );
                     assert!(sorted.tree.n_leaves() >= 8, "{case}");
                     // The same leaves, as row sets with their values. The node layout may differ:
@@ -944,6 +1286,7 @@ mod tests {
                         &params,
                         &Candidates::All,
                         buffers,
+                        &GrowOptions::default(),
                     )
                 };
                 let (with, without) = (grow(&counted), grow(&uncounted));

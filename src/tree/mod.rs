@@ -2,6 +2,8 @@
 //! `argmin_b Σ v_i (t_i − b(x_i))²` plus an L2 leaf penalty, grown on gradient-statistics
 //! histograms over binned features.
 
+mod categorical;
+mod constraints;
 mod grower;
 mod histogram;
 mod partition;
@@ -10,9 +12,15 @@ mod split;
 #[cfg(test)]
 pub(crate) mod test_data;
 
+pub use categorical::CategoricalParams;
+pub use constraints::{enforce_monotone, Constraints};
 pub use grower::{
-    grow, grow_with, FitStats, GrowBuffers, GrownTree, Growth, LeafRows, TreeParams, MAX_DEPTH,
+    fraction_of, grow, grow_with, grow_with_options, FitStats, GrowBuffers, GrowOptions, GrownTree,
+    Growth, LeafRows, TreeParams, MAX_DEPTH,
 };
 pub use histogram::{BinStats, Histogram};
 pub use regression_tree::{CategorySplit, Node, Tree};
-pub use split::{best_split, BinSet, Candidates, SplitCandidate, SplitParams};
+pub use split::{
+    best_split, best_split_constrained, BinSet, Candidates, NodeConstraint, SplitCandidate,
+    SplitParams,
+};

@@ -3,8 +3,10 @@
 //! both send every row the same way.
 
 use super::split::BinSet;
+use crate::data::nonfinite::NonFinite;
 use crate::data::{FeatureValues, Frame};
-use serde::{Deserialize, Serialize};
+use serde::ser::SerializeStruct;
+use serde::{Deserialize, Serialize, Serializer};
 
 /// Leaves have `left == right == 0` (the root is never a child).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -40,10 +42,204 @@ pub struct CategorySplit {
     pub left_codes: Vec<u64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// In files (docs/model_schema.json), a tree is written in the compact layout of format version 2
+/// (`TreeFile`: one array per node field); the layout of version 1, a list of node objects, is
+/// still read.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(try_from = "TreeFile")]
 pub struct Tree {
     pub nodes: Vec<Node>,
     pub categories: Vec<CategorySplit>,
+}
+
+/// A tree as a file holds it: either `nodes` (format version 1) or the compact layout, a struct
+/// of arrays. In the compact layout `left`, `value` and `count` have one entry per node
+/// (`left == 0`: a leaf); the fields only splits use (`right`, `feature`, `threshold`, `bin`,
+/// `default_left`, `gain`, and `category`, left out when no split has a category set) have one
+/// entry per split, the splits in node order. Leaves read back with those fields at the values
+/// training gives leaves (0, false, no category).
+///
+/// Reading either layout gives the same `Tree`; whether it is a well-formed tree is
+/// `Model::validate`'s business, as for trees built in memory.
+#[derive(Deserialize)]
+struct TreeFile {
+    nodes: Option<Vec<Node>>,
+    categories: Vec<CategorySplit>,
+    left: Option<Vec<u32>>,
+    value: Option<Vec<f64>>,
+    count: Option<Vec<u32>>,
+    right: Option<Vec<u32>>,
+    feature: Option<Vec<u32>>,
+    threshold: Option<Vec<NonFinite>>,
+    bin: Option<Vec<u8>>,
+    default_left: Option<Vec<bool>>,
+    gain: Option<Vec<f64>>,
+    category: Option<Vec<Option<u32>>>,
+}
+
+impl TryFrom<TreeFile> for Tree {
+    type Error = String;
+
+    fn try_from(file: TreeFile) -> Result<Tree, String> {
+        let categories = file.categories;
+        let compact = [
+            file.left.is_some(),
+            file.value.is_some(),
+            file.count.is_some(),
+            file.right.is_some(),
+            file.feature.is_some(),
+            file.threshold.is_some(),
+            file.bin.is_some(),
+            file.default_left.is_some(),
+            file.gain.is_some(),
+            file.category.is_some(),
+        ];
+        if let Some(nodes) = file.nodes {
+            if compact.contains(&true) {
+                return Err("a tree with both \"nodes\" and node field arrays".into());
+            }
+            return Ok(Tree { nodes, categories });
+        }
+        let missing = |name: &str| format!("a tree without \"{name}\" (or \"nodes\")");
+        let left = file.left.ok_or_else(|| missing("left"))?;
+        let value = file.value.ok_or_else(|| missing("value"))?;
+        let count = file.count.ok_or_else(|| missing("count"))?;
+        let right = file.right.ok_or_else(|| missing("right"))?;
+        let feature = file.feature.ok_or_else(|| missing("feature"))?;
+        let threshold = file.threshold.ok_or_else(|| missing("threshold"))?;
+        let bin = file.bin.ok_or_else(|| missing("bin"))?;
+        let default_left = file.default_left.ok_or_else(|| missing("default_left"))?;
+        let gain = file.gain.ok_or_else(|| missing("gain"))?;
+        let n_nodes = left.len();
+        let n_splits = left.iter().filter(|&&l| l != 0).count();
+        for (name, len, expected, what) in [
+            ("value", value.len(), n_nodes, "nodes (entries of left)"),
+            ("count", count.len(), n_nodes, "nodes (entries of left)"),
+            (
+                "right",
+                right.len(),
+                n_splits,
+                "splits (non-zero entries of left)",
+            ),
+            (
+                "feature",
+                feature.len(),
+                n_splits,
+                "splits (non-zero entries of left)",
+            ),
+            (
+                "threshold",
+                threshold.len(),
+                n_splits,
+                "splits (non-zero entries of left)",
+            ),
+            (
+                "bin",
+                bin.len(),
+                n_splits,
+                "splits (non-zero entries of left)",
+            ),
+            (
+                "default_left",
+                default_left.len(),
+                n_splits,
+                "splits (non-zero entries of left)",
+            ),
+            (
+                "gain",
+                gain.len(),
+                n_splits,
+                "splits (non-zero entries of left)",
+            ),
+            (
+                "category",
+                file.category.as_ref().map_or(n_splits, Vec::len),
+                n_splits,
+                "splits (non-zero entries of left)",
+            ),
+        ] {
+            if len != expected {
+                return Err(format!(
+                    "\"{name}\" has {len} entries for {expected} {what}"
+                ));
+            }
+        }
+        let mut k = 0;
+        let nodes = (left.iter().zip(&value).zip(&count))
+            .map(|((&left, &value), &count)| {
+                if left == 0 {
+                    return Node {
+                        feature: 0,
+                        left: 0,
+                        right: 0,
+                        threshold: 0.0,
+                        bin: 0,
+                        default_left: false,
+                        category: None,
+                        value,
+                        gain: 0.0,
+                        count,
+                    };
+                }
+                let node = Node {
+                    feature: feature[k],
+                    left,
+                    right: right[k],
+                    threshold: threshold[k].0,
+                    bin: bin[k],
+                    default_left: default_left[k],
+                    category: file.category.as_ref().and_then(|c| c[k]),
+                    value,
+                    gain: gain[k],
+                    count,
+                };
+                k += 1;
+                node
+            })
+            .collect();
+        Ok(Tree { nodes, categories })
+    }
+}
+
+/// Writes the compact layout (see `TreeFile`).
+impl Serialize for Tree {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let nodes = &self.nodes;
+        let splits = || nodes.iter().filter(|n| !n.is_leaf());
+        let has_category = splits().any(|n| n.category.is_some());
+        let mut tree = s.serialize_struct("Tree", 10 + has_category as usize)?;
+        tree.serialize_field("left", &Seq(|| nodes.iter().map(|n| n.left)))?;
+        tree.serialize_field("value", &Seq(|| nodes.iter().map(|n| n.value)))?;
+        tree.serialize_field("count", &Seq(|| nodes.iter().map(|n| n.count)))?;
+        tree.serialize_field("right", &Seq(|| splits().map(|n| n.right)))?;
+        tree.serialize_field("feature", &Seq(|| splits().map(|n| n.feature)))?;
+        tree.serialize_field(
+            "threshold",
+            &Seq(|| splits().map(|n| NonFinite(n.threshold))),
+        )?;
+        tree.serialize_field("bin", &Seq(|| splits().map(|n| n.bin)))?;
+        tree.serialize_field("default_left", &Seq(|| splits().map(|n| n.default_left)))?;
+        tree.serialize_field("gain", &Seq(|| splits().map(|n| n.gain)))?;
+        if has_category {
+            tree.serialize_field("category", &Seq(|| splits().map(|n| n.category)))?;
+        }
+        tree.serialize_field("categories", &self.categories)?;
+        tree.end()
+    }
+}
+
+/// A sequence written straight from an iterator (no intermediate vector).
+struct Seq<F>(F);
+
+impl<F, I> Serialize for Seq<F>
+where
+    F: Fn() -> I,
+    I: Iterator,
+    I::Item: Serialize,
+{
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq((self.0)())
+    }
 }
 
 impl Tree {

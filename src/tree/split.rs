@@ -3,6 +3,7 @@
 //! prefixes (exact for least squares, as in LightGBM). Missing values (bin 0) are tried on both
 //! sides and the better side becomes the default direction.
 
+use super::categorical::{best_categorical, CategoricalParams};
 use super::histogram::{BinStats, Histogram};
 use crate::data::BinnedData;
 use serde::{Deserialize, Serialize};
@@ -31,6 +32,7 @@ pub struct SplitParams {
     pub min_samples_leaf: usize,
     pub min_weight_leaf: f64,
     pub min_split_gain: f64,
+    pub categorical: CategoricalParams,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -54,6 +56,41 @@ impl SplitCandidate {
 #[inline]
 fn score(s: &BinStats, l2: f64) -> f64 {
     s.sum_vt * s.sum_vt / (s.sum_v + l2)
+}
+
+/// The monotone constraints at one node: every feature's direction (+1 increasing, −1
+/// decreasing, 0 free; empty: none) and the interval [lower, upper] the node's values must lie
+/// in, inherited from the splits above it (bounds propagation, as in XGBoost and LightGBM).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NodeConstraint<'a> {
+    pub monotone: &'a [i8],
+    pub lower: f64,
+    pub upper: f64,
+}
+
+impl NodeConstraint<'_> {
+    /// The leaf value v = Σvt / (Σv + λ) of a side, clamped to the node's interval.
+    #[inline]
+    pub fn value(&self, s: &BinStats, l2: f64) -> f64 {
+        let denominator = s.sum_v + l2;
+        let v = if denominator > 0.0 {
+            s.sum_vt / denominator
+        } else {
+            0.0
+        };
+        v.clamp(self.lower, self.upper)
+    }
+
+    fn direction(&self, feature: usize) -> i8 {
+        self.monotone.get(feature).copied().unwrap_or(0)
+    }
+}
+
+/// The decrease of the least-squares objective Σ v (t − c)² + λc² from c = 0 to c = `value`:
+/// 2 Σvt·c − (Σv + λ) c², which is `score` at the unconstrained optimum c = Σvt / (Σv + λ).
+#[inline]
+fn decrease(s: &BinStats, l2: f64, value: f64) -> f64 {
+    2.0 * s.sum_vt * value - (s.sum_v + l2) * value * value
 }
 
 /// Bounds on the row count of a set of rows from its weight Σ v, when every weight lies in
@@ -109,10 +146,12 @@ impl CountBounds {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct NeedCounts;
 
-struct Scan<'a> {
-    params: &'a SplitParams,
-    total: BinStats,
+pub(super) struct Scan<'a> {
+    pub(super) params: &'a SplitParams,
+    pub(super) total: BinStats,
     parent_score: f64,
+    /// `None`: no monotone constraint and no bounds, the plain least-squares gains.
+    constraint: Option<&'a NodeConstraint<'a>>,
     /// `None`: bins hold exact counts.
     bounds: Option<&'a CountBounds>,
     /// The largest gain of a candidate the count bounds could not decide.
@@ -120,9 +159,10 @@ struct Scan<'a> {
 }
 
 impl Scan<'_> {
-    /// Gain of sending `left` left and the rest right, if both children are admissible.
+    /// Gain of sending `left` left and the rest right, if both children are admissible; the
+    /// split is on a feature of monotone direction `direction` (0: free).
     #[inline]
-    fn gain(&self, left: BinStats) -> Option<f64> {
+    pub(super) fn gain(&self, left: BinStats, direction: i8) -> Option<f64> {
         let right = self.total - left;
         let p = self.params;
         let admissible = left.sum_v >= p.min_weight_leaf
@@ -132,7 +172,20 @@ impl Scan<'_> {
         if !admissible {
             return None;
         }
-        let gain = score(&left, p.l2_leaf) + score(&right, p.l2_leaf) - self.parent_score;
+        let gain = match self.constraint {
+            None => score(&left, p.l2_leaf) + score(&right, p.l2_leaf) - self.parent_score,
+            Some(c) => {
+                // The children's values clamped to the node's interval, which must respect the
+                // feature's direction; the gain is the objective's decrease at those values.
+                let (left_value, right_value) =
+                    (c.value(&left, p.l2_leaf), c.value(&right, p.l2_leaf));
+                if f64::from(direction) * (right_value - left_value) < 0.0 {
+                    return None;
+                }
+                decrease(&left, p.l2_leaf, left_value) + decrease(&right, p.l2_leaf, right_value)
+                    - self.parent_score
+            }
+        };
         if !(gain > p.min_split_gain && gain > 0.0) {
             return None;
         }
@@ -168,7 +221,21 @@ pub fn best_split(
     params: &SplitParams,
     candidates: &Candidates,
 ) -> Option<SplitCandidate> {
-    search(hist, data, total, params, candidates, None).expect("exact counts decide every split")
+    best_split_constrained(hist, data, total, params, candidates, None)
+}
+
+/// `best_split` among the splits whose children's values, clamped to the node's interval,
+/// respect the monotone direction of the split feature (`constraint`; `None`: unconstrained).
+pub fn best_split_constrained(
+    hist: &Histogram,
+    data: &BinnedData,
+    total: BinStats,
+    params: &SplitParams,
+    candidates: &Candidates,
+    constraint: Option<&NodeConstraint<'_>>,
+) -> Option<SplitCandidate> {
+    search(hist, data, total, params, candidates, None, constraint)
+        .expect("exact counts decide every split")
 }
 
 /// `best_split` on a histogram without bin counts, from `bounds` (see `CountBounds`), for
@@ -183,8 +250,17 @@ pub(crate) fn best_split_bounded(
     params: &SplitParams,
     candidates: &Candidates,
     bounds: &CountBounds,
+    constraint: Option<&NodeConstraint<'_>>,
 ) -> Result<Option<SplitCandidate>, NeedCounts> {
-    search(hist, data, total, params, candidates, Some(bounds))
+    search(
+        hist,
+        data,
+        total,
+        params,
+        candidates,
+        Some(bounds),
+        constraint,
+    )
 }
 
 fn search(
@@ -194,11 +270,17 @@ fn search(
     params: &SplitParams,
     candidates: &Candidates,
     bounds: Option<&CountBounds>,
+    constraint: Option<&NodeConstraint<'_>>,
 ) -> Result<Option<SplitCandidate>, NeedCounts> {
+    let parent_score = match constraint {
+        None => score(&total, params.l2_leaf),
+        Some(c) => decrease(&total, params.l2_leaf, c.value(&total, params.l2_leaf)),
+    };
     let scan = Scan {
         params,
         total,
-        parent_score: score(&total, params.l2_leaf),
+        parent_score,
+        constraint,
         bounds,
         undecided: Cell::new(f64::NEG_INFINITY),
     };
@@ -243,42 +325,19 @@ fn best_numeric(
     feature: usize,
     candidates: &Candidates,
 ) -> Option<SplitCandidate> {
+    let direction = scan.constraint.map_or(0, |c| c.direction(feature));
     let (split, t) = best_prefix(
         scan,
         bins,
         &NATURAL_ORDER[1..bins.len()],
         feature,
         candidates,
+        direction,
     )?;
     Some(SplitCandidate {
         threshold: Some(t as u8),
         ..split
     })
-}
-
-fn best_categorical(
-    scan: &Scan,
-    bins: &[BinStats],
-    feature: usize,
-    candidates: &Candidates,
-) -> Option<SplitCandidate> {
-    let mean = |s: &BinStats| {
-        if s.sum_v > 0.0 {
-            s.sum_vt / s.sum_v
-        } else {
-            0.0
-        }
-    };
-    let mut order: Vec<u8> = (1..bins.len())
-        .filter(|&b| bins[b].count > 0)
-        .map(|b| b as u8)
-        .collect();
-    order.sort_by(|&a, &b| {
-        mean(&bins[a as usize])
-            .total_cmp(&mean(&bins[b as usize]))
-            .then(a.cmp(&b))
-    });
-    best_prefix(scan, bins, &order, feature, candidates).map(|(split, _)| split)
 }
 
 /// The best split sending a prefix `order[..k]` of the non-missing bins left, with the missing
@@ -289,6 +348,7 @@ fn best_prefix(
     order: &[u8],
     feature: usize,
     candidates: &Candidates,
+    direction: i8,
 ) -> Option<(SplitCandidate, usize)> {
     let missing = bins[0];
     let mut best: Option<(f64, usize, bool)> = None;
@@ -299,7 +359,7 @@ fn best_prefix(
             continue;
         }
         let mut consider = |left: BinStats, missing_left: bool| {
-            if let Some(gain) = scan.gain(left) {
+            if let Some(gain) = scan.gain(left, direction) {
                 if best.is_none_or(|(g, _, _)| gain > g) {
                     best = Some((gain, k, missing_left));
                 }
@@ -367,6 +427,27 @@ impl Candidates {
             .filter(|&f| self.allows_feature(f))
             .collect();
         (allowed.len() < n_features).then_some(allowed)
+    }
+    /// These candidates restricted to the features `allowed[feature]`.
+    pub fn within(&self, allowed: &[bool]) -> Candidates {
+        match self {
+            Candidates::All => Candidates::Features(allowed.to_vec()),
+            Candidates::Features(own) => {
+                Candidates::Features(own.iter().zip(allowed).map(|(&a, &b)| a && b).collect())
+            }
+            Candidates::Splits(own) => Candidates::Splits(
+                own.iter()
+                    .zip(allowed)
+                    .map(|(splits, &keep)| {
+                        if keep {
+                            splits.clone()
+                        } else {
+                            vec![false; splits.len()]
+                        }
+                    })
+                    .collect(),
+            ),
+        }
     }
     #[inline]
     pub fn allows(&self, feature: usize, threshold: usize) -> bool {

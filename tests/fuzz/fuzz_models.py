@@ -288,10 +288,15 @@ def dumps(doc: Any) -> str:
     NaN / Infinity are written as Python's json does (and reads back)."""
     text = json.dumps(doc)
     while NEST_TOKEN in text:
-        start = text.index('"' + NEST_TOKEN)
-        end = text.index('@@"', start + len(NEST_TOKEN)) + 3
-        depth_text, _, leaf = json.loads(text[start:end])[len(NEST_TOKEN) : -2].partition(":")
-        depth = int(depth_text)
+        try:
+            start = text.index('"' + NEST_TOKEN)
+            end = text.index('@@"', start + len(NEST_TOKEN)) + 3
+            depth_text, _, leaf = json.loads(text[start:end])[len(NEST_TOKEN) : -2].partition(":")
+            depth = int(depth_text)
+        except ValueError:
+            # A placeholder that ended up inside another string (a mutated key, say)
+            # is left as plain text.
+            return text.replace(NEST_TOKEN, "optboost-fuzz-nest-unexpanded:")
         text = text[:start] + "[" * depth + leaf + "]" * depth + text[end:]
     return text
 
@@ -353,13 +358,22 @@ def apply_op(doc: Any, op: tuple, marker_dir: str) -> Any:
             return doc
         return _set(doc, path, payload)
     if kind == "child":
-        nodes = _tree_nodes(doc, choice)
-        if nodes:
+        tree = _tree(doc, choice)
+        field = ("left", "right", "feature", "category", "bin", "value", "count")[
+            (choice // 7) % 7
+        ]
+        nodes = tree.get("nodes") if tree is not None else None
+        if isinstance(nodes, list) and nodes and all(isinstance(n, dict) for n in nodes):
+            # the layout of format version 1: a list of node objects
             node = nodes[choice % len(nodes)]
-            field = ("left", "right", "feature", "category", "bin", "value", "count")[
-                (choice // 7) % 7
-            ]
             node[field] = value if not isinstance(value, str) else choice % (len(nodes) + 2)
+        elif tree is not None and isinstance(tree.get(field), list) and tree[field]:
+            # the compact layout: one array per field (per node or per split)
+            column = tree[field]
+            size = len(tree["left"]) if isinstance(tree.get("left"), list) else len(column)
+            column[choice % len(column)] = (
+                value if not isinstance(value, str) else choice % (size + 2)
+            )
         return doc
     if kind == "rename" and path and isinstance(_get(doc, path[:-1]), dict):
         parent = _get(doc, path[:-1])
@@ -377,14 +391,13 @@ def _terms(doc: Any) -> list | None:
     return terms if isinstance(terms, list) and terms else None
 
 
-def _tree_nodes(doc: Any, choice: int) -> list | None:
+def _tree(doc: Any, choice: int) -> dict | None:
     try:
         trees = doc["model"]["model"]["trees"]
         tree = trees[choice % len(trees)]
-        nodes = tree["nodes"]
     except (KeyError, TypeError, IndexError, ZeroDivisionError):
         return None
-    return nodes if isinstance(nodes, list) and all(isinstance(n, dict) for n in nodes) else None
+    return tree if isinstance(tree, dict) else None
 
 
 def leaf(value: float = 0.5) -> dict:
@@ -422,9 +435,26 @@ def dag_nodes(n_nodes: int = 62) -> list[dict]:
     return [split(i + 1, i + 1) for i in range(n_nodes - 1)] + [leaf(1.0)]
 
 
+def compact(nodes: list[dict]) -> dict:
+    """A tree in the compact layout of model format version 2 (one array per field; the
+    fields of splits for splits only) from node dicts of every field."""
+    splits = [n for n in nodes if n["left"] != 0]
+    tree = {name: [n[name] for n in nodes] for name in ("left", "value", "count")}
+    for name in ("right", "feature", "threshold", "bin", "default_left", "gain"):
+        tree[name] = [n[name] for n in splits]
+    if any(n["category"] is not None for n in splits):
+        tree["category"] = [n["category"] for n in splits]
+    tree["categories"] = []
+    return tree
+
+
 def with_tree(doc: dict, nodes: list[dict]) -> dict:
+    """``doc`` with its first tree replaced by ``nodes``, in the layout of its format version."""
     doc = copy.deepcopy(doc)
-    doc["model"]["model"]["trees"][0] = {"nodes": nodes, "categories": []}
+    core = doc["model"]
+    core["model"]["trees"][0] = (
+        {"nodes": nodes, "categories": []} if core["version"] == 1 else compact(nodes)
+    )
     return doc
 
 

@@ -182,10 +182,73 @@ pub fn base_models() -> Vec<(&'static str, String)> {
             ),
         ),
     ];
-    models
+    let mut bases: Vec<(&'static str, String)> = models
         .into_iter()
         .map(|(name, model)| (name, model.to_json()))
-        .collect()
+        .collect();
+    // Version 1 files (a list of node objects per tree) are still read.
+    let version_1 = to_version_1(&serde_json::from_str(&bases[0].1).unwrap());
+    bases.push(("squared/gbm, format version 1", version_1.to_string()));
+    bases
+}
+
+/// A version-2 model file (parsed) rewritten as version 1 wrote it: each tree a list of node
+/// objects with every field, leaves included.
+pub fn to_version_1(file: &Value) -> Value {
+    let mut file = file.clone();
+    file["version"] = json!(1);
+    for tree in file["model"]["trees"].as_array_mut().unwrap() {
+        let nodes = nodes_of(tree);
+        *tree = json!({"nodes": nodes, "categories": tree["categories"].clone()});
+    }
+    file
+}
+
+/// The node objects of a tree in the compact layout of version 2.
+pub fn nodes_of(tree: &Value) -> Vec<Value> {
+    let left = tree["left"].as_array().unwrap();
+    let mut k = 0;
+    let mut nodes = Vec::new();
+    for (i, l) in left.iter().enumerate() {
+        let (value, count) = (tree["value"][i].clone(), tree["count"][i].clone());
+        if l == &json!(0) {
+            nodes.push(
+                json!({"feature": 0, "left": 0, "right": 0, "threshold": 0.0, "bin": 0,
+                              "default_left": false, "category": null, "value": value,
+                              "gain": 0.0, "count": count}),
+            );
+            continue;
+        }
+        let category = tree.get("category").map_or(Value::Null, |c| c[k].clone());
+        nodes.push(
+            json!({"feature": tree["feature"][k], "left": l, "right": tree["right"][k],
+                          "threshold": tree["threshold"][k], "bin": tree["bin"][k],
+                          "default_left": tree["default_left"][k], "category": category,
+                          "value": value, "gain": tree["gain"][k], "count": count}),
+        );
+        k += 1;
+    }
+    nodes
+}
+
+/// A tree in the compact layout of version 2 from node objects of version 1's fields.
+pub fn compact(nodes: &[Value]) -> Value {
+    let splits: Vec<&Value> = nodes.iter().filter(|n| n["left"] != json!(0)).collect();
+    let field = |nodes: &[&Value], name: &str| -> Value {
+        Value::Array(nodes.iter().map(|n| n[name].clone()).collect())
+    };
+    let all: Vec<&Value> = nodes.iter().collect();
+    let mut tree = json!({
+        "left": field(&all, "left"), "value": field(&all, "value"),
+        "count": field(&all, "count"), "right": field(&splits, "right"),
+        "feature": field(&splits, "feature"), "threshold": field(&splits, "threshold"),
+        "bin": field(&splits, "bin"), "default_left": field(&splits, "default_left"),
+        "gain": field(&splits, "gain"), "categories": []
+    });
+    if splits.iter().any(|n| !n["category"].is_null()) {
+        tree["category"] = field(&splits, "category");
+    }
+    tree
 }
 
 // ------------------------------------------------------------------ checking one file
@@ -488,7 +551,7 @@ fn mutate_value(root: &mut Value, rng: &mut Rng) {
 }
 
 /// Points a child of a random split node at another node (before, after, itself, past the end,
-/// or a node that already has a parent).
+/// or a node that already has a parent), in either layout of trees.
 fn retarget_children(model: &mut Value, rng: &mut Rng) {
     // `get_mut`, not indexing: indexing a `Value` that a previous mutation turned into a
     // non-object panics.
@@ -499,10 +562,20 @@ fn retarget_children(model: &mut Value, rng: &mut Rng) {
         return;
     }
     let t = rng.below(trees.len());
-    let Some(nodes) = trees[t].get_mut("nodes").and_then(Value::as_array_mut) else {
-        return;
+    let tree = &mut trees[t];
+    let children_of = |tree: &Value, i: usize| -> Vec<u64> {
+        match tree.get("nodes") {
+            Some(nodes) => vec![nodes[i].get("left").and_then(Value::as_u64).unwrap_or(0)],
+            None => vec![tree["left"][i].as_u64().unwrap_or(0)],
+        }
     };
-    let n = nodes.len();
+    let n = match tree.get("nodes") {
+        Some(nodes) => nodes.as_array().map_or(0, Vec::len),
+        None => tree
+            .get("left")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len),
+    };
     if n == 0 {
         return;
     }
@@ -512,13 +585,30 @@ fn retarget_children(model: &mut Value, rng: &mut Rng) {
         1 => i,
         2 => n + rng.below(3),
         // Another split's child: a shared child.
-        _ => (nodes[rng.below(n)].get("left"))
-            .and_then(Value::as_u64)
-            .unwrap_or(0) as usize,
+        _ => children_of(tree, rng.below(n))[0] as usize,
     };
-    let side = if rng.chance(0.5) { "left" } else { "right" };
-    if let Some(node) = nodes[i].as_object_mut() {
-        node.insert(side.into(), json!(target));
+    let left_side = rng.chance(0.5);
+    if let Some(nodes) = tree.get_mut("nodes").and_then(Value::as_array_mut) {
+        if let Some(node) = nodes[i].as_object_mut() {
+            node.insert(
+                if left_side { "left" } else { "right" }.into(),
+                json!(target),
+            );
+        }
+        return;
+    }
+    // The compact layout: `left` per node, `right` per split (the splits before node i count).
+    let Some(left) = tree.get("left").and_then(Value::as_array) else {
+        return;
+    };
+    let k = left[..i].iter().filter(|l| **l != json!(0)).count();
+    let is_split = left[i] != json!(0);
+    if left_side || !is_split {
+        tree["left"][i] = json!(target);
+    } else if let Some(right) = tree.get_mut("right").and_then(Value::as_array_mut) {
+        if k < right.len() {
+            right[k] = json!(target);
+        }
     }
 }
 
@@ -590,10 +680,15 @@ fn leaf(value: f64) -> Value {
            "default_left": false, "category": null, "value": value, "gain": 0.0, "count": 1})
 }
 
-/// `base` with its first tree replaced by `nodes` (feature 0 of every base model is numeric).
+/// `base` with its first tree replaced by `nodes` (feature 0 of every base model is numeric),
+/// in the base's layout.
 fn with_first_tree(base: &Value, nodes: Vec<Value>) -> String {
     let mut value = base.clone();
-    value["model"]["trees"][0] = json!({"nodes": nodes, "categories": []});
+    value["model"]["trees"][0] = if base["version"] == json!(1) {
+        json!({"nodes": nodes, "categories": []})
+    } else {
+        compact(&nodes)
+    };
     value.to_string()
 }
 
@@ -602,9 +697,38 @@ fn with_first_tree(base: &Value, nodes: Vec<Value>) -> String {
 pub fn probe_payloads(bases: &[Value]) -> Vec<(String, String)> {
     let squared = &bases[0];
     let mut payloads = Vec::new();
-    // A 400,000-node chain: split 2i has the leaf 2i + 1 and the next split 2i + 2 as children.
-    // Written as text: 400,000 `Value`s would take seconds to build in a debug build.
+    // A 400,000-node chain: split 2i has the leaf 2i + 1 and the next split 2i + 2 as children,
+    // in both layouts (built as arrays and text: 400,000 node `Value`s would take seconds to
+    // build in a debug build).
     let chain_splits = 200_000;
+    let mut left = Vec::with_capacity(2 * chain_splits + 1);
+    let mut right = Vec::with_capacity(chain_splits);
+    for i in 0..chain_splits {
+        left.extend([2 * i + 2, 0]);
+        right.push(2 * i + 1);
+    }
+    left.push(0);
+    let n = left.len();
+    let tree = format!(
+        "{{\"left\":{},\"value\":{},\"count\":{},\"right\":{},\"feature\":{},\
+         \"threshold\":{},\"bin\":{},\"default_left\":{},\"gain\":{},\"categories\":[]}}",
+        serde_json::to_string(&left).unwrap(),
+        serde_json::to_string(&vec![0.1; n]).unwrap(),
+        serde_json::to_string(&vec![1; n]).unwrap(),
+        serde_json::to_string(&right).unwrap(),
+        serde_json::to_string(&vec![0; chain_splits]).unwrap(),
+        serde_json::to_string(&vec![0.5; chain_splits]).unwrap(),
+        serde_json::to_string(&vec![1; chain_splits]).unwrap(),
+        serde_json::to_string(&vec![true; chain_splits]).unwrap(),
+        serde_json::to_string(&vec![1.0; chain_splits]).unwrap(),
+    );
+    let placeholder = "\"__CHAIN__\"";
+    let mut value = squared.clone();
+    value["model"]["trees"][0] = json!("__CHAIN__");
+    payloads.push((
+        "400k-node chain".into(),
+        value.to_string().replacen(placeholder, &tree, 1),
+    ));
     let mut chain = String::with_capacity(250 * chain_splits);
     let (split_text, leaf_text) = (split_node(1, 2).to_string(), leaf(0.1).to_string());
     for i in 0..chain_splits {
@@ -616,27 +740,29 @@ pub fn probe_payloads(bases: &[Value]) -> Vec<(String, String)> {
         chain.push(',');
     }
     chain.push_str(&leaf(0.2).to_string());
-    let placeholder = "\"__CHAIN__\"";
-    let text = with_first_tree(squared, vec![json!("__CHAIN__")]);
+    let mut value = to_version_1(squared);
+    value["model"]["trees"][0] = json!({"nodes": ["__CHAIN__"], "categories": []});
     payloads.push((
-        "400k-node chain".into(),
-        text.replacen(placeholder, &chain, 1),
+        "400k-node chain, format version 1".into(),
+        value.to_string().replacen(placeholder, &chain, 1),
     ));
     // A chain whose nodes share their child: 62 nodes, 2^61 root-to-leaf paths.
     let mut dag: Vec<Value> = (0..61).map(|i| split_node(i + 1, i + 1)).collect();
     dag.push(leaf(1.0));
     payloads.push(("shared-children DAG".into(), with_first_tree(squared, dag)));
-    // A cycle and a child before its parent.
-    let cycle = vec![split_node(1, 2), split_node(0, 2), leaf(1.0)];
+    // A cycle through the root, and so a child before its parent (through `right`: a node
+    // whose `left` is 0 is a leaf in the compact layout).
+    let cycle = vec![split_node(1, 2), split_node(2, 0), leaf(1.0)];
     payloads.push(("cycle".into(), with_first_tree(squared, cycle)));
     // A categorical split with "category": null, and a numeric split with a category set.
     for base in bases {
         let mut value = base.clone();
         let (mut nulled, mut added) = (false, false);
         for tree in value["model"]["trees"].as_array_mut().into_iter().flatten() {
-            for node in tree["nodes"].as_array_mut().into_iter().flatten() {
-                if !nulled && !node["category"].is_null() {
-                    node["category"] = Value::Null;
+            let categories = tree.get_mut("category").and_then(Value::as_array_mut);
+            for category in categories.into_iter().flatten() {
+                if !nulled && !category.is_null() {
+                    *category = Value::Null;
                     nulled = true;
                 }
             }
@@ -647,9 +773,10 @@ pub fn probe_payloads(bases: &[Value]) -> Vec<(String, String)> {
         let mut value = base.clone();
         for tree in value["model"]["trees"].as_array_mut().into_iter().flatten() {
             let has_sets = tree["categories"].as_array().is_some_and(|c| !c.is_empty());
-            for node in tree["nodes"].as_array_mut().into_iter().flatten() {
-                if has_sets && !added && node["left"] != json!(0) && node["category"].is_null() {
-                    node["category"] = json!(0);
+            let categories = tree.get_mut("category").and_then(Value::as_array_mut);
+            for category in categories.into_iter().flatten() {
+                if has_sets && !added && category.is_null() {
+                    *category = json!(0);
                     added = true;
                 }
             }
@@ -691,7 +818,7 @@ pub fn probe_payloads(bases: &[Value]) -> Vec<(String, String)> {
     // Two single-leaf trees of value 1 and weight 1e308: each term is finite, their sum is not.
     let mut value = squared.clone();
     for t in 0..2 {
-        value["model"]["trees"][t] = json!({"nodes": [leaf(1.0)], "categories": []});
+        value["model"]["trees"][t] = compact(&[leaf(1.0)]);
         value["model"]["weights"][t] = json!(1e308);
     }
     payloads.push(("two terms of 1e308".into(), value.to_string()));

@@ -28,8 +28,13 @@ def saved(frame) -> dict:
     return optboost.boost(FORMULA, frame, n_iter=5, progress=False).to_dict()
 
 
-def _nodes(content: dict) -> list[dict]:
-    return content["model"]["model"]["trees"][0]["nodes"]
+def _set_nodes(content: dict, nodes: list[dict]) -> None:
+    """Replaces the first tree by ``nodes`` (in the compact layout of format version 2)."""
+    splits = [n for n in nodes if n["left"] != 0]
+    tree = {name: [n[name] for n in nodes] for name in ("left", "value", "count")}
+    for name in ("right", "feature", "threshold", "bin", "default_left", "gain"):
+        tree[name] = [n[name] for n in splits]
+    content["model"]["model"]["trees"][0] = {**tree, "categories": []}
 
 
 def _split(left: int, right: int) -> dict:
@@ -47,18 +52,17 @@ def _corruptions(saved: dict):
     nodes = []
     for i in range(20_000):
         nodes += [_split(2 * i + 2, 2 * i + 1), _leaf()]
-    _nodes(chain)[:] = nodes + [_leaf()]
+    _set_nodes(chain, nodes + [_leaf()])
     yield "deep chain", chain
     dag = copy.deepcopy(saved)
-    _nodes(dag)[:] = [_split(i + 1, i + 1) for i in range(61)] + [_leaf()]
+    _set_nodes(dag, [_split(i + 1, i + 1) for i in range(61)] + [_leaf()])
     yield "shared children", dag
-    for tree in saved["model"]["model"]["trees"]:
-        for i, node in enumerate(tree["nodes"]):
-            if node["category"] is not None:
-                null_category = copy.deepcopy(saved)
-                null_category["model"]["model"]["trees"][saved["model"]["model"]["trees"].index(tree)]["nodes"][i]["category"] = None
-                yield "null category", null_category
-                break
+    for t, tree in enumerate(saved["model"]["model"]["trees"]):
+        categories = tree.get("category") or []
+        if any(c is not None for c in categories):
+            null_category = copy.deepcopy(saved)
+            null_category["model"]["model"]["trees"][t]["category"] = [None] * len(categories)
+            yield "null category", null_category
     for loss in [{"name": "pinball", "tau": 7.0}, {"name": "huber", "delta": -1.0},
                  {"name": "logistic", "ridge": -5.0}, {"name": "exponential", "beta": 0.0}]:
         bad_loss = copy.deepcopy(saved)

@@ -9,6 +9,7 @@ import numpy as np
 import optboost
 import polars as pl
 import pytest
+from optboost.trees import core_dict
 
 
 def random_frame(seed: int, n: int = 300) -> pl.DataFrame:
@@ -67,7 +68,7 @@ def conditional_expectation(tree, columns, row, known, i=0):
 def brute_force_shap(model, frame):
     """Shapley values of each row by enumerating every feature subset, with the
     cover-weighted conditional expectation TreeSHAP defines: (n, K, m + 1)."""
-    core = model.to_dict()["model"]["model"]
+    core = core_dict(model)  # each tree with its list of nodes
     columns = model.spec.columns(frame)
     m, k_out = len(columns), core["n_outputs"]
     out = np.zeros((frame.height, k_out, m + 1))

@@ -80,3 +80,22 @@ def test_hinge_models_give_margins_not_probabilities(data):
     with pytest.raises(ParameterError, match="margins, not probabilities"):
         model.predict(data, type="response")
     assert set(model.predict(data, type="class")) <= {0, 1}
+
+
+def test_training_goes_on_after_early_stopping_with_a_new_patience():
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=(500, 2))
+    frame = pl.DataFrame({"a": x[:, 0], "b": x[:, 1], "y": x[:, 0] + rng.normal(size=500)})
+    train, valid = frame.head(400), frame.tail(100)
+    model = optboost.boost(
+        "y ~ a + b", train, valid=valid, n_iter=500, learning_rate=0.5, early_stopping_rounds=3
+    )
+    stopped = model.n_iter
+    assert stopped < 500 and model.kept_iteration < stopped
+    with pytest.warns(UserWarning, match="early_stopping_rounds"):
+        model.update(10)
+    assert model.n_iter == stopped
+    model.update(10, early_stopping_rounds=None)
+    assert model.n_iter == stopped + 10 and model.kept_iteration == stopped + 10
+    fresh = optboost.boost("y ~ a + b", train, valid=valid, n_iter=stopped + 10, learning_rate=0.5)
+    np.testing.assert_array_equal(model.predict(valid), fresh.predict(valid))

@@ -132,7 +132,7 @@ def test_learnt_state_in_a_file_must_be_numbers(frame):
     spec = build_design("y ~ center(x)", frame).spec
     data = spec.to_dict()
     data["terms"][0]["state"]["center(x)"] = {"mean": {"__dataclass__": "os:system"}}
-    with pytest.raises(FormulaError, match="numbers only"):
+    with pytest.raises(FormulaError, match="finite numbers only"):
         DesignSpec.from_dict(json.loads(json.dumps(data)))
 
 
@@ -170,8 +170,21 @@ def test_a_transformed_response_is_fitted_on_its_scale_and_saved(frame, tmp_path
 
 @pytest.mark.parametrize(
     ("formula", "message"),
-    [("scale(y) ~ x", "stateless"), ("np.log(y) ~ y", "also a feature"), ("y ~ offset(z) + x", "offset")],
+    [("scale(y) ~ x", "stateless"), ("np.log(y) ~ y", "also a feature"), ("y ~ np.log(offset(z))", "offset")],
 )
 def test_left_hand_sides_and_offsets_that_are_refused(frame, formula, message):
     with pytest.raises(FormulaError, match=message):
         build_design(formula, frame)
+
+
+def test_an_offset_term_is_the_offset_argument_and_is_read_again_at_predict(frame, tmp_path):
+    data = frame.with_columns(base=pl.col("x") * 2.0)
+    by_term = optboost.boost("y ~ . + offset(base)", data, n_iter=10)
+    by_argument = optboost.boost("y ~ x + z + g + `1`", data, offset="base", n_iter=10)
+    assert "base" not in by_term.feature_names
+    np.testing.assert_array_equal(by_term.predict(data), by_argument.predict(data, offset="base"))
+    path = tmp_path / "model.json"
+    by_term.save(path)
+    np.testing.assert_array_equal(optboost.load(path).predict(data), by_term.predict(data))
+    with pytest.raises(FormulaError, match="term of its own"):
+        build_design("y ~ x + offset(base):z", data)

@@ -642,3 +642,52 @@ def test_concurrent_updates_raise_an_optboost_error_or_both_work():
     for error in errors:
         assert isinstance(error, optboost.OptboostError), repr(error)
     assert np.all(np.isfinite(model.predict(data.head(10))))
+
+
+# ------------------------------------------------------------------ found by the 100,000-case campaign
+
+
+def _saved(tmp_path: Path, formula: str, frame: pl.DataFrame, **params) -> dict:
+    model = optboost.boost(formula, frame, n_iter=3, **params)
+    path = tmp_path / "base.json"
+    model.save(path)
+    return json.loads(path.read_text())
+
+
+def _campaign_frame() -> pl.DataFrame:
+    rng = np.random.default_rng(4)
+    return pl.DataFrame(
+        {
+            "x": rng.normal(size=60),
+            "s": rng.choice(["a", "b", "c"], size=60),
+            "y": rng.integers(0, 2, size=60),
+        }
+    )
+
+
+def test_class_labels_of_mixed_types_are_refused(tmp_path):
+    doc = _saved(tmp_path, "y ~ x + s", _campaign_frame(), loss="logistic")
+    doc["design"]["target_encoding"]["labels"] = ["0", 1]
+    with pytest.raises(optboost.ModelFileError, match="strings, or a list of numbers"):
+        optboost.load(write(tmp_path, doc))
+
+
+def test_repeated_levels_are_refused(tmp_path):
+    doc = _saved(tmp_path, "y ~ x + s", _campaign_frame())
+    doc["design"]["features"][1]["levels"] = ["a", "a", "c"]
+    with pytest.raises(optboost.ModelFileError, match="repeat a level"):
+        optboost.load(write(tmp_path, doc))
+
+
+def test_a_term_reading_a_column_no_feature_names_is_refused(tmp_path):
+    doc = _saved(tmp_path, "y ~ np.log1p(np.abs(x)) + s", _campaign_frame())
+    doc["design"]["terms"][0]["factors"] = ["np.log1p(np.abs(gbm))"]
+    with pytest.raises(optboost.ModelFileError, match="no feature lists"):
+        optboost.load(write(tmp_path, doc))
+
+
+def test_learnt_numbers_too_large_for_a_float_are_refused(tmp_path):
+    doc = _saved(tmp_path, "y ~ center(x) + s", _campaign_frame())
+    doc["design"]["terms"][0]["state"]["center(x)"]["mean"] = 2**1100
+    with pytest.raises(optboost.ModelFileError, match="finite numbers only"):
+        optboost.load(write(tmp_path, doc))
