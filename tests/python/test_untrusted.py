@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import pickle
 import pickletools
 import subprocess
