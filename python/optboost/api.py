@@ -112,7 +112,7 @@ def boost(
         )
     offsets: tuple[Any, Any] = (None, None)
     if offset is not None:
-        k = int(design.y.max()) + 1 if task == "multiclass" else 1
+        k = spec.target_encoding.n_classes if task == "multiclass" else 1
         offsets = (
             offset_values(offset, data, len(design.y), k),
             offset_values(offset, valid, len(valid_args[1]), k)
