@@ -21,7 +21,7 @@ use super::flat::BLOCK_ROWS;
 use super::Model;
 use crate::data::{FeatureValues, Frame};
 use crate::error::Result;
-use crate::tree::{Node, Tree};
+use crate::tree::Tree;
 use rayon::prelude::*;
 
 /// The feature index of the path's first element, which stands for no feature.
@@ -369,7 +369,7 @@ impl Walk<'_, '_> {
             }
             return;
         }
-        let (hot, cold) = if goes_left(self.tree.tree, n, self.frame, self.row) {
+        let (hot, cold) = if self.tree.tree.goes_left_raw(n, self.frame, self.row) {
             (n.left as usize, n.right as usize)
         } else {
             (n.right as usize, n.left as usize)
@@ -610,7 +610,7 @@ impl LeafTables {
         masks[0] = u32::MAX;
         for rule in &self.rules {
             let left = if rule.categorical {
-                goes_left(tree, &tree.nodes[rule.node as usize], frame, row)
+                tree.goes_left_raw(&tree.nodes[rule.node as usize], frame, row)
             } else {
                 // Without a branch on the row's value, which no predictor guesses.
                 let v = numeric[rule.feature as usize][row];
@@ -723,32 +723,6 @@ fn fill_leaf_table(zeros: &[f64], value: f64, table: &mut [f64]) {
     }
 }
 
-/// Whether row `row` goes left at `node`: the rule of `Tree::leaf_of_raw`, which prediction
-/// uses (a missing value, NaN or a negative or unknown code, takes the default direction).
-#[inline]
-fn goes_left(tree: &Tree, node: &Node, frame: &Frame<'_>, row: usize) -> bool {
-    match frame.features()[node.feature as usize].values {
-        FeatureValues::Numeric(x) => {
-            let v = x[row];
-            if v.is_nan() {
-                node.default_left
-            } else {
-                v <= node.threshold
-            }
-        }
-        FeatureValues::Categorical { codes, .. } => {
-            let split = &tree.categories[node.category.expect("categorical rule") as usize];
-            match usize::try_from(codes[row]) {
-                Ok(c) => split
-                    .left_codes
-                    .get(c / 64)
-                    .map_or(node.default_left, |w| w >> (c % 64) & 1 == 1),
-                Err(_) => node.default_left,
-            }
-        }
-    }
-}
-
 /// Algorithm 2's EXTEND: adds a feature to the path, updating the subset-size weights.
 fn extend(path: &mut [PathElement], depth: usize, zero: f64, one: f64, feature: u32) {
     path[depth] = PathElement {
@@ -810,7 +784,8 @@ mod tests {
     use crate::loss::LossSpec;
     use crate::model::FeatureSpec;
     use crate::params::Method;
-    use crate::tree::{CategorySplit, Node};
+    use crate::tree::test_data::leaf;
+    use crate::tree::CategorySplit;
 
     const N_LEVELS: u32 = 5;
 
@@ -821,21 +796,6 @@ mod tests {
         }
         fn below(&mut self, n: usize) -> usize {
             (self.uniform() * n as f64) as usize
-        }
-    }
-
-    fn leaf(value: f64, count: u32) -> Node {
-        Node {
-            feature: 0,
-            left: 0,
-            right: 0,
-            threshold: 0.0,
-            bin: 0,
-            default_left: false,
-            category: None,
-            value,
-            gain: 0.0,
-            count,
         }
     }
 
@@ -985,7 +945,7 @@ mod tests {
         }
         let (left, right) = (n.left as usize, n.right as usize);
         if known >> n.feature & 1 == 1 {
-            let next = if goes_left(tree, n, frame, row) {
+            let next = if tree.goes_left_raw(n, frame, row) {
                 left
             } else {
                 right

@@ -473,21 +473,11 @@ impl<'a> RawColumns<'a> {
 mod tests {
     use super::*;
     use crate::data::{BinMapper, Feature};
+    use crate::tree::test_data::leaf;
     use crate::tree::{BinSet, CategorySplit, Node};
 
     fn stump(feature: u32, right: u32) -> Tree {
-        let leaf = |value| Node {
-            feature: 0,
-            left: 0,
-            right: 0,
-            threshold: 0.0,
-            bin: 0,
-            default_left: false,
-            category: None,
-            value,
-            gain: 0.0,
-            count: 1,
-        };
+        let leaf = |value| leaf(value, 1);
         let root = Node {
             feature,
             left: 1,
@@ -527,18 +517,7 @@ mod tests {
     const LEVELS: [u32; 3] = [5, 64, 150];
 
     fn random_tree(rng: &mut Rng, max_depth: usize) -> Tree {
-        let leaf = |value| Node {
-            feature: 0,
-            left: 0,
-            right: 0,
-            threshold: 0.0,
-            bin: 0,
-            default_left: false,
-            category: None,
-            value,
-            gain: 0.0,
-            count: 1,
-        };
+        let leaf = |value| leaf(value, 1);
         let mut tree = Tree {
             nodes: vec![leaf(0.0)],
             categories: Vec::new(),

@@ -174,22 +174,8 @@ fn leaf_extreme(tree: &Tree, node: usize, pick: fn(f64, f64) -> f64, start: f64)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tree::test_data::leaf;
     use crate::tree::Node;
-
-    fn leaf(value: f64, count: u32) -> Node {
-        Node {
-            feature: 0,
-            left: 0,
-            right: 0,
-            threshold: 0.0,
-            bin: 0,
-            default_left: false,
-            category: None,
-            value,
-            gain: 0.0,
-            count,
-        }
-    }
 
     fn split(feature: u32, left: u32, bin: u8) -> Node {
         Node {

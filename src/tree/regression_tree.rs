@@ -298,34 +298,43 @@ impl Tree {
     /// The leaf reached by row `row` of raw data.
     #[inline]
     pub fn leaf_of_raw(&self, frame: &Frame<'_>, row: usize) -> usize {
-        let features = frame.features();
         let mut i = 0;
         loop {
             let n = &self.nodes[i];
             if n.is_leaf() {
                 return i;
             }
-            let left = match features[n.feature as usize].values {
-                FeatureValues::Numeric(x) => {
-                    let v = x[row];
-                    if v.is_nan() {
-                        n.default_left
-                    } else {
-                        v <= n.threshold
-                    }
+            i = if self.goes_left_raw(n, frame, row) {
+                n.left
+            } else {
+                n.right
+            } as usize;
+        }
+    }
+
+    /// Whether row `row` of raw data goes left at split `node` of this tree: a missing value
+    /// (NaN, or a negative or unknown code) takes the default direction.
+    #[inline]
+    pub(crate) fn goes_left_raw(&self, node: &Node, frame: &Frame<'_>, row: usize) -> bool {
+        match frame.features()[node.feature as usize].values {
+            FeatureValues::Numeric(x) => {
+                let v = x[row];
+                if v.is_nan() {
+                    node.default_left
+                } else {
+                    v <= node.threshold
                 }
-                FeatureValues::Categorical { codes, .. } => {
-                    let split = &self.categories[n.category.expect("categorical rule") as usize];
-                    match usize::try_from(codes[row]) {
-                        Ok(c) => split
-                            .left_codes
-                            .get(c / 64)
-                            .map_or(n.default_left, |w| w >> (c % 64) & 1 == 1),
-                        Err(_) => n.default_left,
-                    }
+            }
+            FeatureValues::Categorical { codes, .. } => {
+                let split = &self.categories[node.category.expect("categorical rule") as usize];
+                match usize::try_from(codes[row]) {
+                    Ok(c) => split
+                        .left_codes
+                        .get(c / 64)
+                        .map_or(node.default_left, |w| w >> (c % 64) & 1 == 1),
+                    Err(_) => node.default_left,
                 }
-            };
-            i = if left { n.left } else { n.right } as usize;
+            }
         }
     }
 

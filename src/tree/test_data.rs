@@ -1,6 +1,7 @@
 //! Seeded data for the unit tests of the tree engine.
 
 use crate::data::{BinnedData, BinningParams, Feature, Frame};
+use crate::tree::Node;
 
 /// A uniform draw in [0, 1) from a 64-bit LCG.
 pub fn uniform(state: &mut u64) -> f64 {
@@ -21,4 +22,20 @@ pub fn binned(columns: &[Vec<f64>]) -> BinnedData {
     )
     .unwrap();
     BinnedData::learn(&frame, &BinningParams::default()).unwrap()
+}
+
+/// A leaf of value `value` reached by `count` training rows, for hand-built trees.
+pub fn leaf(value: f64, count: u32) -> Node {
+    Node {
+        feature: 0,
+        left: 0,
+        right: 0,
+        threshold: 0.0,
+        bin: 0,
+        default_left: false,
+        category: None,
+        value,
+        gain: 0.0,
+        count,
+    }
 }
