@@ -49,6 +49,7 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'optboost' has no attribute {name!r}")
+    # safe: module and name come from the fixed _EXPORTS table above, never from data
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
