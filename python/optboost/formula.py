@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -149,8 +150,10 @@ class TermSpec:
     levels: tuple[tuple[str, ...] | None, ...]
     state: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
-    def parsed(self) -> list[Factor]:
-        return [parse_factor(text) for text in self.factors]
+    @cached_property
+    def parsed(self) -> tuple[Factor, ...]:
+        """The factors, parsed once (a term is read at load and at every predict)."""
+        return tuple(parse_factor(text) for text in self.factors)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -177,7 +180,7 @@ class TermSpec:
             levels=tuple(None if lv is None else tuple(_texts(lv, "levels")) for lv in levels),
             state={_text(k, "state key"): _plain_state(v) for k, v in state.items()},
         )
-        for factor, levels_of in zip(term.parsed(), term.levels):
+        for factor, levels_of in zip(term.parsed, term.levels):
             if levels_of is not None:
                 _distinct(levels_of, f"levels of {factor.text!r}")
             for key in stateful_keys(factor):
@@ -232,7 +235,7 @@ class DesignSpec:
     @property
     def functions(self) -> list[str]:
         """Names of your own functions the formula calls (to pass in ``context=``)."""
-        names = (name for term in self.terms for f in term.parsed() for name in f.functions)
+        names = (name for term in self.terms for f in term.parsed for name in f.functions)
         return list(dict.fromkeys(names))
 
     # -------------------------------------------------------------- data
@@ -255,7 +258,7 @@ class DesignSpec:
         for term in self.terms:
             evaluation = Evaluation(frame, evaluation_context, dict(term.state))
             computed.extend(
-                interaction_columns(term.parsed(), term.names, evaluation, term.levels)
+                interaction_columns(term.parsed, term.names, evaluation, term.levels)
             )
         expected = [f.name for f in self.features if f.materialised]
         if [name for name, _ in computed] != expected:
@@ -360,7 +363,7 @@ class DesignSpec:
                     )
         sources = {c for f in features for c in f.source_columns}
         for term in terms:
-            for factor in term.parsed():
+            for factor in term.parsed:
                 unknown = [c for c in factor.columns if c not in sources]
                 if unknown:
                     raise FormulaError(
