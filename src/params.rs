@@ -1,6 +1,6 @@
-//! Every training parameter, by its public name (SPEC.md). `Params::set` parses a parameter from
-//! its name and a string so that Python and Rust share one vocabulary; `validate` checks the
-//! whole set once, and nothing downstream re-checks.
+//! Every training parameter, by its public name (docs/algorithms.md states what each does).
+//! `Params::set` parses a parameter from its name and a string so that Python and Rust share one
+//! vocabulary; `validate` checks the whole set once, and nothing downstream re-checks.
 
 use crate::data::BinningParams;
 use crate::error::{Error, Result};
@@ -52,7 +52,7 @@ fn allowed_list(names: &[&str]) -> String {
 }
 
 public_enum!(
-    /// The boosting algorithms of SPEC §3.
+    /// The boosting algorithms (docs/algorithms.md §4).
     Method, "method" {
         Gbm = "gbm",
         Rgbm = "rgbm",
@@ -69,7 +69,7 @@ public_enum!(
 );
 
 public_enum!(
-    /// SPEC §2.
+    /// How a step scales its tree (docs/algorithms.md §3).
     StepRule, "step" {
         Constant = "constant",
         LineSearch = "line_search",
@@ -433,10 +433,10 @@ impl Method {
         )
     }
 
-    /// The step rules that make sense for the method (SPEC §2). `newton` needs the target to be
-    /// the gradient at the point the step starts from; the AGBM family's recursions are stated
-    /// for a constant step; `repeated_gbm` sums several trees into one direction, so it has no
-    /// single partition to re-solve leaf by leaf.
+    /// The step rules that make sense for the method (docs/algorithms.md §3–4). `newton` needs the
+    /// target to be the gradient at the point the step starts from; the AGBM family's recursions
+    /// are stated for a constant step; `repeated_gbm` sums several trees into one direction, so it
+    /// has no single partition to re-solve leaf by leaf.
     pub fn step_rules(&self) -> &'static [StepRule] {
         use StepRule::*;
         match self {

@@ -1,6 +1,6 @@
-//! Losses of SPEC §5 through the public API: derivatives against finite differences, proximal
-//! operators against their optimality conditions, every 1-D minimisation (init, leaf value, line
-//! search) against brute force, extreme margins, and the `LossSpec` vocabulary.
+//! Losses (docs/algorithms.md §6) through the public API: derivatives against finite differences,
+//! proximal operators against their optimality conditions, every 1-D minimisation (init, leaf
+//! value, line search) against brute force, extreme margins, and the `LossSpec` vocabulary.
 
 use optboost::loss::{
     Absolute, Exponential, Hinge, Huber, LeafScratch, Logistic, Loss, LossSpec, MulticlassHinge,

@@ -76,7 +76,7 @@ MIN_SPLIT_GAIN = [10, 5, 2, 1, 0.5, 0.1, 0.01, 0.001, 1e-4, 1e-5]
 L2_LEAF = [0.01, 0.1, 0.5, 1, 2, 4, 8, 16, 32, 64]
 # The paper's setting: f0 = 0, CART trees fitted to the negative gradient, f <- f + η b (the
 # reference code's leaf is G / (n_leaf + λ): no Hessian, so the constant step with ρ = 1), 100
-# quantile thresholds per feature, depth 3 (= 3 split levels; SPEC §7 on the reference code's
+# quantile thresholds per feature, depth 3 (= 3 split levels; docs/algorithms.md §8 on the reference code's
 # off-by-one).
 # The algorithms as the paper prints them: Alg. 2's "+" corrected residual and no safeguard
 # (optboost's defaults differ since; docs/algorithms.md). gbm ignores both.

@@ -113,7 +113,7 @@ def _pm1(y):
 
 
 def loss_value(loss: str, y, f) -> float:
-    """Mean loss ℓ(y, f) in the notation of SPEC.md §5."""
+    """Mean loss ℓ(y, f) in the notation of docs/algorithms.md §6."""
     y = np.asarray(y, dtype=float)
     f = np.asarray(f, dtype=float)
     name, arg = parse_loss(loss)

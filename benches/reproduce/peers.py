@@ -37,7 +37,7 @@ OB_CHOICES = {
         ("proximal", "logistic"),
         ("residual_gbm", "logistic"),
     ],
-    # The AGBM family is single-output (SPEC: its corrected residual is per row), so not here.
+    # The AGBM family is single-output (its corrected residual is per row), so not here.
     "multiclass": [("gbm", "softmax"), ("accelerated_gbm", "softmax")],
 }
 SPACE = {

@@ -43,7 +43,7 @@ def boost(
         columns); bare columns go to the core without copying, string and
         categorical columns become native categorical features.
     data: a polars or pandas DataFrame (never modified; no row is dropped).
-    method: "gbm", "rgbm", "agbm", "agbmr", "vagbm", "proximal", ... (SPEC.md).
+    method: "gbm", "rgbm", "agbm", "agbmr", "vagbm", "proximal", ... (docs/algorithms.md §4).
     loss: "squared", "absolute", "logistic", ... or a loss object such as
         ``optboost.Pinball(tau=0.9)``. A binary loss takes a target of 0/1, bool
         or two strings (the second in sorted order is the positive class); a

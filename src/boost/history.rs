@@ -1,4 +1,5 @@
-//! Per-iteration record of SPEC §4: the convergence diagnostics the papers' theory runs on.
+//! Per-iteration record (docs/algorithms.md §5): the convergence diagnostics the papers' theory
+//! runs on.
 
 use super::vectors::CHUNK;
 use rayon::prelude::*;

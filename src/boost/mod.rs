@@ -1,6 +1,7 @@
-//! The `Booster`: one state machine for every method of SPEC §3. All state lives in the struct;
-//! `step()` performs exactly one iteration, and a finished booster keeps answering `Finished`.
-//! A booster can be checkpointed (serialized) mid-training and resumed to the identical model.
+//! The `Booster`: one state machine for every method of docs/algorithms.md §4. All state lives in
+//! the struct; `step()` performs exactly one iteration, and a finished booster keeps answering
+//! `Finished`. A booster can be checkpointed (serialized) mid-training and resumed to the identical
+//! model.
 
 mod agbm;
 mod buffers;
@@ -44,10 +45,10 @@ use tracked::StoredTree;
 use vectors::{add_column, par_fill};
 use weights::Weights;
 
-/// Training has diverged (accelerated methods in the overfitting regime, SPEC §4) once its loss
-/// exceeds this multiple of the starting constant's: no descent method legitimately ends up ten
-/// times worse than the model it started from, and slow explosions are caught long before
-/// overflow.
+/// Training has diverged (accelerated methods in the overfitting regime, docs/algorithms.md §5)
+/// once its loss exceeds this multiple of the starting constant's: no descent method legitimately
+/// ends up ten times worse than the model it started from, and slow explosions are caught long
+/// before overflow.
 const DIVERGENCE_FACTOR: f64 = 10.0;
 
 /// A completed momentum run keeps an earlier iterate only if the last one's loss is worse by more
@@ -96,8 +97,8 @@ pub struct Iteration {
     pub step: f64,
 }
 
-/// The method's own state (SPEC §3): prediction vectors on the training rows and whatever its
-/// recursion carries.
+/// The method's own state (docs/algorithms.md §4): prediction vectors on the training rows and
+/// whatever its recursion carries.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum MethodState {
     /// `gbm` and `rgbm` (which only restricts the candidates).

@@ -8,7 +8,7 @@
 //!     r ← direction at v      proximal: (prox_{λℓ(y,·)}(v) − v)/λ ;  gradient: −∂ℓ(y, v)
 //!     b ← fit(r + Δ)
 //!     Δ ← r + Δ − b(X)        if residual, else 0
-//!     x_new ← v + ν s(b)      (step rule of SPEC §2 at v)
+//!     x_new ← v + ν s(b)      (step rule, docs/algorithms.md §3, at v)
 //!     accelerated: β_new ← (1 + √(1+4β²))/2 ; α ← (β − 1)/β_new ; v ← x_new + α (x_new − x) ; β ← β_new
 //!     otherwise:   v ← x_new
 //!     x ← x_new
@@ -18,11 +18,11 @@
 //! momentum coefficient is 0, as Property 7 states and the authors' code does; starting the
 //! pseudo-code above at β = 0 would give α = −1 and undo the first step.
 //!
-//! Defaults: step rule `leaf_line_search` (the "multiple line search" of §5); with `constant`,
-//! ρ = λ for the proximal direction (Alg. 2's `f + λ g`) and 1/σ (or 1) for the gradient one.
-//! The line searches run at v, the point the step starts from (the authors' code; Alg. 8 line 8
-//! writes f_t). Newton steps are allowed for `accelerated_gbm` only: there the target is the
-//! gradient at v. x and v are `Tracked` sequences, so tree weights follow Property 8:
+//! Defaults: step rule `leaf_line_search` (the "multiple line search" of the paper's §5); with
+//! `constant`, ρ = λ for the proximal direction (Alg. 2's `f + λ g`) and 1/σ (or 1) for the
+//! gradient one. The line searches run at v, the point the step starts from (the authors' code;
+//! Alg. 8 line 8 writes f_t). Newton steps are allowed for `accelerated_gbm` only: there the target
+//! is the gradient at v. x and v are `Tracked` sequences, so tree weights follow Property 8:
 //! `w ← (w − w_prev)(1 + α) + w_prev` plus the new tree at ν·step.
 
 use super::outputs::Need;

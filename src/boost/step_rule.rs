@@ -1,5 +1,5 @@
-//! The weak learner and the step rules of SPEC §2, shared by every method: fit a tree to a
-//! target (or a Newton tree at a point), then size the step along it.
+//! The weak learner and the step rules (docs/algorithms.md §3), shared by every method: fit a tree
+//! to a target (or a Newton tree at a point), then size the step along it.
 
 use super::history::cosine_from_sums;
 use super::outputs::column;
@@ -392,8 +392,8 @@ pub fn apply_step_rule(
 /// - `gbm`: `newton` for twice-differentiable losses (σ known), `leaf_line_search` otherwise;
 /// - `rgbm`: `constant` with ρ = 1/σ (Lu & Mazumder's theory);
 /// - `agbm`, `agbmr`, `vagbm`: `constant` (the papers' fixed step η);
-/// - the §3.4 family (`proximal`, `residual_*`, `accelerated_*`): `leaf_line_search`, the multiple
-///   line search of Alg. 5 and the authors' code;
+/// - the proximal family (`proximal`, `residual_*`, `accelerated_*`; docs/algorithms.md §4.4):
+///   `leaf_line_search`, the multiple line search of Alg. 5 and the authors' code;
 /// - `repeated_gbm`: `constant` (Grubb & Bagnell's step schedule η_t).
 pub fn default_step_rule(method: Method, sigma: Option<f64>) -> StepRule {
     match method {

@@ -1,12 +1,12 @@
 //! A prediction sequence kept three ways at once: its values on the training rows, its values on
 //! the validation rows, and its weights over the model's tree store.
 //!
-//! Momentum methods (AGBM, VAGBM, the accelerated §3.4 methods) combine whole sequences,
-//! `x ← a·x + b·y`, which changes the weights of old trees (SPEC §3.3, Property 8 of the proximal
-//! paper). Applying every update to all three forms keeps them equal by construction:
-//! `bias + Σ_j weights[j]·tree_j(X) = train` — the model predicts with the output sequence's
-//! weights, and the validation loss follows the output sequence. Every combination the methods
-//! use is affine (a + b = 1), so the bias keeps weight 1 in every sequence.
+//! Momentum methods (AGBM, VAGBM, the accelerated methods of the proximal family) combine whole
+//! sequences, `x ← a·x + b·y`, which changes the weights of old trees (docs/algorithms.md §4.3–4.4,
+//! Property 8 of the proximal paper). Applying every update to all three forms keeps them equal by
+//! construction: `bias + Σ_j weights[j]·tree_j(X) = train` — the model predicts with the output
+//! sequence's weights, and the validation loss follows the output sequence. Every combination the
+//! methods use is affine (a + b = 1), so the bias keeps weight 1 in every sequence.
 //!
 //! Vectors are row-major `n × K` (K = 1, or the number of classes).
 

@@ -1,6 +1,7 @@
 //! Absolute (least absolute deviations) loss ℓ(y, f) = |y − f|.
 //!
-//! * ∂ℓ/∂f = sign(f − y), 0 at the kink f = y (the paper's subgradient, 000 App. B.2); ℓ'' = 0.
+//! * ∂ℓ/∂f = sign(f − y), 0 at the kink f = y (the subgradient of Proximal boosting, App. B.2);
+//!   ℓ'' = 0.
 //! * prox_{λℓ}(z) = y + max(0, 1 − λ/|z − y|)(z − y), written as the soft threshold
 //!   y + sign(z − y)·max(|z − y| − λ, 0) so that z = y needs no division.
 //! * Constant minimiser: weighted median. Leaf and tree line searches: the exact minimiser of the

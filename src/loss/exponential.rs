@@ -2,17 +2,18 @@
 //!
 //! * ∂ℓ/∂f = −β y e^{−β y f}, ℓ'' = β² e^{−β y f}. Neither smooth nor strongly convex: σ, μ = None.
 //!   The value overflows to +inf once −β y f > 709 (e^{709} is the largest f64 power of e); it is
-//!   never NaN. (000 App. B.4 prints the gradient as −βY e^{−Y f}, dropping β in the exponent; the
-//!   derivative of its own definition has e^{−βY f}, which is what is implemented.)
+//!   never NaN. (Proximal boosting, App. B.4, prints the gradient as −βY e^{−Y f}, dropping β in
+//!   the exponent; the derivative of its own definition has e^{−βY f}, which is what is
+//!   implemented.)
 //! * prox_{λℓ}(z) = z + v/a with a = βy and v = W(λa² e^{−a z}) (Lambert W): the root of
 //!   u − z − λa e^{−a u} = 0 in closed form. W is evaluated as W(eˣ) by Newton on t + eᵗ = x
 //!   ([`solve::lambert_w_exp`]), so no exponential is formed and z = ±1e6 is safe. The result lies
-//!   in the bracket between z and z − λℓ'(y, z) of SPEC §5.
-//! * Constant minimiser ln(W₊/W₋)/(2β) (000 App. B.4); ±36/β when one class is absent (the loss
-//!   of a one-class sample is then ε_machine × its value at 0). Leaf: closed form
-//!   ln(Σ_{y=+1} w e^{−βF} / Σ_{y=−1} w e^{βF})/(2β) by log-sum-exp (SPEC §5 gives β = 1), with
-//!   the same cap on a one-class leaf. Tree line search: safeguarded Newton on the exact objective
-//!   with the largest exponential factored out of φ' and φ''. Negative steps are allowed.
+//!   in the bracket between z and z − λℓ'(y, z) (docs/algorithms.md §8).
+//! * Constant minimiser ln(W₊/W₋)/(2β) (Proximal boosting, App. B.4); ±36/β when one class is
+//!   absent (the loss of a one-class sample is then ε_machine × its value at 0). Leaf: closed form
+//!   ln(Σ_{y=+1} w e^{−βF} / Σ_{y=−1} w e^{βF})/(2β) by log-sum-exp (docs/algorithms.md §6), with
+//!   the same cap on a one-class leaf. Tree line search: safeguarded Newton on the exact
+//!   objective with the largest exponential factored out of φ' and φ''. Negative steps are allowed.
 //! * `response` = σ(2βf), the population minimiser's probability (f* = ln(p/(1−p))/(2β)).
 
 use super::solve::{self, log_sum_exp, sigmoid, Slope};

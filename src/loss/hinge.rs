@@ -1,8 +1,9 @@
 //! Hinge loss ℓ(y, f) = max(0, 1 − y f), labels y ∈ {−1, +1}.
 //!
-//! * ∂ℓ/∂f = −y if y f < 1, 0 otherwise (000 App. B.6; 0 at the kink y f = 1); ℓ'' = 0.
+//! * ∂ℓ/∂f = −y if y f < 1, 0 otherwise (Proximal boosting, App. B.6; 0 at the kink y f = 1);
+//!   ℓ'' = 0.
 //! * prox_{λℓ}(z) = z + λy if y z < 1 − λ; z if y z > 1; y otherwise (the kink y u = 1).
-//! * Constant minimiser: sign(Σ w y) (000 App. B.6). Checked: on [−1, 1] the risk is
+//! * Constant minimiser: sign(Σ w y) (Proximal boosting, App. B.6). Checked: on [−1, 1] the risk is
 //!   W + c(W₋ − W₊), outside it only grows, so the minimiser is +1 if W₊ > W₋, −1 if W₊ < W₋ and
 //!   any c ∈ [−1, 1] on a tie (we return 0). This is finite for one-class labels too (±1).
 //! * Line searches: γ ↦ Σ w max(0, 1 − y f − γ y b) is convex piecewise linear with breakpoints

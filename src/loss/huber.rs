@@ -1,6 +1,7 @@
 //! Huber loss with threshold δ > 0: ℓ(y, f) = ½(y − f)² if |y − f| ≤ δ, δ|y − f| − δ²/2 otherwise.
 //!
-//! * ∂ℓ/∂f = clip(f − y, −δ, δ); ℓ'' = 1 if |y − f| ≤ δ, else 0. σ = 1 (RGBM §4), μ = None.
+//! * ∂ℓ/∂f = clip(f − y, −δ, δ); ℓ'' = 1 if |y − f| ≤ δ, else 0. σ = 1 (Randomized Gradient
+//!   Boosting Machine, §4), μ = None.
 //! * prox_{λℓ}(z) = y + (z − y)/(1 + λ) if |z − y| ≤ δ(1 + λ), z − λδ·sign(z − y) otherwise
 //!   (from (z − u)/λ = clip(u − y, −δ, δ)).
 //! * Every 1-D minimisation (constant, leaf, tree line search) is exact: the derivative of

@@ -1,8 +1,9 @@
-//! Logistic loss with ridge d ≥ 0 (RGBM §4): ℓ(y, f) = ln(1 + e^{−y f}) + d f²/2, labels ±1,
-//! natural log (000 App. B.5 uses log₂, which only rescales the loss; same minimisers).
+//! Logistic loss with ridge d ≥ 0 (Randomized Gradient Boosting Machine, §4): 
+//! ℓ(y, f) = ln(1 + e^{−y f}) + d f²/2, labels ±1, natural log (Proximal boosting, App. B.5, uses log₂, which only
+//! rescales the loss; same minimisers).
 //!
 //! * ∂ℓ/∂f = −y σ(−y f) + d f, ℓ'' = σ(f)(1 − σ(f)) + d for y = ±1 (σ the sigmoid);
-//!   σ-smooth with σ = 1/4 + d, μ = d when d > 0 (RGBM §4). `response` = σ(f).
+//!   σ-smooth with σ = 1/4 + d, μ = d when d > 0 (RGBM paper, §4). `response` = σ(f).
 //! * prox_{λℓ}(z): the root of u − z + λ ℓ'(y, u) = 0 by safeguarded Newton (tolerance 1e-12
 //!   relative, ≤ 50 iterations, bisection fallback) inside the bracket between z and
 //!   z − λℓ'(y, z), intersected with [(z + λ min(0, y))/(1 + λd), (z + λ max(0, y))/(1 + λd)]

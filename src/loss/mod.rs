@@ -1,5 +1,5 @@
-//! Losses ℓ(y, f) of SPEC §5. A scalar loss maps one label and one score to a number; a multiclass
-//! loss maps a class index and K scores. Binary labels are ±1 inside the engine.
+//! Losses ℓ(y, f) (docs/algorithms.md §6). A scalar loss maps one label and one score to a number;
+//! a multiclass loss maps a class index and K scores. Binary labels are ±1 inside the engine.
 //!
 //! Every one-dimensional minimisation the step rules need (`init`, per-leaf line search, line search
 //! along a tree) is `argmin_c Σ w_i ℓ(y_i, f_i + c·b_i)` over some rows; each loss answers it in

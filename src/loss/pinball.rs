@@ -1,6 +1,6 @@
 //! Pinball (quantile) loss ℓ(y, f) = max(τ(y − f), (τ − 1)(y − f)), τ ∈ (0, 1).
 //!
-//! * ∂ℓ/∂f = −τ if y > f, 1 − τ if y < f, 0 at the kink (000 App. B.3); ℓ'' = 0.
+//! * ∂ℓ/∂f = −τ if y > f, 1 − τ if y < f, 0 at the kink (Proximal boosting, App. B.3); ℓ'' = 0.
 //! * prox_{λℓ}(z) = z + λτ if y − z > λτ; z + λ(τ − 1) if y − z < λ(τ − 1); y otherwise.
 //! * Constant minimiser: weighted τ-quantile. Line searches: exact minimiser of the convex
 //!   piecewise-linear Σ w ρ_τ(r_i − γ b_i) over the breakpoints r_i/b_i (r = y − f): below a

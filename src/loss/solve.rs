@@ -22,7 +22,7 @@ use std::cmp::Ordering;
 /// that the loss has fallen to ε_machine times its value at 0; beyond it nothing changes in f64.
 pub const NEGLIGIBLE_LN: f64 = 36.0;
 
-/// Relative tolerance and iteration cap of every line search (SPEC §2).
+/// Relative tolerance and iteration cap of every line search (docs/algorithms.md §3).
 pub const LINE_SEARCH_TOL: f64 = 1e-10;
 pub const LINE_SEARCH_MAX_ITER: usize = 20;
 /// Relative tolerance and iteration cap of the proximal operators solved numerically.

@@ -1,5 +1,5 @@
 //! The `optboost._core` extension module. It only converts, releases the GIL and maps errors;
-//! everything else is the core's (DESIGN.md, "Across the Python boundary").
+//! everything else is the core's (validation, defaults and the algorithms live in the Rust core).
 
 mod booster;
 mod convert;

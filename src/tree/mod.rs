@@ -1,4 +1,4 @@
-//! The weak learner of SPEC §6: a regression tree fitted by weighted least squares,
+//! The weak learner (docs/algorithms.md §7): a regression tree fitted by weighted least squares,
 //! `argmin_b Σ v_i (t_i − b(x_i))²` plus an L2 leaf penalty, grown on gradient-statistics
 //! histograms over binned features.
 
