@@ -1,6 +1,6 @@
-//! Logistic loss with ridge d ≥ 0 (Randomized Gradient Boosting Machine, §4): 
-//! ℓ(y, f) = ln(1 + e^{−y f}) + d f²/2, labels ±1, natural log (Proximal boosting, App. B.5, uses log₂, which only
-//! rescales the loss; same minimisers).
+//! Logistic loss with ridge d ≥ 0 (Randomized Gradient Boosting Machine, §4):
+//! ℓ(y, f) = ln(1 + e^{−y f}) + d f²/2, labels ±1, natural log (Proximal boosting, App. B.5, uses
+//! log₂, which only rescales the loss; same minimisers).
 //!
 //! * ∂ℓ/∂f = −y σ(−y f) + d f, ℓ'' = σ(f)(1 − σ(f)) + d for y = ±1 (σ the sigmoid);
 //!   σ-smooth with σ = 1/4 + d, μ = d when d > 0 (RGBM paper, §4). `response` = σ(f).
