@@ -3,8 +3,8 @@
 //!
 //!     cargo bench --bench engine            # ROWS=200000 cargo bench --bench engine
 
-use optboost::data::{BinnedData, BinningParams, Feature, Frame};
-use optboost::tree::{grow, Candidates, FitStats, Growth, Histogram, TreeParams};
+use optboost::learner::{grow, BinnedData, Candidates, FitStats, Histogram};
+use optboost::{BinningParams, Feature, Frame, Growth, TreeParams};
 use std::hint::black_box;
 use std::time::Instant;
 

@@ -9,7 +9,8 @@
 //! (one numeric, two categorical columns); wall time and the process's CPU time (steadier when
 //! other work shares the machine).
 
-use optboost::data::{BinMapper, BinnedMatrix};
+use optboost::learner::BinnedMatrix;
+use optboost::BinMapper;
 use optboost::{Booster, Feature, Frame, Model, Params, TrainData};
 use std::time::Instant;
 

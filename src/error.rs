@@ -3,6 +3,15 @@
 
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// What went wrong, with the offending input named (column, row, value or parameter).
+///
+/// ```
+/// use optboost::{Error, Params};
+///
+/// let err = Params::default().set("learning_rate", "fast").unwrap_err();
+/// assert!(matches!(err, Error::Param { .. }));
+/// assert!(err.to_string().contains("learning_rate"));
+/// ```
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Error {
     /// Structurally unusable data: empty, ragged, wrong shape.

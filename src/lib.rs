@@ -1,22 +1,73 @@
 #![doc = include_str!("../README.md")]
-//! optboost: the boosting algorithms of optimization theory on one histogram-tree engine.
-pub mod error;
-pub mod loss;
+//! # The Rust API
+//!
+//! Train with a [`Booster`] from [`Params`] (every parameter by its public name, as in Python)
+//! and a [`Frame`] of borrowed feature columns; read, predict with and save the resulting
+//! [`Model`]. Losses are in [`loss`] ([`LossSpec`] names one); every failure is an [`Error`].
+//!
+//! ```
+//! use optboost::{Booster, Feature, Frame, Params, TrainData};
+//!
+//! let x: Vec<f64> = (0..200).map(|i| i as f64 / 200.0).collect();
+//! let y: Vec<f64> = x.iter().map(|v| (6.0 * v).sin()).collect();
+//! let frame = Frame::new(vec![Feature::numeric("x", &x)])?;
+//! let mut params = Params::default();
+//! params.set("method", "agbm")?.set("n_iter", "20")?;
+//! let train = TrainData { frame, y: &y, weights: None };
+//! let mut booster = Booster::new(params, &train, None)?;
+//! booster.run(|_record| true)?;
+//! let model = booster.into_model();
+//! let scores = model.predict(&Frame::new(vec![Feature::numeric("x", &x)])?)?;
+//! assert_eq!(scores.len(), 200);
+//! # Ok::<(), optboost::Error>(())
+//! ```
+//!
+//! The weak learner can also be used on its own ([`learner`]): bin a frame, grow a tree on a
+//! target with weights.
 
-pub use error::{Error, Result};
-pub mod boost;
-pub mod data;
-pub mod model;
-pub mod params;
+mod boost;
+mod data;
+mod error;
+pub mod loss;
+mod model;
+mod params;
 mod rows;
-pub mod threads;
-pub mod tree;
+mod threads;
+mod tree;
 
 pub use boost::{Booster, Checkpoint, History, Offsets, Record, Step, StopReason, TrainData};
-pub use data::{Feature, Frame};
+pub use data::{BinMapper, BinningParams, Feature, FeatureKind, FeatureValues, Frame};
+pub use error::{Error, Result};
 pub use loss::{Loss, LossSpec};
-pub use model::Model;
-pub use params::{Method, Params};
+pub use model::{
+    FeatureSpec, Model, FORMAT_VERSION, MAX_ABS_TERM, MAX_NODES, MAX_OUTPUTS, MAX_TREES,
+};
+pub use params::{
+    CorrectedResidual, Init, Method, Params, Restart, Safeguard, Schedule, Selection, StepRule,
+};
+pub use threads::available_threads;
+pub use tree::{BinSet, CategoricalParams, CategorySplit, Growth, Node, Tree, TreeParams};
+
+/// The weak learner on its own: binning ([`BinnedData`](learner::BinnedData)) and the histogram
+/// regression tree ([`grow`](learner::grow)) that every method fits (docs/algorithms.md §7).
+/// For studying and benchmarking the engine; training goes through [`Booster`].
+pub mod learner {
+    pub use crate::data::{BinnedData, BinnedMatrix};
+    pub use crate::threads::threads_used;
+    pub use crate::tree::{
+        best_split, grow, grow_with_options, BinStats, Candidates, FitStats, GrowBuffers,
+        GrowOptions, GrownTree, Histogram, SplitParams,
+    };
+}
+
+/// A method's iterate between iterations ([`Booster::state`]): the sequences of its recursion
+/// (docs/algorithms.md §4), for inspecting them. A [`Checkpoint`] holds it.
+pub mod state {
+    pub use crate::boost::{
+        AgbmState, DirectionKind, GbmState, MetaState, MethodState, RepeatedState, Switches,
+        Tracked, VagbmState,
+    };
+}
 
 #[cfg(feature = "python")]
 mod python;

@@ -107,6 +107,20 @@ public_enum!(
     Schedule, "schedule" { Constant = "constant", InvSqrt = "inv_sqrt" }
 );
 
+/// Every training parameter. Set them by their public names — the same as in Python — with
+/// [`set`](Params::set), which parses and checks each value; [`validate`](Params::validate)
+/// checks the whole set (the booster calls it).
+///
+/// ```
+/// use optboost::{Method, Params};
+///
+/// let mut params = Params::default();
+/// params.set("method", "accelerated_proximal")?.set("lambda", "0.5")?.set("loss", "huber(2)")?;
+/// params.validate()?;
+/// assert_eq!(params.method, Method::AcceleratedProximal);
+/// assert!(params.set("max_depth", "-1").is_err());
+/// # Ok::<(), optboost::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Params {
     pub method: Method,

@@ -2,12 +2,14 @@
 //! histogram subtraction, thread-count independence, exact fits, missing values, categorical
 //! splits, and errors that name the problem.
 
-use optboost::data::{BinnedData, BinnedMatrix, BinningParams, Feature, Frame};
-use optboost::tree::{
-    best_split, grow, BinStats, Candidates, FitStats, Growth, Histogram, SplitParams, Tree,
+use optboost::learner::{
+    best_split, grow, BinStats, BinnedData, BinnedMatrix, Candidates, FitStats, Histogram,
+    SplitParams,
+};
+use optboost::{
+    BinningParams, Booster, Error, Feature, Frame, Growth, Model, Params, TrainData, Tree,
     TreeParams,
 };
-use optboost::{Booster, Error, Model, Params, TrainData};
 
 /// SplitMix64: a few lines, no dependency, the same stream everywhere.
 struct Rng(u64);
@@ -110,7 +112,7 @@ fn numeric_split_search_equals_brute_force() {
             min_samples_leaf: 1 + trial % 4,
             min_weight_leaf: 1e-3,
             min_split_gain: 0.0,
-            categorical: optboost::tree::CategoricalParams::unguarded(),
+            categorical: optboost::CategoricalParams::unguarded(),
         };
         let features: Vec<Feature> = columns
             .iter()
@@ -209,7 +211,7 @@ fn categorical_split_search_equals_brute_force_over_subsets() {
             min_samples_leaf: 1,
             min_weight_leaf: 1e-3,
             min_split_gain: 0.0,
-            categorical: optboost::tree::CategoricalParams::unguarded(),
+            categorical: optboost::CategoricalParams::unguarded(),
         };
         let frame = Frame::new(vec![Feature::categorical("c", &codes, n_levels)]).unwrap();
         let data = BinnedData::learn(&frame, &binning).unwrap();
@@ -607,12 +609,12 @@ fn least_squares() -> TreeParams {
     TreeParams {
         min_samples_leaf: 1,
         l2_leaf: 0.0,
-        categorical: optboost::tree::CategoricalParams::unguarded(),
+        categorical: optboost::CategoricalParams::unguarded(),
         ..TreeParams::default()
     }
 }
 
-fn fit_tree(data: &BinnedData, t: &[f64], params: &TreeParams) -> optboost::tree::GrownTree {
+fn fit_tree(data: &BinnedData, t: &[f64], params: &TreeParams) -> optboost::learner::GrownTree {
     let v = vec![1.0; t.len()];
     grow(data, FitStats { vt: t, v: &v }, params, &Candidates::All)
 }
@@ -702,7 +704,7 @@ fn row_order_passes_give_every_row_its_leaf_value() {
     check_row_order_passes(&data, &grown, &t);
 }
 
-fn check_row_order_passes(data: &BinnedData, grown: &optboost::tree::GrownTree, t: &[f64]) {
+fn check_row_order_passes(data: &BinnedData, grown: &optboost::learner::GrownTree, t: &[f64]) {
     let n = t.len();
     assert_eq!(grown.tree.n_leaves(), 40);
     let walked: Vec<f64> = (0..n)
@@ -1156,7 +1158,7 @@ fn a_categorical_code_not_below_its_level_count_is_an_error() {
 fn inconsistent_bin_mappers_are_an_error() {
     // Mappers from a hand-edited checkpoint: a level binned past the bin count, or too many
     // cuts, would index outside the histogram.
-    use optboost::data::BinMapper;
+    use optboost::BinMapper;
     let codes = [0, 1, 2, 1];
     let frame = Frame::new(vec![Feature::categorical("colour", &codes, 3)]).unwrap();
     let names = vec!["colour".to_string()];

@@ -4,8 +4,8 @@
 mod common;
 
 use common::*;
-use optboost::boost::{prox_direction, MethodState};
-use optboost::loss::Squared;
+use optboost::loss::{Loss, Squared};
+use optboost::state::MethodState;
 use optboost::{Booster, Checkpoint, Error, Method, Params, StopReason, TrainData};
 
 // ---------------------------------------------------------------------------------------------
@@ -20,7 +20,7 @@ fn squared_loss_proximal_direction_is_gradient_over_one_plus_lambda() {
         (10.0, -4.0, 2.0),
     ] {
         let expected = (y - z) / (1.0 + lambda);
-        assert!((prox_direction(&Squared, y, z, lambda) - expected).abs() < 1e-12);
+        assert!(((Squared.prox(y, z, lambda) - z) / lambda - expected).abs() < 1e-12);
     }
     // The same identity at model level: proximal boosting with the constant step ρ(1 + λ) is gbm
     // with the constant step ρ, tree for tree.
@@ -42,7 +42,7 @@ fn squared_loss_proximal_direction_is_gradient_over_one_plus_lambda() {
     let (proximal, _) = train(proximal, &data);
     assert!(relative_difference(proximal.train_predictions(), gbm.train_predictions()) < 1e-10);
     for (a, b) in proximal.model().trees.iter().zip(&gbm.model().trees) {
-        let features = |t: &optboost::tree::Tree| {
+        let features = |t: &optboost::Tree| {
             t.nodes
                 .iter()
                 .map(|n| (n.feature, n.bin, n.left))

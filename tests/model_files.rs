@@ -4,8 +4,8 @@
 
 mod fuzz_support;
 
-use optboost::tree::{Node, Tree};
 use optboost::{Booster, Feature, Frame, LossSpec, Model, Params, TrainData};
+use optboost::{Node, Tree};
 use std::time::{Duration, Instant};
 
 struct Data {
@@ -201,8 +201,8 @@ fn a_huge_thread_count_is_capped_and_trains_the_same_model() {
     let huge = train(&data, &data.y, &[("n_threads", "1000000")]);
     assert_eq!(one.to_json(), huge.to_json());
     assert_eq!(
-        optboost::threads::threads_used(1_000_000),
-        optboost::threads::available_threads()
+        optboost::learner::threads_used(1_000_000),
+        optboost::available_threads()
     );
 }
 
@@ -335,13 +335,13 @@ fn output_counts_must_match_the_loss() {
     assert!(e.contains("gives 1 scores per row"), "{e}");
 }
 
-fn mapper(model: &mut Model, j: usize) -> &mut optboost::data::BinMapper {
+fn mapper(model: &mut Model, j: usize) -> &mut optboost::BinMapper {
     &mut model.features[j].mapper
 }
 
 #[test]
 fn feature_mappers_must_be_ones_binning_makes() {
-    use optboost::data::BinMapper;
+    use optboost::BinMapper;
     let data = Data::new(200);
     let model = squared_model(&data);
     let mut broken = model.clone();

@@ -4,11 +4,10 @@
 mod common;
 
 use common::{friedman, params, Data, TestRng};
-use optboost::data::{BinnedData, BinningParams};
-use optboost::tree::{
-    grow_with_options, Candidates, FitStats, GrowBuffers, GrowOptions, Growth, TreeParams,
+use optboost::learner::{
+    grow_with_options, BinnedData, Candidates, FitStats, GrowBuffers, GrowOptions,
 };
-use optboost::{Booster, Model, TrainData};
+use optboost::{BinningParams, Booster, Growth, Model, TrainData, TreeParams};
 
 fn fit(settings: &[(&str, &str)], data: &Data, threads: usize) -> Model {
     let mut params = params(settings);
@@ -532,7 +531,7 @@ fn fit_with_offset(settings: &[(&str, &str)], data: &Data, offset: &[f64]) -> Mo
         y: &data.y,
         weights: None,
     };
-    let offsets = optboost::boost::Offsets {
+    let offsets = optboost::Offsets {
         train: Some(offset),
         valid: None,
     };
@@ -595,7 +594,7 @@ fn the_optimal_constant_is_fitted_on_top_of_the_offset() {
         weights: None,
     };
     for bad in [&offset[1..], &[f64::NAN; 2_000][..]] {
-        let offsets = optboost::boost::Offsets {
+        let offsets = optboost::Offsets {
             train: Some(bad),
             valid: None,
         };

@@ -1,10 +1,9 @@
 //! Per-iteration record (docs/algorithms.md §5): the convergence diagnostics the papers' theory
 //! runs on.
 
-use super::vectors::CHUNK;
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+/// The diagnostics of one iteration (docs/algorithms.md §5).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     /// 1-based iteration number.
@@ -29,6 +28,7 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
+/// One [`Record`] per iteration, in order.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct History {
     pub records: Vec<Record>,
@@ -44,31 +44,6 @@ impl History {
     pub fn is_empty(&self) -> bool {
         self.records.is_empty()
     }
-}
-
-/// cos(t, b) = ⟨t, b⟩ / (‖t‖ ‖b‖); 0 when either vector is zero. Summed in the fixed chunks of
-/// `par_sum` (the same value with any number of threads).
-pub fn cosine(t: &[f64], b: &[f64]) -> f64 {
-    let partials: Vec<[f64; 3]> = t
-        .par_chunks(CHUNK)
-        .zip(b.par_chunks(CHUNK))
-        .map(|(t, b)| {
-            let mut sums = [0.0; 3];
-            for (&x, &y) in t.iter().zip(b) {
-                sums[0] += x * y;
-                sums[1] += x * x;
-                sums[2] += y * y;
-            }
-            sums
-        })
-        .collect();
-    let (mut tb, mut tt, mut bb) = (0.0, 0.0, 0.0);
-    for [xy, xx, yy] in partials {
-        tb += xy;
-        tt += xx;
-        bb += yy;
-    }
-    cosine_from_sums(tb, tt, bb)
 }
 
 /// cos(t, b) from ⟨t, b⟩, ‖t‖² and ‖b‖²; 0 when either vector is zero.

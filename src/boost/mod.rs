@@ -21,9 +21,9 @@ mod weights;
 
 pub use agbm::AgbmState;
 pub use gbm::GbmState;
-pub use history::{cosine, History, Record};
+pub use history::{History, Record};
 pub use projection::RepeatedState;
-pub use proximal::{prox_direction, DirectionKind, MetaState, Switches};
+pub use proximal::{DirectionKind, MetaState, Switches};
 pub(crate) use rng::Rng;
 pub use tracked::Tracked;
 pub use vagbm::VagbmState;
@@ -55,6 +55,7 @@ const DIVERGENCE_FACTOR: f64 = 10.0;
 /// than this share of the starting constant's loss.
 const KEEP_TOLERANCE: f64 = 1e-9;
 
+/// Why training stopped.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum StopReason {
     /// `n_iter` iterations done.
@@ -86,6 +87,8 @@ impl std::fmt::Display for StopReason {
 }
 
 #[derive(Debug, Clone, PartialEq)]
+/// The outcome of [`Booster::step`]: the iteration's record, or why training is over (returned
+/// again by every later call).
 pub enum Step {
     Continue(Record),
     Finished(StopReason),
@@ -241,6 +244,26 @@ pub struct TrainData<'a> {
     pub weights: Option<&'a [f64]>,
 }
 
+/// Trains one model: binned data, the loss, the method's state, the model and its history.
+/// [`step`](Booster::step) runs one iteration (docs/algorithms.md §4); [`run`](Booster::run)
+/// runs to a stopping rule; [`checkpoint`](Booster::checkpoint) and
+/// [`resume`](Booster::resume) continue a run later with the same result.
+///
+/// ```
+/// use optboost::{Booster, Feature, Frame, Params, Step, TrainData};
+///
+/// let x: Vec<f64> = (0..100).map(|i| i as f64).collect();
+/// let y: Vec<f64> = x.iter().map(|v| if *v < 50.0 { 1.0 } else { 0.0 }).collect();
+/// let mut params = Params::default();
+/// params.set("loss", "logistic")?.set("n_iter", "5")?;
+/// let train = TrainData { frame: Frame::new(vec![Feature::numeric("x", &x)])?, y: &y, weights: None };
+/// let mut booster = Booster::new(params, &train, None)?;
+/// while let Step::Continue(record) = booster.step()? {
+///     assert!(record.train_loss.is_finite());
+/// }
+/// assert_eq!(booster.history().len(), 5);
+/// # Ok::<(), optboost::Error>(())
+/// ```
 pub struct Booster {
     params: Params,
     data: BinnedData,
@@ -282,7 +305,6 @@ pub struct Context<'a> {
     pub w: &'a Weights,
     pub objective: &'a Objective,
     pub model: &'a mut Model,
-    pub rng: &'a mut Rng,
     /// 1-based number of the iteration being performed.
     pub iteration: usize,
     /// Training loss of the current output, before this iteration.
@@ -747,7 +769,6 @@ impl Booster {
             w: &self.w,
             objective: &self.objective,
             model: &mut self.model,
-            rng: &mut self.rng,
             iteration,
             train_loss,
             valid: self.valid.as_ref(),

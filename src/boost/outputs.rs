@@ -7,7 +7,7 @@ use super::vectors::{
 };
 use super::weights::Weights;
 use super::Context;
-use crate::loss::{Loss, Objective};
+use crate::loss::Objective;
 use rayon::prelude::*;
 use std::borrow::Cow;
 
@@ -39,19 +39,6 @@ impl Derivatives {
 }
 
 impl Context<'_> {
-    /// The scalar loss. Only the methods that reject multiclass losses at validation call it.
-    pub fn loss(&self) -> &dyn Loss {
-        match self.objective {
-            Objective::Scalar(loss) => loss.as_ref(),
-            Objective::Multiclass(loss) => {
-                unreachable!(
-                    "Params::validate rejects the multiclass loss {} for this method",
-                    loss.name()
-                )
-            }
-        }
-    }
-
     /// K: scores per row.
     pub fn n_outputs(&self) -> usize {
         self.objective.n_outputs()

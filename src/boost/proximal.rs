@@ -30,7 +30,6 @@ use super::step_rule::{apply_step_rule, fit_newton_all, fit_targets};
 use super::tracked::Tracked;
 use super::vectors::axpy;
 use super::{Context, Iteration};
-use crate::loss::Loss;
 use crate::params::{Method, StepRule};
 use crate::tree::Candidates;
 use serde::{Deserialize, Serialize};
@@ -110,12 +109,6 @@ impl MetaState {
     pub fn momentum_active(&self) -> bool {
         self.v.as_ref().is_some_and(|v| v.weights != self.x.weights)
     }
-}
-
-/// The proximal direction (prox_{λℓ(y,·)}(z) − z) / λ of one sample (App. B). For the squared loss
-/// it is (y − z)/(1 + λ): the gradient direction over 1 + λ.
-pub fn prox_direction(loss: &dyn Loss, y: f64, z: f64, lambda: f64) -> f64 {
-    (loss.prox(y, z, lambda) - z) / lambda
 }
 
 pub fn step(state: &mut MetaState, ctx: &mut Context<'_>, candidates: &Candidates) -> Iteration {

@@ -52,7 +52,19 @@ impl<'a> Feature<'a> {
     }
 }
 
-/// A validated set of equally long feature columns.
+/// A validated set of equally long feature columns, borrowed from the caller. Numeric NaN and
+/// negative categorical codes are missing values.
+///
+/// ```
+/// use optboost::{Feature, Frame};
+///
+/// let age = [31.0, f64::NAN, 58.0];
+/// let city = [0, 2, -1];
+/// let frame = Frame::new(vec![Feature::numeric("age", &age), Feature::categorical("city", &city, 3)])?;
+/// assert_eq!((frame.n_rows(), frame.n_features()), (3, 2));
+/// assert!(Frame::new(vec![Feature::numeric("age", &age), Feature::numeric("short", &age[..2])]).is_err());
+/// # Ok::<(), optboost::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Frame<'a> {
     features: Vec<Feature<'a>>,

@@ -10,6 +10,16 @@ use crate::error::{Error, Result};
 use std::fmt;
 use std::str::FromStr;
 
+/// A loss by name and parameter (docs/algorithms.md §6), as the `loss` parameter spells it.
+///
+/// ```
+/// use optboost::LossSpec;
+///
+/// let loss: LossSpec = "pinball(0.9)".parse()?;
+/// assert_eq!(loss, LossSpec::Pinball { tau: 0.9 });
+/// assert!("pinball(2)".parse::<LossSpec>().is_err());
+/// # Ok::<(), optboost::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "name", rename_all = "snake_case")]
 pub enum LossSpec {

@@ -15,12 +15,9 @@ pub(crate) mod test_data;
 pub use categorical::CategoricalParams;
 pub use constraints::{enforce_monotone, Constraints};
 pub use grower::{
-    fraction_of, grow, grow_with, grow_with_options, FitStats, GrowBuffers, GrowOptions, GrownTree,
-    Growth, LeafRows, TreeParams, MAX_DEPTH,
+    fraction_of, grow, grow_with_options, FitStats, GrowBuffers, GrowOptions, GrownTree, Growth,
+    TreeParams, MAX_DEPTH,
 };
 pub use histogram::{BinStats, Histogram};
 pub use regression_tree::{CategorySplit, Node, Tree};
-pub use split::{
-    best_split, best_split_constrained, BinSet, Candidates, NodeConstraint, SplitCandidate,
-    SplitParams,
-};
+pub use split::{best_split, BinSet, Candidates, SplitParams};

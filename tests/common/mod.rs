@@ -1,7 +1,7 @@
 //! Shared helpers for the method tests: seeded data, CSV fixtures, training loops.
 #![allow(dead_code)]
 
-use optboost::boost::Record;
+use optboost::Record;
 use optboost::{Booster, Feature, Frame, Params, StopReason, TrainData};
 
 /// SplitMix64 with Box–Muller normals: deterministic test data without dependencies.

@@ -337,12 +337,12 @@ fn load_and_predict(text: &str) -> Outcome {
         .features
         .iter()
         .map(|f| match f.kind() {
-            optboost::data::FeatureKind::Numeric => ProbeColumn::Numeric(
+            optboost::FeatureKind::Numeric => ProbeColumn::Numeric(
                 (0..PROBE_ROWS)
                     .map(|i| numeric_values[i % numeric_values.len()])
                     .collect(),
             ),
-            optboost::data::FeatureKind::Categorical { n_levels } => {
+            optboost::FeatureKind::Categorical { n_levels } => {
                 let codes = (0..PROBE_ROWS)
                     .map(|i| (i as i64 % (n_levels as i64 + 1)) as i32 - 1)
                     .collect();
