@@ -5,6 +5,8 @@
 
 mod agbm;
 mod buffers;
+mod checkpoint;
+mod context;
 mod gbm;
 mod history;
 mod outputs;
@@ -14,26 +16,32 @@ mod rgbm;
 mod rng;
 mod sampling;
 mod step_rule;
+mod stopping;
 mod tracked;
+mod training_data;
 mod vagbm;
 mod vectors;
 mod weights;
 
 pub use agbm::AgbmState;
+pub use checkpoint::Checkpoint;
+pub use context::Context;
 pub use gbm::GbmState;
 pub use history::{History, Record};
 pub use projection::RepeatedState;
 pub use proximal::{DirectionKind, MetaState, Switches};
 pub(crate) use rng::Rng;
+pub use stopping::StopReason;
 pub use tracked::Tracked;
+pub use training_data::{Offsets, TrainData};
 pub use vagbm::VagbmState;
 
-use crate::data::{BinnedData, BinnedMatrix, Frame};
+use crate::data::BinnedData;
 use crate::error::{Error, Result};
 use crate::loss::Objective;
 use crate::model::{FeatureSpec, Model};
-use crate::params::{Init, Method, Params, Safeguard, Schedule, StepRule};
-use crate::tree::{Candidates, Constraints, GrownTree, Tree};
+use crate::params::{Init, Method, Params, Safeguard, StepRule};
+use crate::tree::{Candidates, Constraints};
 use buffers::Buffers;
 use outputs::{mean_loss, newton_need, train_loss_pass, Derivatives, Need};
 use sampling::Sample;
@@ -41,50 +49,9 @@ use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tracked::StoredTree;
-use vectors::{add_column, par_fill};
+use stopping::Best;
+use training_data::{checked_offset, checked_target, count_classes, Validation};
 use weights::Weights;
-
-/// Training has diverged (accelerated methods in the overfitting regime, docs/algorithms.md §5)
-/// once its loss exceeds this multiple of the starting constant's: no descent method legitimately
-/// ends up ten times worse than the model it started from, and slow explosions are caught long
-/// before overflow.
-const DIVERGENCE_FACTOR: f64 = 10.0;
-
-/// A completed momentum run keeps an earlier iterate only if the last one's loss is worse by more
-/// than this share of the starting constant's loss.
-const KEEP_TOLERANCE: f64 = 1e-9;
-
-/// Why training stopped.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum StopReason {
-    /// `n_iter` iterations done.
-    Completed,
-    /// The validation loss did not improve for `early_stopping_rounds` iterations.
-    EarlyStopping { best_iteration: usize },
-    /// Non-finite values or an exploding loss; the best iterate was kept.
-    Diverged { iteration: usize, detail: String },
-}
-
-impl std::fmt::Display for StopReason {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StopReason::Completed => write!(f, "completed all iterations"),
-            StopReason::EarlyStopping { best_iteration } => {
-                write!(
-                    f,
-                    "early stopping: best validation loss at iteration {best_iteration}"
-                )
-            }
-            StopReason::Diverged { iteration, detail } => {
-                write!(
-                    f,
-                    "diverged at iteration {iteration} ({detail}); kept the best iterate"
-                )
-            }
-        }
-    }
-}
 
 #[derive(Debug, Clone, PartialEq)]
 /// The outcome of [`Booster::step`]: the iteration's record, or why training is over (returned
@@ -196,54 +163,6 @@ impl MethodState {
     }
 }
 
-#[derive(Debug, Clone)]
-struct Validation {
-    matrix: BinnedMatrix,
-    y: Vec<f64>,
-    w: Vec<f64>,
-}
-
-/// The best iterate so far, on the validation loss if there is one, else on the training loss.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct Best {
-    iteration: usize,
-    loss: f64,
-    n_trees: usize,
-    weights: Vec<f64>,
-}
-
-/// Everything a booster needs to resume besides the data.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Checkpoint {
-    params: Params,
-    model: Model,
-    state: MethodState,
-    history: History,
-    best: Best,
-    finished: Option<StopReason>,
-    rng: Rng,
-    valid_pred: Option<Vec<f64>>,
-    seconds: f64,
-}
-
-/// Per-row link offsets, row-major n × K like the scores, added to the initial constant before
-/// the first iteration: R's `offset`, LightGBM's `init_score`, XGBoost's `base_margin`. The
-/// model does not hold them: predictions of a model fitted with an offset need it added again.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Offsets<'a> {
-    pub train: Option<&'a [f64]>,
-    /// For the validation rows (zero when absent).
-    pub valid: Option<&'a [f64]>,
-}
-
-/// Training data handed to a booster: features, target and optional sample weights.
-#[derive(Debug, Clone)]
-pub struct TrainData<'a> {
-    pub frame: Frame<'a>,
-    pub y: &'a [f64],
-    pub weights: Option<&'a [f64]>,
-}
-
 /// Trains one model: binned data, the loss, the method's state, the model and its history.
 /// [`step`](Booster::step) runs one iteration (docs/algorithms.md §4); [`run`](Booster::run)
 /// runs to a stopping rule; [`checkpoint`](Booster::checkpoint) and
@@ -295,118 +214,6 @@ pub struct Booster {
     tree_fit_nanos: AtomicU64,
     /// `params`' constraints by feature index.
     constraints: Constraints,
-}
-
-/// Borrowed view of a booster that a method's `step` works with.
-pub struct Context<'a> {
-    pub params: &'a Params,
-    pub data: &'a BinnedData,
-    pub y: &'a [f64],
-    pub w: &'a Weights,
-    pub objective: &'a Objective,
-    pub model: &'a mut Model,
-    /// 1-based number of the iteration being performed.
-    pub iteration: usize,
-    /// Training loss of the current output, before this iteration.
-    pub train_loss: f64,
-    valid: Option<&'a Validation>,
-    valid_pred: Option<&'a mut Vec<f64>>,
-    /// Derivatives at the method's output; see `derivatives_at_output`.
-    pub derivs: &'a mut Derivatives,
-    pub buffers: &'a Buffers,
-    tree_fit_nanos: &'a AtomicU64,
-    /// This iteration's rows and features (stochastic gradient boosting).
-    pub sample: &'a Sample,
-    /// Monotone and interaction constraints of every tree.
-    pub constraints: &'a Constraints,
-}
-
-impl Context<'_> {
-    /// The step rule in force: the user's, or the method's default.
-    pub fn step_rule(&self) -> StepRule {
-        step_rule_in_force(self.params, self.objective)
-    }
-
-    /// ρ of the `constant` step rule: the user's, or the method's default.
-    pub fn rho(&self) -> f64 {
-        self.params.rho.unwrap_or_else(|| {
-            step_rule::default_rho(self.params.method, self.sigma(), self.params.lambda)
-        })
-    }
-
-    /// The shrinkage of this iteration: ν, or ν/√t with `schedule = "inv_sqrt"`.
-    pub fn nu(&self) -> f64 {
-        match self.params.schedule {
-            Schedule::Constant => self.params.learning_rate,
-            Schedule::InvSqrt => self.params.learning_rate / (self.iteration as f64).sqrt(),
-        }
-    }
-
-    /// The sample weights the line searches use: 0 on the rows this iteration did not draw.
-    pub fn line_search_weights(&self) -> &Weights {
-        self.sample.line_search_weights(self.w)
-    }
-
-    /// Counts `elapsed` as time spent growing trees.
-    pub fn add_tree_fit_time(&self, elapsed: Duration) {
-        let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
-        self.tree_fit_nanos.fetch_add(nanos, Ordering::Relaxed);
-    }
-
-    /// A tree's values on the validation rows, if there are any.
-    fn valid_values(&self, tree: &Tree) -> Option<Vec<f64>> {
-        let valid = self.valid?;
-        let mut values = vec![0.0; valid.matrix.n_rows()];
-        par_fill(&mut values, |r| tree.predict_bins(valid.matrix.row(r)));
-        Some(values)
-    }
-
-    /// Puts a fitted tree into the model's store with weight 0, for a method that sets the
-    /// weights itself through `publish`.
-    pub fn store_tree(&mut self, direction: step_rule::Direction, output: usize) -> StoredTree {
-        StoredTree {
-            train: direction.values,
-            ..self.store_grown(direction.grown, output)
-        }
-    }
-
-    /// `store_tree` for a tree whose training values the fit has already added where they are
-    /// needed (`step_rule::add_target_tree`): the stored tree has no training values.
-    pub fn store_grown(&mut self, grown: GrownTree, output: usize) -> StoredTree {
-        let valid = self.valid_values(&grown.tree);
-        let index = self.model.n_trees();
-        let (tree, rows) = grown.into_parts();
-        self.model.push_tree(tree, 0.0, output);
-        self.buffers.grow().recycle(rows);
-        StoredTree {
-            index,
-            output,
-            train: Vec::new(),
-            valid,
-        }
-    }
-
-    /// Makes `output` the model: its weights become the model's, its validation values the
-    /// validation predictions.
-    pub fn publish(&mut self, output: &Tracked) {
-        self.model.weights = output.weights_for(self.model.n_trees());
-        if let (Some(pred), Some(values)) = (self.valid_pred.as_deref_mut(), output.valid.as_ref())
-        {
-            pred.copy_from_slice(values);
-        }
-    }
-
-    /// Adds `weight · tree` to output `output` of the model and of the validation predictions.
-    pub fn add_tree(&mut self, tree: Tree, weight: f64, output: usize) {
-        if let Some(values) = self.valid_values(&tree) {
-            let pred = self
-                .valid_pred
-                .as_deref_mut()
-                .expect("validation predictions exist with validation data");
-            add_column(pred, weight, &values, output);
-        }
-        self.model.push_tree(tree, weight, output);
-    }
 }
 
 impl Booster {
@@ -581,77 +388,6 @@ impl Booster {
         Ok(booster)
     }
 
-    /// Saves the state needed to resume: parameters, model, method state, history, generator.
-    pub fn checkpoint(&self) -> Checkpoint {
-        Checkpoint {
-            params: self.params.clone(),
-            // The last iterate's model: the method state refers to its trees.
-            model: self.last_model.as_ref().unwrap_or(&self.model).clone(),
-            state: self.state.clone(),
-            history: self.history.clone(),
-            best: self.best.clone(),
-            finished: self.finished.clone(),
-            rng: self.rng.clone(),
-            valid_pred: self.valid_pred.clone(),
-            seconds: self.seconds,
-        }
-    }
-
-    /// Resumes from a checkpoint with the same training (and validation) data.
-    pub fn resume(
-        checkpoint: Checkpoint,
-        train: &TrainData<'_>,
-        valid: Option<&TrainData<'_>>,
-    ) -> Result<Booster> {
-        let mappers: Vec<_> = checkpoint
-            .model
-            .features
-            .iter()
-            .map(|f| f.mapper.clone())
-            .collect();
-        let names = checkpoint
-            .model
-            .features
-            .iter()
-            .map(|f| f.name.clone())
-            .collect();
-        // The checkpoint's state already holds any offset.
-        let mut booster = Self::start(checkpoint.params, train, valid, Offsets::default(), || {
-            BinnedData::with_mappers(&train.frame, mappers, names)
-        })?;
-        let k = booster.model.n_outputs;
-        if booster.y.len() * k != checkpoint.state.output().len() {
-            return Err(Error::data(format!(
-                "the checkpoint was trained on {} rows, got {}",
-                checkpoint.state.output().len() / k,
-                booster.y.len()
-            )));
-        }
-        if booster.valid_pred.as_ref().map(Vec::len) != checkpoint.valid_pred.as_ref().map(Vec::len)
-        {
-            return Err(Error::data(
-                "the validation data differs from the checkpoint's",
-            ));
-        }
-        booster.model = checkpoint.model;
-        booster.state = checkpoint.state;
-        booster.history = checkpoint.history;
-        booster.best = checkpoint.best;
-        booster.finished = checkpoint.finished;
-        booster.rng = checkpoint.rng;
-        booster.valid_pred = checkpoint.valid_pred;
-        booster.seconds = checkpoint.seconds;
-        match booster.finished {
-            Some(StopReason::Completed) => booster.keep_best_on_completion(),
-            Some(StopReason::EarlyStopping { .. }) => booster.keep_best_on_early_stopping(),
-            _ => {}
-        }
-        // The loss pass of `start` cached derivatives at the initial constant, not at the
-        // checkpoint's output.
-        booster.derivs.invalidate();
-        Ok(booster)
-    }
-
     pub fn params(&self) -> &Params {
         &self.params
     }
@@ -684,34 +420,6 @@ impl Booster {
     /// Predictions of the current model on the training rows.
     pub fn train_predictions(&self) -> &[f64] {
         self.state.output()
-    }
-
-    /// Allows `extra` more iterations (continued training). Has no effect once early stopping or
-    /// divergence ended training.
-    pub fn extend(&mut self, extra: usize) {
-        self.params.n_iter += extra;
-        if self.finished == Some(StopReason::Completed) {
-            self.finished = None;
-            if let Some(last) = self.last_model.take() {
-                self.model = last;
-            }
-        }
-    }
-
-    /// Continues training that early stopping ended, from the last iterate (the method state
-    /// never left it), with `rounds` as the new patience (None: no early stopping). The best
-    /// iterate seen so far stays the reference. False when training did not end by early
-    /// stopping.
-    pub fn continue_after_early_stopping(&mut self, rounds: Option<usize>) -> bool {
-        if !matches!(self.finished, Some(StopReason::EarlyStopping { .. })) {
-            return false;
-        }
-        self.params.early_stopping_rounds = rounds;
-        self.finished = None;
-        if let Some(last) = self.last_model.take() {
-            self.model = last;
-        }
-        true
     }
 
     /// Performs exactly one iteration.
@@ -845,26 +553,6 @@ impl Booster {
         }
     }
 
-    /// A completed run of a momentum method, whose loss can rise, keeps its best iterate (on
-    /// the validation loss if there is one, else on the training loss) when the last one is
-    /// worse (beyond rounding, `KEEP_TOLERANCE`). The last iterate's model is kept aside for `extend`. Other methods keep
-    /// the last iterate, as they always have (early stopping is their way to keep the best).
-    fn keep_best_on_completion(&mut self) {
-        if !self.params.method.has_momentum() || self.last_model.is_some() {
-            return;
-        }
-        let Some(last) = self.history.last() else {
-            return;
-        };
-        let monitored = last.valid_loss.unwrap_or(last.train_loss);
-        // Rises at the level of rounding (a loss already ~0) are no reason to drop trees.
-        let tolerance = KEEP_TOLERANCE * self.initial_train_loss.abs();
-        if self.best.iteration < last.iteration && monitored - self.best.loss > tolerance {
-            self.last_model = Some(self.model.clone());
-            self.restore_best();
-        }
-    }
-
     /// The training and validation losses of the current output. The training loss pass also
     /// caches the derivatives the next iteration needs at the output, if it starts from there.
     fn monitored_losses(&mut self) -> (f64, Option<f64>) {
@@ -909,60 +597,6 @@ impl Booster {
         let (train, valid) = self.monitored_losses();
         (valid.unwrap_or(train), train)
     }
-
-    fn check_stop(&mut self, iteration: usize, record: &Record) -> Option<StopReason> {
-        let monitored = record.valid_loss.unwrap_or(record.train_loss);
-        let finite =
-            record.train_loss.is_finite() && monitored.is_finite() && record.step.is_finite();
-        if !finite {
-            return Some(StopReason::Diverged {
-                iteration,
-                detail: "non-finite loss or step".into(),
-            });
-        }
-        if record.train_loss > DIVERGENCE_FACTOR * self.initial_train_loss {
-            return Some(StopReason::Diverged {
-                iteration,
-                detail: format!(
-                    "training loss {:.3e} exceeds {DIVERGENCE_FACTOR} × the starting constant's {:.3e}",
-                    record.train_loss, self.initial_train_loss
-                ),
-            });
-        }
-        if monitored < self.best.loss {
-            self.best = Best {
-                iteration,
-                loss: monitored,
-                n_trees: self.model.n_trees(),
-                weights: self.model.weights.clone(),
-            };
-        }
-        if let (Some(patience), Some(_)) = (self.params.early_stopping_rounds, record.valid_loss) {
-            if iteration - self.best.iteration >= patience {
-                return Some(StopReason::EarlyStopping {
-                    best_iteration: self.best.iteration,
-                });
-            }
-        }
-        (iteration >= self.params.n_iter).then_some(StopReason::Completed)
-    }
-
-    /// Early stopping keeps the best iterate, and the last one aside for
-    /// `continue_after_early_stopping`.
-    fn keep_best_on_early_stopping(&mut self) {
-        self.last_model = Some(self.model.clone());
-        self.restore_best();
-    }
-
-    fn restore_best(&mut self) {
-        let best = &self.best;
-        self.model.trees.truncate(best.n_trees);
-        self.model.tree_outputs.truncate(best.n_trees);
-        self.model.weights = best.weights.clone();
-        self.model.iteration_trees.truncate(best.iteration);
-        self.model.iteration_weights.truncate(best.iteration);
-        self.model.best_iteration = Some(best.iteration);
-    }
 }
 
 /// The step rule in force: the user's, or the method's default.
@@ -979,132 +613,4 @@ fn step_rule_in_force(params: &Params, objective: &Objective) -> StepRule {
 /// The pool of `n_threads` threads (capped at the machine's), shared with other boosters.
 fn thread_pool(n_threads: usize) -> Result<Arc<rayon::ThreadPool>> {
     crate::threads::shared_pool(n_threads)
-}
-
-/// An offset of `len` finite values (n × K), if given.
-fn checked_offset<'a>(
-    offset: Option<&'a [f64]>,
-    len: usize,
-    role: &str,
-) -> Result<Option<&'a [f64]>> {
-    let Some(offset) = offset else {
-        return Ok(None);
-    };
-    if offset.len() != len {
-        return Err(Error::data(format!(
-            "{role} offset has {} values, expected {len} (one per row and output)",
-            offset.len()
-        )));
-    }
-    if let Some(row) = offset.iter().position(|v| !v.is_finite()) {
-        return Err(Error::value(
-            format!("{role} offset"),
-            format!("entry {row} is {} (offsets must be finite)", offset[row]),
-        ));
-    }
-    Ok(Some(offset))
-}
-
-/// K of a multiclass target: labels must be class indices 0..K−1, and K ≥ 2 (checked by the
-/// loss when it is built).
-fn count_classes(y: &[f64]) -> Result<usize> {
-    if let Some(bad) = y
-        .iter()
-        .find(|&&v| !(v >= 0.0 && v.fract() == 0.0 && v < u32::MAX as f64))
-    {
-        return Err(Error::value(
-            "training target",
-            format!("multiclass labels must be class indices 0, 1, …, found {bad}"),
-        ));
-    }
-    Ok(y.iter().fold(0.0f64, |m, &v| m.max(v)) as usize + 1)
-}
-
-/// Checks the target and weights of a data set; binary losses get labels mapped to ±1,
-/// multiclass losses need class indices below K.
-fn checked_target(
-    data: &TrainData<'_>,
-    objective: &Objective,
-    role: &str,
-) -> Result<(Vec<f64>, Option<Vec<f64>>)> {
-    let n = data.frame.n_rows();
-    if data.y.len() != n {
-        return Err(Error::data(format!(
-            "{role} target has {} rows, the features have {n}",
-            data.y.len()
-        )));
-    }
-    if let Some(row) = data.y.iter().position(|v| !v.is_finite()) {
-        return Err(Error::value(
-            format!("{role} target"),
-            format!("row {row} is {} (targets must be finite)", data.y[row]),
-        ));
-    }
-    let mut y = data.y.to_vec();
-    if let Objective::Multiclass(loss) = objective {
-        let k = loss.n_classes();
-        if let Some(bad) = y
-            .iter()
-            .find(|&&v| !(v >= 0.0 && v.fract() == 0.0 && (v as usize) < k))
-        {
-            return Err(Error::value(
-                format!("{role} target"),
-                format!(
-                    "the {} loss with {k} classes needs class indices 0..{}, found {bad}",
-                    loss.name(),
-                    k - 1
-                ),
-            ));
-        }
-    }
-    let binary = match objective {
-        Objective::Scalar(loss) if loss.is_binary() => Some(loss),
-        _ => None,
-    };
-    if let Some(loss) = binary {
-        let zero_one = y.iter().all(|&v| v == 0.0 || v == 1.0);
-        let signs = y.iter().all(|&v| v == -1.0 || v == 1.0);
-        if !(zero_one || signs) {
-            let bad = y
-                .iter()
-                .find(|&&v| v != 0.0 && v != 1.0 && v != -1.0)
-                .copied()
-                .unwrap_or(f64::NAN);
-            return Err(Error::value(
-                format!("{role} target"),
-                format!(
-                    "the {} loss needs binary labels 0/1 or -1/+1, found {bad}",
-                    loss.name()
-                ),
-            ));
-        }
-        if zero_one {
-            y.iter_mut().for_each(|v| *v = 2.0 * *v - 1.0);
-        }
-    }
-    let w = match data.weights {
-        None => None,
-        Some(w) => {
-            if w.len() != n {
-                return Err(Error::data(format!(
-                    "{role} weights have {} rows, the features have {n}",
-                    w.len()
-                )));
-            }
-            if let Some(row) = w.iter().position(|v| !(v.is_finite() && *v >= 0.0)) {
-                return Err(Error::value(
-                    format!("{role} weights"),
-                    format!("row {row} is {} (weights must be finite and ≥ 0)", w[row]),
-                ));
-            }
-            if !w.iter().any(|&v| v > 0.0) {
-                return Err(Error::value(
-                    format!("{role} weights"),
-                    "all weights are zero",
-                ));
-            }
-            Some(w.to_vec())
-        }
-    };
-    Ok((y, w))
 }

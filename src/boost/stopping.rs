@@ -1,0 +1,160 @@
+//! When training stops and which iterate it keeps (docs/algorithms.md §5 and §9): the
+//! iteration budget, early stopping on the validation loss, divergence, and a momentum run's best
+//! iterate; and continuing after any of them.
+
+use super::{Booster, Record};
+use serde::{Deserialize, Serialize};
+
+/// Training has diverged (accelerated methods in the overfitting regime, docs/algorithms.md §5)
+/// once its loss exceeds this multiple of the starting constant's: no descent method legitimately
+/// ends up ten times worse than the model it started from, and slow explosions are caught long
+/// before overflow.
+const DIVERGENCE_FACTOR: f64 = 10.0;
+
+/// A completed momentum run keeps an earlier iterate only if the last one's loss is worse by more
+/// than this share of the starting constant's loss.
+const KEEP_TOLERANCE: f64 = 1e-9;
+
+/// Why training stopped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum StopReason {
+    /// `n_iter` iterations done.
+    Completed,
+    /// The validation loss did not improve for `early_stopping_rounds` iterations.
+    EarlyStopping { best_iteration: usize },
+    /// Non-finite values or an exploding loss; the best iterate was kept.
+    Diverged { iteration: usize, detail: String },
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StopReason::Completed => write!(f, "completed all iterations"),
+            StopReason::EarlyStopping { best_iteration } => {
+                write!(
+                    f,
+                    "early stopping: best validation loss at iteration {best_iteration}"
+                )
+            }
+            StopReason::Diverged { iteration, detail } => {
+                write!(
+                    f,
+                    "diverged at iteration {iteration} ({detail}); kept the best iterate"
+                )
+            }
+        }
+    }
+}
+
+/// The best iterate so far, on the validation loss if there is one, else on the training loss.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(super) struct Best {
+    pub(super) iteration: usize,
+    pub(super) loss: f64,
+    pub(super) n_trees: usize,
+    pub(super) weights: Vec<f64>,
+}
+
+impl Booster {
+    /// A completed run of a momentum method, whose loss can rise, keeps its best iterate (on
+    /// the validation loss if there is one, else on the training loss) when the last one is
+    /// worse (beyond rounding, `KEEP_TOLERANCE`). The last iterate's model is kept aside for `extend`. Other methods keep
+    /// the last iterate, as they always have (early stopping is their way to keep the best).
+    pub(super) fn keep_best_on_completion(&mut self) {
+        if !self.params.method.has_momentum() || self.last_model.is_some() {
+            return;
+        }
+        let Some(last) = self.history.last() else {
+            return;
+        };
+        let monitored = last.valid_loss.unwrap_or(last.train_loss);
+        // Rises at the level of rounding (a loss already ~0) are no reason to drop trees.
+        let tolerance = KEEP_TOLERANCE * self.initial_train_loss.abs();
+        if self.best.iteration < last.iteration && monitored - self.best.loss > tolerance {
+            self.last_model = Some(self.model.clone());
+            self.restore_best();
+        }
+    }
+
+    pub(super) fn check_stop(&mut self, iteration: usize, record: &Record) -> Option<StopReason> {
+        let monitored = record.valid_loss.unwrap_or(record.train_loss);
+        let finite =
+            record.train_loss.is_finite() && monitored.is_finite() && record.step.is_finite();
+        if !finite {
+            return Some(StopReason::Diverged {
+                iteration,
+                detail: "non-finite loss or step".into(),
+            });
+        }
+        if record.train_loss > DIVERGENCE_FACTOR * self.initial_train_loss {
+            return Some(StopReason::Diverged {
+                iteration,
+                detail: format!(
+                    "training loss {:.3e} exceeds {DIVERGENCE_FACTOR} × the starting constant's {:.3e}",
+                    record.train_loss, self.initial_train_loss
+                ),
+            });
+        }
+        if monitored < self.best.loss {
+            self.best = Best {
+                iteration,
+                loss: monitored,
+                n_trees: self.model.n_trees(),
+                weights: self.model.weights.clone(),
+            };
+        }
+        if let (Some(patience), Some(_)) = (self.params.early_stopping_rounds, record.valid_loss) {
+            if iteration - self.best.iteration >= patience {
+                return Some(StopReason::EarlyStopping {
+                    best_iteration: self.best.iteration,
+                });
+            }
+        }
+        (iteration >= self.params.n_iter).then_some(StopReason::Completed)
+    }
+
+    /// Early stopping keeps the best iterate, and the last one aside for
+    /// `continue_after_early_stopping`.
+    pub(super) fn keep_best_on_early_stopping(&mut self) {
+        self.last_model = Some(self.model.clone());
+        self.restore_best();
+    }
+
+    pub(super) fn restore_best(&mut self) {
+        let best = &self.best;
+        self.model.trees.truncate(best.n_trees);
+        self.model.tree_outputs.truncate(best.n_trees);
+        self.model.weights = best.weights.clone();
+        self.model.iteration_trees.truncate(best.iteration);
+        self.model.iteration_weights.truncate(best.iteration);
+        self.model.best_iteration = Some(best.iteration);
+    }
+
+    /// Allows `extra` more iterations (continued training). Has no effect once early stopping or
+    /// divergence ended training.
+    pub fn extend(&mut self, extra: usize) {
+        self.params.n_iter += extra;
+        if self.finished == Some(StopReason::Completed) {
+            self.finished = None;
+            if let Some(last) = self.last_model.take() {
+                self.model = last;
+            }
+        }
+    }
+
+    /// Continues training that early stopping ended, from the last iterate (the method state
+    /// never left it), with `rounds` as the new patience (None: no early stopping). The best
+    /// iterate seen so far stays the reference. False when training did not end by early
+    /// stopping.
+    pub fn continue_after_early_stopping(&mut self, rounds: Option<usize>) -> bool {
+        if !matches!(self.finished, Some(StopReason::EarlyStopping { .. })) {
+            return false;
+        }
+        self.params.early_stopping_rounds = rounds;
+        self.finished = None;
+        if let Some(last) = self.last_model.take() {
+            self.model = last;
+        }
+        true
+    }
+}

@@ -1,0 +1,159 @@
+//! The data a booster trains on, checked once at the edge: features, target, weights and
+//! offsets, with errors that name the data set, the row and the value.
+
+use crate::data::{BinnedMatrix, Frame};
+use crate::error::{Error, Result};
+use crate::loss::Objective;
+
+/// Per-row link offsets, row-major n × K like the scores, added to the initial constant before
+/// the first iteration: R's `offset`, LightGBM's `init_score`, XGBoost's `base_margin`. The
+/// model does not hold them: predictions of a model fitted with an offset need it added again.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Offsets<'a> {
+    pub train: Option<&'a [f64]>,
+    /// For the validation rows (zero when absent).
+    pub valid: Option<&'a [f64]>,
+}
+
+/// Training data handed to a booster: features, target and optional sample weights.
+#[derive(Debug, Clone)]
+pub struct TrainData<'a> {
+    pub frame: Frame<'a>,
+    pub y: &'a [f64],
+    pub weights: Option<&'a [f64]>,
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct Validation {
+    pub(super) matrix: BinnedMatrix,
+    pub(super) y: Vec<f64>,
+    pub(super) w: Vec<f64>,
+}
+
+/// An offset of `len` finite values (n × K), if given.
+pub(super) fn checked_offset<'a>(
+    offset: Option<&'a [f64]>,
+    len: usize,
+    role: &str,
+) -> Result<Option<&'a [f64]>> {
+    let Some(offset) = offset else {
+        return Ok(None);
+    };
+    if offset.len() != len {
+        return Err(Error::data(format!(
+            "{role} offset has {} values, expected {len} (one per row and output)",
+            offset.len()
+        )));
+    }
+    if let Some(row) = offset.iter().position(|v| !v.is_finite()) {
+        return Err(Error::value(
+            format!("{role} offset"),
+            format!("entry {row} is {} (offsets must be finite)", offset[row]),
+        ));
+    }
+    Ok(Some(offset))
+}
+
+/// K of a multiclass target: labels must be class indices 0..K−1, and K ≥ 2 (checked by the
+/// loss when it is built).
+pub(super) fn count_classes(y: &[f64]) -> Result<usize> {
+    if let Some(bad) = y
+        .iter()
+        .find(|&&v| !(v >= 0.0 && v.fract() == 0.0 && v < u32::MAX as f64))
+    {
+        return Err(Error::value(
+            "training target",
+            format!("multiclass labels must be class indices 0, 1, …, found {bad}"),
+        ));
+    }
+    Ok(y.iter().fold(0.0f64, |m, &v| m.max(v)) as usize + 1)
+}
+
+/// Checks the target and weights of a data set; binary losses get labels mapped to ±1,
+/// multiclass losses need class indices below K.
+pub(super) fn checked_target(
+    data: &TrainData<'_>,
+    objective: &Objective,
+    role: &str,
+) -> Result<(Vec<f64>, Option<Vec<f64>>)> {
+    let n = data.frame.n_rows();
+    if data.y.len() != n {
+        return Err(Error::data(format!(
+            "{role} target has {} rows, the features have {n}",
+            data.y.len()
+        )));
+    }
+    if let Some(row) = data.y.iter().position(|v| !v.is_finite()) {
+        return Err(Error::value(
+            format!("{role} target"),
+            format!("row {row} is {} (targets must be finite)", data.y[row]),
+        ));
+    }
+    let mut y = data.y.to_vec();
+    if let Objective::Multiclass(loss) = objective {
+        let k = loss.n_classes();
+        if let Some(bad) = y
+            .iter()
+            .find(|&&v| !(v >= 0.0 && v.fract() == 0.0 && (v as usize) < k))
+        {
+            return Err(Error::value(
+                format!("{role} target"),
+                format!(
+                    "the {} loss with {k} classes needs class indices 0..{}, found {bad}",
+                    loss.name(),
+                    k - 1
+                ),
+            ));
+        }
+    }
+    let binary = match objective {
+        Objective::Scalar(loss) if loss.is_binary() => Some(loss),
+        _ => None,
+    };
+    if let Some(loss) = binary {
+        let zero_one = y.iter().all(|&v| v == 0.0 || v == 1.0);
+        let signs = y.iter().all(|&v| v == -1.0 || v == 1.0);
+        if !(zero_one || signs) {
+            let bad = y
+                .iter()
+                .find(|&&v| v != 0.0 && v != 1.0 && v != -1.0)
+                .copied()
+                .unwrap_or(f64::NAN);
+            return Err(Error::value(
+                format!("{role} target"),
+                format!(
+                    "the {} loss needs binary labels 0/1 or -1/+1, found {bad}",
+                    loss.name()
+                ),
+            ));
+        }
+        if zero_one {
+            y.iter_mut().for_each(|v| *v = 2.0 * *v - 1.0);
+        }
+    }
+    let w = match data.weights {
+        None => None,
+        Some(w) => {
+            if w.len() != n {
+                return Err(Error::data(format!(
+                    "{role} weights have {} rows, the features have {n}",
+                    w.len()
+                )));
+            }
+            if let Some(row) = w.iter().position(|v| !(v.is_finite() && *v >= 0.0)) {
+                return Err(Error::value(
+                    format!("{role} weights"),
+                    format!("row {row} is {} (weights must be finite and ≥ 0)", w[row]),
+                ));
+            }
+            if !w.iter().any(|&v| v > 0.0) {
+                return Err(Error::value(
+                    format!("{role} weights"),
+                    "all weights are zero",
+                ));
+            }
+            Some(w.to_vec())
+        }
+    };
+    Ok((y, w))
+}
