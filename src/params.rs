@@ -399,7 +399,10 @@ impl Params {
             ));
         }
         if self.loss.is_multiclass() && !method.supports_multiclass() {
-            let names: Vec<&str> = Method::MULTICLASS.iter().map(Method::name).collect();
+            let names: Vec<&str> = (Method::ALL.iter())
+                .filter(|m| m.supports_multiclass())
+                .map(Method::name)
+                .collect();
             return Err(Error::param(
                 "method",
                 format!("{:?}", method.name()),
@@ -411,59 +414,6 @@ impl Params {
             ));
         }
         Ok(())
-    }
-}
-
-impl Method {
-    /// Methods that fit one tree per class per iteration for a multiclass loss (every one; the
-    /// AGBM family's recursions run on the n × K scores, coordinate by coordinate).
-    pub const MULTICLASS: &'static [Method] = &[
-        Method::Gbm,
-        Method::Rgbm,
-        Method::Agbm,
-        Method::Agbmr,
-        Method::Vagbm,
-        Method::Proximal,
-        Method::ResidualProximal,
-        Method::AcceleratedProximal,
-        Method::ResidualGbm,
-        Method::AcceleratedGbm,
-        Method::RepeatedGbm,
-    ];
-
-    pub fn supports_multiclass(&self) -> bool {
-        Self::MULTICLASS.contains(self)
-    }
-
-    /// Methods whose output mixes old iterates (Nesterov momentum): old tree weights change.
-    pub fn has_momentum(&self) -> bool {
-        matches!(
-            self,
-            Method::Agbm
-                | Method::Agbmr
-                | Method::Vagbm
-                | Method::AcceleratedProximal
-                | Method::AcceleratedGbm
-        )
-    }
-
-    /// The step rules that make sense for the method (docs/algorithms.md §3–4). `newton` needs the
-    /// target to be the gradient at the point the step starts from; the AGBM family's recursions
-    /// are stated for a constant step; `repeated_gbm` sums several trees into one direction, so it
-    /// has no single partition to re-solve leaf by leaf.
-    pub fn step_rules(&self) -> &'static [StepRule] {
-        use StepRule::*;
-        match self {
-            Method::Gbm | Method::Rgbm | Method::AcceleratedGbm => {
-                &[Constant, LineSearch, LeafLineSearch, Newton]
-            }
-            Method::Agbm | Method::Agbmr | Method::Vagbm => &[Constant],
-            Method::Proximal
-            | Method::ResidualProximal
-            | Method::AcceleratedProximal
-            | Method::ResidualGbm => &[Constant, LineSearch, LeafLineSearch],
-            Method::RepeatedGbm => &[Constant, LineSearch],
-        }
     }
 }
 

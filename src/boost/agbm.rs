@@ -26,13 +26,17 @@
 //!
 //! f and h are `Tracked` sequences over one tree store, so the model's weights are f's weights.
 
+use super::method::{inverse_smoothness, method, BoostingMethod, Iterate, MethodState, Start};
 use super::outputs::column;
-use super::step_rule::{add_target_tree, default_rho, fit_target};
+use super::rng::Rng;
+use super::step_rule::{add_target_tree, fit_target};
 use super::tracked::Tracked;
 use super::vectors::{par_fill, CHUNK};
 use super::{Context, Iteration};
+use crate::data::BinnedData;
 use crate::error::{Error, Result};
-use crate::params::{CorrectedResidual, Method, Params, Restart};
+use crate::loss::Objective;
+use crate::params::{CorrectedResidual, Method, Params, Restart, StepRule};
 use crate::tree::Candidates;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -112,7 +116,7 @@ fn restart_period(
     })?;
     let rho = params
         .rho
-        .unwrap_or_else(|| default_rho(params.method, sigma, params.lambda));
+        .unwrap_or_else(|| method(params.method).default_rho(sigma, params.lambda));
     let eta = params.learning_rate * rho;
     let period = (2.0 / (eta * params.gamma * mu)).sqrt().ceil();
     Ok(if period.is_finite() {
@@ -203,4 +207,66 @@ pub fn step(state: &mut AgbmState, ctx: &mut Context<'_>, candidates: &Candidate
     state.m += 1;
     ctx.publish(&state.f);
     Iteration { cos, step: eta }
+}
+
+/// `agbm` and `agbmr` (docs/algorithms.md §4.3): the recursions are stated for a fixed step η,
+/// ρ = 1/σ (AGBM, Theorem 4.1). `agbmr`'s restarts are read from the parameters by the state.
+pub struct Agbm;
+
+impl BoostingMethod for Agbm {
+    fn step_rules(&self) -> &'static [StepRule] {
+        &[StepRule::Constant]
+    }
+    fn default_step_rule(&self, _sigma: Option<f64>) -> StepRule {
+        StepRule::Constant
+    }
+    fn default_rho(&self, sigma: Option<f64>, _lambda: f64) -> f64 {
+        inverse_smoothness(sigma)
+    }
+    fn supports_multiclass(&self) -> bool {
+        true
+    }
+    fn has_momentum(&self) -> bool {
+        true
+    }
+    fn starts_from_output(&self) -> bool {
+        false
+    }
+    fn candidates(&self, _params: &Params, _data: &BinnedData, _rng: &mut Rng) -> Candidates {
+        Candidates::All
+    }
+    fn start(
+        &self,
+        params: &Params,
+        objective: &Objective,
+        start: Start<'_>,
+    ) -> Result<MethodState> {
+        let loss = match objective {
+            Objective::Scalar(loss) => (loss.name(), loss.sigma(), loss.mu()),
+            Objective::Multiclass(loss) => (loss.name(), loss.sigma(), loss.mu()),
+        };
+        Ok(MethodState::Agbm(AgbmState::new(
+            params,
+            loss,
+            start.tracked(),
+        )?))
+    }
+}
+
+impl Iterate for AgbmState {
+    fn step(&mut self, ctx: &mut Context<'_>, candidates: &Candidates) -> Iteration {
+        step(self, ctx, candidates)
+    }
+    fn output(&self) -> &[f64] {
+        &self.f.train
+    }
+    fn output_tracked(&self) -> Option<&Tracked> {
+        Some(&self.f)
+    }
+    fn momentum_active(&self) -> bool {
+        AgbmState::momentum_active(self)
+    }
+    fn restart_momentum(&mut self) {
+        self.restart()
+    }
 }

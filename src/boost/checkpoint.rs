@@ -63,10 +63,10 @@ impl Booster {
             BinnedData::with_mappers(&train.frame, mappers, names)
         })?;
         let k = booster.model.n_outputs;
-        if booster.y.len() * k != checkpoint.state.output().len() {
+        if booster.y.len() * k != checkpoint.state.iterate().output().len() {
             return Err(Error::data(format!(
                 "the checkpoint was trained on {} rows, got {}",
-                checkpoint.state.output().len() / k,
+                checkpoint.state.iterate().output().len() / k,
                 booster.y.len()
             )));
         }

@@ -2,6 +2,7 @@
 //! model being built and this iteration's sample, step rule and shrinkage.
 
 use super::buffers::Buffers;
+use super::method::method;
 use super::outputs::Derivatives;
 use super::sampling::Sample;
 use super::step_rule;
@@ -51,7 +52,7 @@ impl Context<'_> {
     /// ρ of the `constant` step rule: the user's, or the method's default.
     pub fn rho(&self) -> f64 {
         self.params.rho.unwrap_or_else(|| {
-            step_rule::default_rho(self.params.method, self.sigma(), self.params.lambda)
+            method(self.params.method).default_rho(self.sigma(), self.params.lambda)
         })
     }
 

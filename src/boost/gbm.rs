@@ -9,9 +9,16 @@
 //! search is one γ along the K trees together, and the leaf line search re-solves each class's
 //! leaves.
 
+use super::method::{inverse_smoothness, BoostingMethod, Iterate, MethodState, Start};
 use super::outputs::{column, newton_need, Need};
+use super::rng::Rng;
 use super::step_rule::{add_constant_step_tree, add_newton_tree, apply_step_rule, fit_targets};
+use super::tracked::Tracked;
 use super::{Context, Iteration};
+use crate::data::BinnedData;
+use crate::error::Result;
+use crate::loss::Objective;
+use crate::params::Params;
 use crate::params::StepRule;
 use crate::tree::{Candidates, GrownTree};
 use serde::{Deserialize, Serialize};
@@ -114,4 +121,67 @@ fn add_tree_by_tree(
             cos
         })
         .collect()
+}
+
+/// `gbm` (docs/algorithms.md §4.1): Newton steps where the loss has a smoothness constant (it is
+/// twice differentiable), the leaf line search otherwise.
+pub struct Gbm;
+
+impl BoostingMethod for Gbm {
+    fn step_rules(&self) -> &'static [StepRule] {
+        &[
+            StepRule::Constant,
+            StepRule::LineSearch,
+            StepRule::LeafLineSearch,
+            StepRule::Newton,
+        ]
+    }
+    fn default_step_rule(&self, sigma: Option<f64>) -> StepRule {
+        if sigma.is_some() {
+            StepRule::Newton
+        } else {
+            StepRule::LeafLineSearch
+        }
+    }
+    fn default_rho(&self, sigma: Option<f64>, _lambda: f64) -> f64 {
+        inverse_smoothness(sigma)
+    }
+    fn supports_multiclass(&self) -> bool {
+        true
+    }
+    fn has_momentum(&self) -> bool {
+        false
+    }
+    fn starts_from_output(&self) -> bool {
+        true
+    }
+    fn candidates(&self, _params: &Params, _data: &BinnedData, _rng: &mut Rng) -> Candidates {
+        Candidates::All
+    }
+    fn start(
+        &self,
+        _params: &Params,
+        _objective: &Objective,
+        start: Start<'_>,
+    ) -> Result<MethodState> {
+        Ok(MethodState::Gbm(GbmState {
+            f: start.train.to_vec(),
+        }))
+    }
+}
+
+impl Iterate for GbmState {
+    fn step(&mut self, ctx: &mut Context<'_>, candidates: &Candidates) -> Iteration {
+        step(self, ctx, candidates)
+    }
+    fn output(&self) -> &[f64] {
+        &self.f
+    }
+    fn output_tracked(&self) -> Option<&Tracked> {
+        None
+    }
+    fn momentum_active(&self) -> bool {
+        false
+    }
+    fn restart_momentum(&mut self) {}
 }

@@ -9,6 +9,7 @@ mod checkpoint;
 mod context;
 mod gbm;
 mod history;
+mod method;
 mod outputs;
 mod projection;
 mod proximal;
@@ -28,6 +29,9 @@ pub use checkpoint::Checkpoint;
 pub use context::Context;
 pub use gbm::GbmState;
 pub use history::{History, Record};
+pub(crate) use method::Iteration;
+pub use method::MethodState;
+use method::{method, Start};
 pub use projection::RepeatedState;
 pub use proximal::{DirectionKind, MetaState, Switches};
 pub(crate) use rng::Rng;
@@ -40,12 +44,11 @@ use crate::data::BinnedData;
 use crate::error::{Error, Result};
 use crate::loss::Objective;
 use crate::model::{FeatureSpec, Model};
-use crate::params::{Init, Method, Params, Safeguard, StepRule};
-use crate::tree::{Candidates, Constraints};
+use crate::params::{Init, Params, Safeguard, StepRule};
+use crate::tree::Constraints;
 use buffers::Buffers;
 use outputs::{mean_loss, newton_need, train_loss_pass, Derivatives, Need};
 use sampling::Sample;
-use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -59,108 +62,6 @@ use weights::Weights;
 pub enum Step {
     Continue(Record),
     Finished(StopReason),
-}
-
-/// What one iteration of a method reports besides the losses the booster computes.
-pub struct Iteration {
-    pub cos: Vec<f64>,
-    pub step: f64,
-}
-
-/// The method's own state (docs/algorithms.md §4): prediction vectors on the training rows and
-/// whatever its recursion carries.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum MethodState {
-    /// `gbm` and `rgbm` (which only restricts the candidates).
-    Gbm(GbmState),
-    /// `agbm`, `agbmr`.
-    Agbm(AgbmState),
-    Vagbm(VagbmState),
-    /// The proximal meta-algorithm: `proximal`, `residual_proximal`, `accelerated_proximal`,
-    /// `residual_gbm`, `accelerated_gbm`.
-    Meta(MetaState),
-    /// `repeated_gbm`.
-    Repeated(RepeatedState),
-}
-
-impl MethodState {
-    /// The state at the start: `train` (n × K) on the training rows, `valid` on the validation
-    /// rows.
-    fn new(
-        params: &Params,
-        objective: &Objective,
-        train: &[f64],
-        valid: Option<&[f64]>,
-    ) -> Result<Self> {
-        let start = || Tracked {
-            train: train.to_vec(),
-            valid: valid.map(<[f64]>::to_vec),
-            weights: Vec::new(),
-        };
-        Ok(match params.method {
-            Method::Gbm | Method::Rgbm => MethodState::Gbm(GbmState { f: train.to_vec() }),
-            Method::Agbm | Method::Agbmr => {
-                let loss = match objective {
-                    Objective::Scalar(loss) => (loss.name(), loss.sigma(), loss.mu()),
-                    Objective::Multiclass(loss) => (loss.name(), loss.sigma(), loss.mu()),
-                };
-                MethodState::Agbm(AgbmState::new(params, loss, start())?)
-            }
-            Method::Vagbm => MethodState::Vagbm(VagbmState {
-                f: start(),
-                h: start(),
-                m: 0,
-            }),
-            Method::RepeatedGbm => MethodState::Repeated(RepeatedState { f: train.to_vec() }),
-            method => {
-                let switches = Switches::of(method)
-                    .expect("every other method is one of the meta-algorithm's");
-                MethodState::Meta(MetaState::new(switches, start()))
-            }
-        })
-    }
-
-    /// The momentum methods' output sequence (the others keep plain vectors).
-    fn output_tracked(&self) -> Option<&Tracked> {
-        match self {
-            MethodState::Agbm(s) => Some(&s.f),
-            MethodState::Vagbm(s) => Some(&s.f),
-            MethodState::Meta(s) => Some(&s.x),
-            MethodState::Gbm(_) | MethodState::Repeated(_) => None,
-        }
-    }
-
-    /// Whether the next iteration uses momentum (it does not start with a plain gradient or
-    /// proximal step from the output).
-    fn momentum_active(&self) -> bool {
-        match self {
-            MethodState::Agbm(s) => s.momentum_active(),
-            MethodState::Vagbm(s) => s.momentum_active(),
-            MethodState::Meta(s) => s.momentum_active(),
-            MethodState::Gbm(_) | MethodState::Repeated(_) => false,
-        }
-    }
-
-    /// Forgets the momentum, keeping the output.
-    fn restart_momentum(&mut self) {
-        match self {
-            MethodState::Agbm(s) => s.restart(),
-            MethodState::Vagbm(s) => s.restart(),
-            MethodState::Meta(s) => s.restart(),
-            MethodState::Gbm(_) | MethodState::Repeated(_) => {}
-        }
-    }
-
-    /// The output sequence on the training rows (the model's predictions).
-    fn output(&self) -> &[f64] {
-        match self {
-            MethodState::Gbm(s) => &s.f,
-            MethodState::Agbm(s) => &s.f.train,
-            MethodState::Vagbm(s) => &s.f.train,
-            MethodState::Meta(s) => &s.x.train,
-            MethodState::Repeated(s) => &s.f,
-        }
-    }
 }
 
 /// Trains one model: binned data, the loss, the method's state, the model and its history.
@@ -354,7 +255,11 @@ impl Booster {
         };
         let train_start = start(y.len(), offset);
         let valid_pred = valid.as_ref().map(|v| start(v.y.len(), valid_offset));
-        let state = MethodState::new(&params, &objective, &train_start, valid_pred.as_deref())?;
+        let start = Start {
+            train: &train_start,
+            valid: valid_pred.as_deref(),
+        };
+        let state = method(params.method).start(&params, &objective, start)?;
         let rng = Rng::new(params.seed);
         let mut booster = Booster {
             params,
@@ -419,7 +324,7 @@ impl Booster {
     }
     /// Predictions of the current model on the training rows.
     pub fn train_predictions(&self) -> &[f64] {
-        self.state.output()
+        self.state.iterate().output()
     }
 
     /// Performs exactly one iteration.
@@ -448,10 +353,8 @@ impl Booster {
     fn step_in_pool(&mut self) -> Result<Step> {
         let started = Instant::now();
         let iteration = self.history.len() + 1;
-        let candidates = match self.params.method {
-            Method::Rgbm => rgbm::draw(&self.params, &self.data, &mut self.rng),
-            _ => Candidates::All,
-        };
+        let candidates =
+            method(self.params.method).candidates(&self.params, &self.data, &mut self.rng);
         let sample = Sample::draw(&self.params, &self.data, &mut self.rng);
         let candidates = sample.restrict(candidates);
         let train_loss = self
@@ -462,14 +365,15 @@ impl Booster {
         // undone and the momentum restarted. Only steps that use momentum are guarded: a plain
         // step from the output is the descent step the restart falls back on, and rejecting it
         // would repeat it forever.
-        let guarded = (self.params.safeguard == Safeguard::Restart && self.state.momentum_active())
-            .then(|| {
-                (
-                    self.state.clone(),
-                    self.valid_pred.clone(),
-                    self.model.n_trees(),
-                )
-            });
+        let guarded = (self.params.safeguard == Safeguard::Restart
+            && self.state.iterate().momentum_active())
+        .then(|| {
+            (
+                self.state.clone(),
+                self.valid_pred.clone(),
+                self.model.n_trees(),
+            )
+        });
         let mut ctx = Context {
             params: &self.params,
             data: &self.data,
@@ -487,13 +391,7 @@ impl Booster {
             sample: &sample,
             constraints: &self.constraints,
         };
-        let report = match &mut self.state {
-            MethodState::Gbm(state) => gbm::step(state, &mut ctx, &candidates),
-            MethodState::Agbm(state) => agbm::step(state, &mut ctx, &candidates),
-            MethodState::Vagbm(state) => vagbm::step(state, &mut ctx, &candidates),
-            MethodState::Meta(state) => proximal::step(state, &mut ctx, &candidates),
-            MethodState::Repeated(state) => projection::step(state, &mut ctx, &candidates),
-        };
+        let report = self.state.iterate_mut().step(&mut ctx, &candidates);
         self.derivs.invalidate();
         let (mut new_train_loss, mut valid_loss) = self.monitored_losses();
         let mut restarted = false;
@@ -505,12 +403,13 @@ impl Booster {
             );
             if rose {
                 self.state = state;
-                self.state.restart_momentum();
+                self.state.iterate_mut().restart_momentum();
                 self.valid_pred = valid_pred;
                 self.model.trees.truncate(n_trees);
                 self.model.tree_outputs.truncate(n_trees);
                 self.model.weights = self
                     .state
+                    .iterate()
                     .output_tracked()
                     .expect("only momentum methods are guarded")
                     .weights_for(n_trees);
@@ -560,7 +459,7 @@ impl Booster {
         let train = train_loss_pass(
             &self.objective,
             &self.y,
-            self.state.output(),
+            self.state.iterate().output(),
             &self.w,
             need,
             &mut self.derivs,
@@ -578,13 +477,7 @@ impl Booster {
     /// steps. The others start from another point or use the proximal direction.
     fn output_need(&self) -> Option<Need> {
         let newton = step_rule_in_force(&self.params, &self.objective) == StepRule::Newton;
-        let at_output = match &self.state {
-            MethodState::Gbm(_) | MethodState::Repeated(_) => true,
-            MethodState::Meta(s) => {
-                s.switches.direction == DirectionKind::Gradient && !s.switches.accelerated
-            }
-            MethodState::Agbm(_) | MethodState::Vagbm(_) => false,
-        };
+        let at_output = method(self.params.method).starts_from_output();
         at_output.then_some(if newton {
             newton_need(&self.objective)
         } else {
@@ -607,7 +500,7 @@ fn step_rule_in_force(params: &Params, objective: &Objective) -> StepRule {
     };
     params
         .step
-        .unwrap_or_else(|| step_rule::default_step_rule(params.method, sigma))
+        .unwrap_or_else(|| method(params.method).default_step_rule(sigma))
 }
 
 /// The pool of `n_threads` threads (capped at the machine's), shared with other boosters.

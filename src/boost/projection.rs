@@ -15,11 +15,17 @@
 //! all enter the model with the same weight η_t · step. For a multiclass loss each class's
 //! gradient column is projected the same way (k_t trees per class).
 
+use super::method::{inverse_smoothness, BoostingMethod, Iterate, MethodState, Start};
 use super::outputs::{column, Need};
+use super::rng::Rng;
 use super::step_rule::{fit_target, Direction};
+use super::tracked::Tracked;
 use super::vectors::{add_column, axpy};
 use super::{Context, Iteration};
-use crate::params::StepRule;
+use crate::data::BinnedData;
+use crate::error::Result;
+use crate::loss::Objective;
+use crate::params::{Params, StepRule};
 use crate::tree::Candidates;
 use serde::{Deserialize, Serialize};
 
@@ -56,7 +62,10 @@ pub fn step(
     }
     let factor = match ctx.step_rule() {
         StepRule::LineSearch => ctx.line_search(&state.f, &direction),
-        _ => ctx.rho(),
+        StepRule::Constant => ctx.rho(),
+        StepRule::LeafLineSearch | StepRule::Newton => {
+            unreachable!("Params::validate rejects step rules outside RepeatedGbm::step_rules")
+        }
     };
     let step = ctx.nu() * factor;
     axpy(&mut state.f, step, &direction);
@@ -68,4 +77,58 @@ pub fn step(
         ctx.buffers.recycle(rows, fit.values);
     }
     Iteration { cos, step }
+}
+
+/// `repeated_gbm` (docs/algorithms.md §4.5): the direction is a sum of trees, so it has no single
+/// partition for the leaf line search or Newton leaves.
+pub struct RepeatedGbm;
+
+impl BoostingMethod for RepeatedGbm {
+    fn step_rules(&self) -> &'static [StepRule] {
+        &[StepRule::Constant, StepRule::LineSearch]
+    }
+    fn default_step_rule(&self, _sigma: Option<f64>) -> StepRule {
+        StepRule::Constant
+    }
+    fn default_rho(&self, sigma: Option<f64>, _lambda: f64) -> f64 {
+        inverse_smoothness(sigma)
+    }
+    fn supports_multiclass(&self) -> bool {
+        true
+    }
+    fn has_momentum(&self) -> bool {
+        false
+    }
+    fn starts_from_output(&self) -> bool {
+        true
+    }
+    fn candidates(&self, _params: &Params, _data: &BinnedData, _rng: &mut Rng) -> Candidates {
+        Candidates::All
+    }
+    fn start(
+        &self,
+        _params: &Params,
+        _objective: &Objective,
+        start: Start<'_>,
+    ) -> Result<MethodState> {
+        Ok(MethodState::Repeated(RepeatedState {
+            f: start.train.to_vec(),
+        }))
+    }
+}
+
+impl Iterate for RepeatedState {
+    fn step(&mut self, ctx: &mut Context<'_>, candidates: &Candidates) -> Iteration {
+        step(self, ctx, candidates)
+    }
+    fn output(&self) -> &[f64] {
+        &self.f
+    }
+    fn output_tracked(&self) -> Option<&Tracked> {
+        None
+    }
+    fn momentum_active(&self) -> bool {
+        false
+    }
+    fn restart_momentum(&mut self) {}
 }

@@ -25,12 +25,17 @@
 //! is the gradient at v. x and v are `Tracked` sequences, so tree weights follow Property 8:
 //! `w ← (w − w_prev)(1 + α) + w_prev` plus the new tree at ν·step.
 
+use super::method::{inverse_smoothness, BoostingMethod, Iterate, MethodState, Start};
 use super::outputs::Need;
+use super::rng::Rng;
 use super::step_rule::{apply_step_rule, fit_newton_all, fit_targets};
 use super::tracked::Tracked;
 use super::vectors::axpy;
 use super::{Context, Iteration};
-use crate::params::{Method, StepRule};
+use crate::data::BinnedData;
+use crate::error::Result;
+use crate::loss::Objective;
+use crate::params::{Params, StepRule};
 use crate::tree::Candidates;
 use serde::{Deserialize, Serialize};
 
@@ -48,25 +53,6 @@ pub struct Switches {
     pub direction: DirectionKind,
     pub residual: bool,
     pub accelerated: bool,
-}
-
-impl Switches {
-    pub fn of(method: Method) -> Option<Switches> {
-        use DirectionKind::*;
-        let (direction, residual, accelerated) = match method {
-            Method::Proximal => (Proximal, false, false),
-            Method::ResidualProximal => (Proximal, true, false),
-            Method::AcceleratedProximal => (Proximal, false, true),
-            Method::ResidualGbm => (Gradient, true, false),
-            Method::AcceleratedGbm => (Gradient, false, true),
-            _ => return None,
-        };
-        Some(Switches {
-            direction,
-            residual,
-            accelerated,
-        })
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -188,5 +174,110 @@ pub fn step(state: &mut MetaState, ctx: &mut Context<'_>, candidates: &Candidate
     Iteration {
         cos,
         step: nu * factor,
+    }
+}
+
+/// A method of the proximal family (docs/algorithms.md §4.4): the meta-algorithm with its
+/// switches.
+pub struct MetaMethod(Switches);
+
+pub const PROXIMAL: MetaMethod = MetaMethod(Switches {
+    direction: DirectionKind::Proximal,
+    residual: false,
+    accelerated: false,
+});
+pub const RESIDUAL_PROXIMAL: MetaMethod = MetaMethod(Switches {
+    direction: DirectionKind::Proximal,
+    residual: true,
+    accelerated: false,
+});
+pub const ACCELERATED_PROXIMAL: MetaMethod = MetaMethod(Switches {
+    direction: DirectionKind::Proximal,
+    residual: false,
+    accelerated: true,
+});
+pub const RESIDUAL_GBM: MetaMethod = MetaMethod(Switches {
+    direction: DirectionKind::Gradient,
+    residual: true,
+    accelerated: false,
+});
+pub const ACCELERATED_GBM: MetaMethod = MetaMethod(Switches {
+    direction: DirectionKind::Gradient,
+    residual: false,
+    accelerated: true,
+});
+
+impl BoostingMethod for MetaMethod {
+    /// `newton` needs the fitted target to be the gradient at the point the step starts from:
+    /// the gradient direction without a carried residual.
+    fn step_rules(&self) -> &'static [StepRule] {
+        let Switches {
+            direction,
+            residual,
+            ..
+        } = self.0;
+        match (direction, residual) {
+            (DirectionKind::Gradient, false) => &[
+                StepRule::Constant,
+                StepRule::LineSearch,
+                StepRule::LeafLineSearch,
+                StepRule::Newton,
+            ],
+            (DirectionKind::Gradient, true) | (DirectionKind::Proximal, _) => &[
+                StepRule::Constant,
+                StepRule::LineSearch,
+                StepRule::LeafLineSearch,
+            ],
+        }
+    }
+    /// The papers' multiple line search.
+    fn default_step_rule(&self, _sigma: Option<f64>) -> StepRule {
+        StepRule::LeafLineSearch
+    }
+    /// λ for the proximal direction (Alg. 2 steps f + λ g, which reaches the proximal point when
+    /// the tree fits the direction exactly); 1/σ for the gradient one.
+    fn default_rho(&self, sigma: Option<f64>, lambda: f64) -> f64 {
+        match self.0.direction {
+            DirectionKind::Proximal => lambda,
+            DirectionKind::Gradient => inverse_smoothness(sigma),
+        }
+    }
+    fn supports_multiclass(&self) -> bool {
+        true
+    }
+    fn has_momentum(&self) -> bool {
+        self.0.accelerated
+    }
+    fn starts_from_output(&self) -> bool {
+        self.0.direction == DirectionKind::Gradient && !self.0.accelerated
+    }
+    fn candidates(&self, _params: &Params, _data: &BinnedData, _rng: &mut Rng) -> Candidates {
+        Candidates::All
+    }
+    fn start(
+        &self,
+        _params: &Params,
+        _objective: &Objective,
+        start: Start<'_>,
+    ) -> Result<MethodState> {
+        Ok(MethodState::Meta(MetaState::new(self.0, start.tracked())))
+    }
+}
+
+impl Iterate for MetaState {
+    fn step(&mut self, ctx: &mut Context<'_>, candidates: &Candidates) -> Iteration {
+        step(self, ctx, candidates)
+    }
+    fn output(&self) -> &[f64] {
+        &self.x.train
+    }
+    fn output_tracked(&self) -> Option<&Tracked> {
+        Some(&self.x)
+    }
+    fn momentum_active(&self) -> bool {
+        MetaState::momentum_active(self)
+    }
+    fn restart_momentum(&mut self) {
+        self.restart()
     }
 }

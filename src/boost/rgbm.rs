@@ -11,9 +11,13 @@
 //! than a stump, J restricts every split of that iteration's tree. Default step rule `constant`
 //! with ρ = 1/σ (the paper's theory).
 
+use super::method::{inverse_smoothness, BoostingMethod, MethodState, Start};
 use super::rng::Rng;
+use super::GbmState;
 use crate::data::BinnedData;
-use crate::params::{Params, Selection};
+use crate::error::Result;
+use crate::loss::Objective;
+use crate::params::{Params, Selection, StepRule};
 use crate::tree::Candidates;
 
 /// Draws this iteration's candidate set.
@@ -51,4 +55,47 @@ fn features(p: usize, chosen: &[usize]) -> Candidates {
     let mut allowed = vec![false; p];
     chosen.iter().for_each(|&j| allowed[j] = true);
     Candidates::Features(allowed)
+}
+
+/// `rgbm` (docs/algorithms.md §4.2): gbm's iteration on random candidates, with the constant
+/// step ρ = 1/σ of the paper's theory by default.
+pub struct Rgbm;
+
+impl BoostingMethod for Rgbm {
+    fn step_rules(&self) -> &'static [StepRule] {
+        &[
+            StepRule::Constant,
+            StepRule::LineSearch,
+            StepRule::LeafLineSearch,
+            StepRule::Newton,
+        ]
+    }
+    fn default_step_rule(&self, _sigma: Option<f64>) -> StepRule {
+        StepRule::Constant
+    }
+    fn default_rho(&self, sigma: Option<f64>, _lambda: f64) -> f64 {
+        inverse_smoothness(sigma)
+    }
+    fn supports_multiclass(&self) -> bool {
+        true
+    }
+    fn has_momentum(&self) -> bool {
+        false
+    }
+    fn starts_from_output(&self) -> bool {
+        true
+    }
+    fn candidates(&self, params: &Params, data: &BinnedData, rng: &mut Rng) -> Candidates {
+        draw(params, data, rng)
+    }
+    fn start(
+        &self,
+        _params: &Params,
+        _objective: &Objective,
+        start: Start<'_>,
+    ) -> Result<MethodState> {
+        Ok(MethodState::Gbm(GbmState {
+            f: start.train.to_vec(),
+        }))
+    }
 }

@@ -6,7 +6,7 @@ use super::outputs::column;
 use super::vectors::{add_column, par_fill, CHUNK};
 use super::Context;
 use crate::loss::Objective;
-use crate::params::{Method, StepRule};
+use crate::params::StepRule;
 use crate::tree::{enforce_monotone, grow_with_options, Candidates, FitStats, GrownTree};
 use rayon::prelude::*;
 use std::time::Instant;
@@ -385,40 +385,5 @@ pub fn apply_step_rule(
             }
             1.0
         }
-    }
-}
-
-/// The step rule a method uses when the user names none:
-/// - `gbm`: `newton` for twice-differentiable losses (σ known), `leaf_line_search` otherwise;
-/// - `rgbm`: `constant` with ρ = 1/σ (Lu & Mazumder's theory);
-/// - `agbm`, `agbmr`, `vagbm`: `constant` (the papers' fixed step η);
-/// - the proximal family (`proximal`, `residual_*`, `accelerated_*`; docs/algorithms.md §4.4):
-///   `leaf_line_search`, the multiple line search of Alg. 5 and the authors' code;
-/// - `repeated_gbm`: `constant` (Grubb & Bagnell's step schedule η_t).
-pub fn default_step_rule(method: Method, sigma: Option<f64>) -> StepRule {
-    match method {
-        Method::Gbm if sigma.is_some() => StepRule::Newton,
-        Method::Gbm => StepRule::LeafLineSearch,
-        Method::Rgbm | Method::Agbm | Method::Agbmr | Method::Vagbm | Method::RepeatedGbm => {
-            StepRule::Constant
-        }
-        Method::Proximal
-        | Method::ResidualProximal
-        | Method::AcceleratedProximal
-        | Method::ResidualGbm
-        | Method::AcceleratedGbm => StepRule::LeafLineSearch,
-    }
-}
-
-/// ρ of the `constant` rule when the user gives none: λ for the proximal methods (Alg. 2 steps
-/// `f + λ g`, which reaches the proximal point exactly when the tree fits the direction exactly);
-/// 1/σ otherwise, or 1 for a non-smooth loss. For the AGBM family 1/σ is the step its theory
-/// takes (η ≤ 1/σ; Lu et al.'s Theorem 4.1), so that `learning_rate` scales the same step for
-/// every loss: with ρ = 1 the logistic loss (σ = 1/4) moved a quarter as far per tree as a
-/// gradient step of size 1/σ, and four times less than gbm's Newton step near p = 1/2.
-pub fn default_rho(method: Method, sigma: Option<f64>, lambda: f64) -> f64 {
-    match method {
-        Method::Proximal | Method::ResidualProximal | Method::AcceleratedProximal => lambda,
-        _ => sigma.map_or(1.0, |s| 1.0 / s),
     }
 }

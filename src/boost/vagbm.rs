@@ -13,10 +13,16 @@
 //! booster rejects an iteration that raised the training loss and restarts the momentum. γ is not used (Alg. 4 has none). Step rule: `constant`, η = learning_rate · ρ (ρ = 1/σ
 //! unless given, as for AGBM).
 
+use super::method::{inverse_smoothness, BoostingMethod, Iterate, MethodState, Start};
 use super::outputs::column;
+use super::rng::Rng;
 use super::step_rule::fit_target;
 use super::tracked::Tracked;
 use super::{Context, Iteration};
+use crate::data::BinnedData;
+use crate::error::Result;
+use crate::loss::Objective;
+use crate::params::{Params, StepRule};
 use crate::tree::Candidates;
 use serde::{Deserialize, Serialize};
 
@@ -65,4 +71,61 @@ pub fn step(state: &mut VagbmState, ctx: &mut Context<'_>, candidates: &Candidat
     state.m += 1;
     ctx.publish(&state.f);
     Iteration { cos, step: eta }
+}
+
+/// `vagbm` (docs/algorithms.md §4.3): a fixed step η, ρ = 1/σ.
+pub struct Vagbm;
+
+impl BoostingMethod for Vagbm {
+    fn step_rules(&self) -> &'static [StepRule] {
+        &[StepRule::Constant]
+    }
+    fn default_step_rule(&self, _sigma: Option<f64>) -> StepRule {
+        StepRule::Constant
+    }
+    fn default_rho(&self, sigma: Option<f64>, _lambda: f64) -> f64 {
+        inverse_smoothness(sigma)
+    }
+    fn supports_multiclass(&self) -> bool {
+        true
+    }
+    fn has_momentum(&self) -> bool {
+        true
+    }
+    fn starts_from_output(&self) -> bool {
+        false
+    }
+    fn candidates(&self, _params: &Params, _data: &BinnedData, _rng: &mut Rng) -> Candidates {
+        Candidates::All
+    }
+    fn start(
+        &self,
+        _params: &Params,
+        _objective: &Objective,
+        start: Start<'_>,
+    ) -> Result<MethodState> {
+        Ok(MethodState::Vagbm(VagbmState {
+            f: start.tracked(),
+            h: start.tracked(),
+            m: 0,
+        }))
+    }
+}
+
+impl Iterate for VagbmState {
+    fn step(&mut self, ctx: &mut Context<'_>, candidates: &Candidates) -> Iteration {
+        step(self, ctx, candidates)
+    }
+    fn output(&self) -> &[f64] {
+        &self.f.train
+    }
+    fn output_tracked(&self) -> Option<&Tracked> {
+        Some(&self.f)
+    }
+    fn momentum_active(&self) -> bool {
+        VagbmState::momentum_active(self)
+    }
+    fn restart_momentum(&mut self) {
+        self.restart()
+    }
 }

@@ -1,0 +1,167 @@
+//! The method as the unit of extension. Each method file (`gbm.rs`, `rgbm.rs`, `agbm.rs`,
+//! `vagbm.rs`, `proximal.rs`, `projection.rs`) declares, through [`BoostingMethod`], everything
+//! the rest of the crate needs to know about its methods — the step rules it accepts, its default
+//! step rule and ρ, multiclass support, momentum, whether an iteration starts from its output,
+//! the split candidates of an iteration and its starting state — and, through [`Iterate`], what
+//! its state does in one iteration (docs/algorithms.md §4).
+//!
+//! Adding a method: a new file with its state and the two implementations, a `Method` name in
+//! params.rs, one line in [`method`] and, for a new state type, one line in `method_states!`.
+//! Every dispatch below is an exhaustive `match`: the compiler names any case left out.
+//! docs/adding_a_method.md walks through it.
+
+use super::context::Context;
+use super::rng::Rng;
+use super::tracked::Tracked;
+use super::{agbm, gbm, projection, proximal, rgbm, vagbm};
+use super::{AgbmState, GbmState, MetaState, RepeatedState, VagbmState};
+use crate::data::BinnedData;
+use crate::error::Result;
+use crate::loss::Objective;
+use crate::params::{Method, Params, StepRule};
+use crate::tree::Candidates;
+use serde::{Deserialize, Serialize};
+
+/// What the booster and the parameter checks need to know about one public method.
+pub(crate) trait BoostingMethod: Sync {
+    /// The step rules that make sense for the method (docs/algorithms.md §3–4).
+    fn step_rules(&self) -> &'static [StepRule];
+    /// The step rule when the user names none; `sigma` is the loss's smoothness constant.
+    fn default_step_rule(&self, sigma: Option<f64>) -> StepRule;
+    /// ρ of the `constant` rule when the user gives none.
+    fn default_rho(&self, sigma: Option<f64>, lambda: f64) -> f64;
+    /// Whether it runs with a multiclass loss (K trees per fitted target).
+    fn supports_multiclass(&self) -> bool;
+    /// Whether its output mixes old iterates (Nesterov momentum), so old tree weights change.
+    fn has_momentum(&self) -> bool;
+    /// Whether each iteration starts with the gradient at the output, which the booster's loss
+    /// pass then computes on the way (`Booster::output_need`).
+    fn starts_from_output(&self) -> bool;
+    /// The split candidates of this iteration's trees (RGBM's random sets; all for the others).
+    fn candidates(&self, params: &Params, data: &BinnedData, rng: &mut Rng) -> Candidates;
+    /// The state before the first iteration, every sequence at `start`.
+    fn start(
+        &self,
+        params: &Params,
+        objective: &Objective,
+        start: Start<'_>,
+    ) -> Result<MethodState>;
+}
+
+/// The rules of `name`: the registry of methods.
+pub(crate) fn method(name: Method) -> &'static dyn BoostingMethod {
+    match name {
+        Method::Gbm => &gbm::Gbm,
+        Method::Rgbm => &rgbm::Rgbm,
+        Method::Agbm => &agbm::Agbm,
+        Method::Agbmr => &agbm::Agbm,
+        Method::Vagbm => &vagbm::Vagbm,
+        Method::Proximal => &proximal::PROXIMAL,
+        Method::ResidualProximal => &proximal::RESIDUAL_PROXIMAL,
+        Method::AcceleratedProximal => &proximal::ACCELERATED_PROXIMAL,
+        Method::ResidualGbm => &proximal::RESIDUAL_GBM,
+        Method::AcceleratedGbm => &proximal::ACCELERATED_GBM,
+        Method::RepeatedGbm => &projection::RepeatedGbm,
+    }
+}
+
+/// The public face of the registry: what `Params::validate` and users ask of a method name.
+impl Method {
+    /// The step rules that make sense for the method (docs/algorithms.md §3–4).
+    pub fn step_rules(&self) -> &'static [StepRule] {
+        method(*self).step_rules()
+    }
+    /// Whether the method runs with a multiclass loss.
+    pub fn supports_multiclass(&self) -> bool {
+        method(*self).supports_multiclass()
+    }
+    /// Methods whose output mixes old iterates (Nesterov momentum): old tree weights change.
+    pub fn has_momentum(&self) -> bool {
+        method(*self).has_momentum()
+    }
+}
+
+/// ρ = 1/σ, the constant step of RGBM's and AGBM's theory; 1 for a loss without a smoothness
+/// constant.
+pub(crate) fn inverse_smoothness(sigma: Option<f64>) -> f64 {
+    sigma.map_or(1.0, |s| 1.0 / s)
+}
+
+/// The starting point of every sequence: the initial constant (plus offsets) on the training
+/// rows (n × K) and on the validation rows.
+#[derive(Clone, Copy)]
+pub(crate) struct Start<'a> {
+    pub train: &'a [f64],
+    pub valid: Option<&'a [f64]>,
+}
+
+impl Start<'_> {
+    /// A sequence tracked on the training rows, the validation rows and the tree weights.
+    pub fn tracked(&self) -> Tracked {
+        Tracked {
+            train: self.train.to_vec(),
+            valid: self.valid.map(<[f64]>::to_vec),
+            weights: Vec::new(),
+        }
+    }
+}
+
+/// What a method's state does between and during iterations.
+pub(crate) trait Iterate {
+    /// One iteration (docs/algorithms.md §4): fit its trees, add them to the model, move the
+    /// sequences.
+    fn step(&mut self, ctx: &mut Context<'_>, candidates: &Candidates) -> Iteration;
+    /// The output sequence on the training rows (the model's predictions).
+    fn output(&self) -> &[f64];
+    /// The output sequence with its tree weights, for methods whose weights change (momentum).
+    fn output_tracked(&self) -> Option<&Tracked>;
+    /// Whether the next iteration uses momentum (it is not a plain step from the output).
+    fn momentum_active(&self) -> bool;
+    /// Forgets the momentum, keeping the output.
+    fn restart_momentum(&mut self);
+}
+
+/// What one iteration of a method reports besides the losses the booster computes.
+pub struct Iteration {
+    pub cos: Vec<f64>,
+    pub step: f64,
+}
+
+/// Declares the method states: the serialisable enum a checkpoint holds, and its dispatch to
+/// [`Iterate`].
+macro_rules! method_states {
+    ($($(#[$doc:meta])* $variant:ident($state:ty)),+ $(,)?) => {
+        /// The method's own state (docs/algorithms.md §4): prediction vectors on the training rows
+        /// and whatever its recursion carries.
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        pub enum MethodState {
+            $($(#[$doc])* $variant($state)),+
+        }
+
+        impl MethodState {
+            pub(crate) fn iterate(&self) -> &dyn Iterate {
+                match self {
+                    $(MethodState::$variant(state) => state),+
+                }
+            }
+            pub(crate) fn iterate_mut(&mut self) -> &mut dyn Iterate {
+                match self {
+                    $(MethodState::$variant(state) => state),+
+                }
+            }
+        }
+    };
+}
+
+method_states! {
+    /// `gbm` and `rgbm` (which only restricts the candidates).
+    Gbm(GbmState),
+    /// `agbm`, `agbmr`.
+    Agbm(AgbmState),
+    Vagbm(VagbmState),
+    /// The proximal meta-algorithm: `proximal`, `residual_proximal`, `accelerated_proximal`,
+    /// `residual_gbm`, `accelerated_gbm`.
+    Meta(MetaState),
+    /// `repeated_gbm`.
+    Repeated(RepeatedState),
+}
