@@ -718,40 +718,8 @@ fn check_row_order_passes(data: &BinnedData, grown: &optboost::learner::GrownTre
             assert_eq!(index[r as usize], j as u32, "row {r}");
         }
     }
-
-    // Column 2 of an n × 3 matrix gets 0.5 b; the other columns are left alone.
-    let mut out: Vec<f64> = (0..3 * n).map(|k| k as f64).collect();
-    let target = |i: usize| t[i] - 0.25;
-    let (tb, tt, bb) =
-        grown.add_to_column_with_cosine_sums(data, &mut out, (3, 2), (0.5, 1.0), target);
-    for i in 0..n {
-        assert_eq!(out[3 * i], (3 * i) as f64);
-        assert_eq!(out[3 * i + 1], (3 * i + 1) as f64);
-        assert_eq!(
-            out[3 * i + 2],
-            (3 * i + 2) as f64 + 0.5 * walked[i],
-            "row {i}"
-        );
-    }
-    let expected = (0..n).fold((0.0, 0.0, 0.0), |(a, b, c), i| {
-        let (ti, bi) = (target(i), walked[i]);
-        (a + ti * bi, b + ti * ti, c + bi * bi)
-    });
-    for (got, want) in [(tb, expected.0), (tt, expected.1), (bb, expected.2)] {
-        assert!(close(got, want, want.abs(), 1e-12), "{got} vs {want}");
-    }
-
-    // The leaf line search's pass: the same leaf index, and the sums of the fitted-values pass
-    // bit for bit (the cos it reports must not depend on which pass ran).
-    let mut fitted = vec![0.0; n];
-    let sums = grown.fitted_values_and_cosine_sums(data, &mut fitted, target);
-    let (index_too, sums_too) = grown.leaf_index_and_cosine_sums(data, target);
-    assert_eq!(index_too, index);
-    assert_eq!(
-        [sums_too.0, sums_too.1, sums_too.2].map(f64::to_bits),
-        [sums.0, sums.1, sums.2].map(f64::to_bits)
-    );
-    assert_eq!(sums.0, tb, "the same sums as the column update's");
+    // The fused passes that add the tree to a column of scores and compute cos(t, b) in the
+    // same pass are tested with them, in src/boost/fit/passes.rs.
 }
 
 #[test]

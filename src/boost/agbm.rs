@@ -26,10 +26,10 @@
 //!
 //! f and h are `Tracked` sequences over one tree store, so the model's weights are f's weights.
 
+use super::fit::{add_target_tree, fit_target};
 use super::method::{inverse_smoothness, method, BoostingMethod, Iterate, MethodState, Start};
 use super::outputs::column;
 use super::rng::Rng;
-use super::step_rule::{add_target_tree, fit_target};
 use super::tracked::Tracked;
 use super::vectors::{par_fill, CHUNK};
 use super::{Context, Iteration};

@@ -2,10 +2,10 @@
 //! model being built and this iteration's sample, step rule and shrinkage.
 
 use super::buffers::Buffers;
+use super::fit;
 use super::method::method;
 use super::outputs::Derivatives;
 use super::sampling::Sample;
-use super::step_rule;
 use super::step_rule_in_force;
 use super::tracked::{StoredTree, Tracked};
 use super::training_data::Validation;
@@ -85,7 +85,7 @@ impl Context<'_> {
 
     /// Puts a fitted tree into the model's store with weight 0, for a method that sets the
     /// weights itself through `publish`.
-    pub fn store_tree(&mut self, direction: step_rule::Direction, output: usize) -> StoredTree {
+    pub fn store_tree(&mut self, direction: fit::Direction, output: usize) -> StoredTree {
         StoredTree {
             train: direction.values,
             ..self.store_grown(direction.grown, output)
@@ -93,7 +93,7 @@ impl Context<'_> {
     }
 
     /// `store_tree` for a tree whose training values the fit has already added where they are
-    /// needed (`step_rule::add_target_tree`): the stored tree has no training values.
+    /// needed (`fit::add_target_tree`): the stored tree has no training values.
     pub fn store_grown(&mut self, grown: GrownTree, output: usize) -> StoredTree {
         let valid = self.valid_values(&grown.tree);
         let index = self.model.n_trees();

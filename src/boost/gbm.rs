@@ -9,10 +9,11 @@
 //! search is one γ along the K trees together, and the leaf line search re-solves each class's
 //! leaves.
 
+use super::fit::{add_constant_step_tree, add_newton_tree, fit_targets};
 use super::method::{inverse_smoothness, BoostingMethod, Iterate, MethodState, Start};
 use super::outputs::{column, newton_need, Need};
 use super::rng::Rng;
-use super::step_rule::{add_constant_step_tree, add_newton_tree, apply_step_rule, fit_targets};
+use super::step_rule::apply_step_rule;
 use super::tracked::Tracked;
 use super::{Context, Iteration};
 use crate::data::BinnedData;

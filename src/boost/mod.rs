@@ -7,6 +7,7 @@ mod agbm;
 mod buffers;
 mod checkpoint;
 mod context;
+mod fit;
 mod gbm;
 mod history;
 mod method;

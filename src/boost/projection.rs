@@ -15,10 +15,10 @@
 //! all enter the model with the same weight η_t · step. For a multiclass loss each class's
 //! gradient column is projected the same way (k_t trees per class).
 
+use super::fit::{fit_target, Direction};
 use super::method::{inverse_smoothness, BoostingMethod, Iterate, MethodState, Start};
 use super::outputs::{column, Need};
 use super::rng::Rng;
-use super::step_rule::{fit_target, Direction};
 use super::tracked::Tracked;
 use super::vectors::{add_column, axpy};
 use super::{Context, Iteration};

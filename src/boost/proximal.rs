@@ -25,10 +25,11 @@
 //! is the gradient at v. x and v are `Tracked` sequences, so tree weights follow Property 8:
 //! `w ← (w − w_prev)(1 + α) + w_prev` plus the new tree at ν·step.
 
+use super::fit::{fit_newton_all, fit_targets};
 use super::method::{inverse_smoothness, BoostingMethod, Iterate, MethodState, Start};
 use super::outputs::Need;
 use super::rng::Rng;
-use super::step_rule::{apply_step_rule, fit_newton_all, fit_targets};
+use super::step_rule::apply_step_rule;
 use super::tracked::Tracked;
 use super::vectors::axpy;
 use super::{Context, Iteration};

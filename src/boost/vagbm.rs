@@ -13,10 +13,10 @@
 //! booster rejects an iteration that raised the training loss and restarts the momentum. γ is not used (Alg. 4 has none). Step rule: `constant`, η = learning_rate · ρ (ρ = 1/σ
 //! unless given, as for AGBM).
 
+use super::fit::fit_target;
 use super::method::{inverse_smoothness, BoostingMethod, Iterate, MethodState, Start};
 use super::outputs::column;
 use super::rng::Rng;
-use super::step_rule::fit_target;
 use super::tracked::Tracked;
 use super::{Context, Iteration};
 use crate::data::BinnedData;

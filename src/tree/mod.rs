@@ -5,6 +5,7 @@
 mod categorical;
 mod constraints;
 mod grower;
+mod grown;
 mod histogram;
 mod partition;
 mod regression_tree;
@@ -15,9 +16,11 @@ pub(crate) mod test_data;
 pub use categorical::CategoricalParams;
 pub use constraints::{enforce_monotone, Constraints};
 pub use grower::{
-    fraction_of, grow, grow_with_options, FitStats, GrowBuffers, GrowOptions, GrownTree, Growth,
-    TreeParams, MAX_DEPTH,
+    fraction_of, grow, grow_with_options, FitStats, GrowBuffers, GrowOptions, Growth, TreeParams,
+    MAX_DEPTH,
 };
+pub use grown::GrownTree;
+pub(crate) use grown::ROW_CHUNK;
 pub use histogram::{BinStats, Histogram};
 pub use regression_tree::{CategorySplit, Node, Tree};
 pub use split::{best_split, BinSet, Candidates, SplitParams};

@@ -1,0 +1,290 @@
+//! Fitting a tree to a target and applying it to the per-row vectors, with the fused fast paths:
+//! a tree's values, cos(target, b) and, for a constant step, F ← F + ν·ρ·b(X) computed in one
+//! pass over the rows (`passes.rs`), with no vector of fitted values where none is needed. The
+//! maths is the weak learner's fit(t, v) and the step of docs/algorithms.md §1 and §3; the tree
+//! itself (tree/) only says which leaf each row is in.
+
+mod passes;
+
+use super::history::cosine_from_sums;
+use super::outputs::column;
+use super::vectors::{add_column, par_fill, CHUNK};
+use super::Context;
+use crate::params::StepRule;
+use crate::tree::{grow_with_options, Candidates, FitStats, GrownTree};
+use passes::{
+    add_to_column_with_cosine_sums, fitted_values_and_cosine_sums, leaf_index_and_cosine_sums,
+};
+use rayon::prelude::*;
+use std::time::Instant;
+
+/// A fitted tree and its values b(X) on the training rows.
+pub struct Direction {
+    pub grown: GrownTree,
+    /// Empty for trees fitted by `fit_target_leaf_search` and after a leaf line search: whoever
+    /// needs their values adds them from the leaf index (`add_to_column`).
+    pub values: Vec<f64>,
+    /// cos(target, b(X)).
+    pub cos: f64,
+    /// The leaf of every row (`GrownTree::leaf_index`), when the fit computed it.
+    pub(in crate::boost) leaf_of: Option<Vec<u32>>,
+}
+
+impl Direction {
+    /// The tree's values b(X), in a reused buffer, and cos(t, b(X)) for t_i = `target(i)`.
+    fn new(ctx: &Context<'_>, grown: GrownTree, target: impl Fn(usize) -> f64 + Sync) -> Direction {
+        let mut values = ctx.buffers.values(ctx.data.n_rows());
+        let (tb, tt, bb) = fitted_values_and_cosine_sums(&grown, ctx.data, &mut values, target);
+        Direction {
+            grown,
+            values,
+            cos: cosine_from_sums(tb, tt, bb),
+            leaf_of: None,
+        }
+    }
+
+    /// Column `class` of the row-major matrix `x` += coef · b(X), from the fitted values or,
+    /// when there are none, from the leaf index (the same numbers).
+    pub fn add_to_column(&self, x: &mut [f64], coef: f64, class: usize) {
+        match (&self.leaf_of, self.values.is_empty()) {
+            (Some(leaf_of), true) => {
+                let leaf_values = self.grown.leaf_values();
+                let k = x.len() / leaf_of.len();
+                x.par_chunks_mut(k)
+                    .with_min_len(CHUNK / k)
+                    .zip(leaf_of.par_iter())
+                    .for_each(|(row, &leaf)| row[class] += coef * leaf_values[leaf as usize]);
+            }
+            _ => add_column(x, coef, &self.values, class),
+        }
+    }
+
+    /// Multiplies the tree and its values by `factor`.
+    pub fn scale(&mut self, factor: f64) {
+        self.grown.tree.scale(factor);
+        self.values.iter_mut().for_each(|v| *v *= factor);
+    }
+}
+
+/// Grows a tree with the booster's reused row lists, and counts the time it takes.
+fn grow(ctx: &Context<'_>, stats: FitStats<'_>, candidates: &Candidates) -> GrownTree {
+    let started = Instant::now();
+    let grown = grow_with_options(
+        ctx.data,
+        stats,
+        &ctx.params.tree,
+        candidates,
+        &mut ctx.buffers.grow(),
+        &ctx.sample.grow_options(ctx.constraints),
+    );
+    ctx.add_tree_fit_time(started.elapsed());
+    grown
+}
+
+/// b = argmin Σ w (t − b(x))² over the allowed trees.
+pub fn fit_target(ctx: &Context<'_>, target: &[f64], candidates: &Candidates) -> Direction {
+    let grown = grow_on_target(ctx, target, candidates);
+    Direction::new(ctx, grown, |i| target[i])
+}
+
+/// The trees of one iteration for the step rule `rule`, `fit_target` for every output k on
+/// column k of the n × K `target`; for the leaf line search, `fit_target_leaf_search`.
+pub fn fit_targets(
+    ctx: &Context<'_>,
+    rule: StepRule,
+    target: &[f64],
+    candidates: &Candidates,
+) -> Vec<Direction> {
+    let k = ctx.n_outputs();
+    let fit = if rule == StepRule::LeafLineSearch {
+        fit_target_leaf_search
+    } else {
+        fit_target
+    };
+    (0..k)
+        .map(|class| fit(ctx, &column(target, class, k), candidates))
+        .collect()
+}
+
+/// `fit_target` for a tree whose leaves the leaf line search re-solves before its values are
+/// used: cos(t, b(X)) and the leaf of every row in one pass, which the search needs, and no
+/// fitted values (`Direction::add_to_column` adds the re-solved tree from the leaf index).
+fn fit_target_leaf_search(ctx: &Context<'_>, target: &[f64], candidates: &Candidates) -> Direction {
+    let grown = grow_on_target(ctx, target, candidates);
+    let (leaf_of, (tb, tt, bb)) = leaf_index_and_cosine_sums(&grown, ctx.data, |i| target[i]);
+    Direction {
+        grown,
+        values: Vec::new(),
+        cos: cosine_from_sums(tb, tt, bb),
+        leaf_of: Some(leaf_of),
+    }
+}
+
+/// The tree fitted to output `class`'s `target` added with weight ν·ρ to the n × K scores `f`
+/// (with no vector of fitted values: a constant step needs none); returns the tree, scaled by ρ,
+/// and cos(t, b). The scores get ν·(ρ·b(x)), as from the scaled tree's values.
+pub fn add_constant_step_tree(
+    ctx: &Context<'_>,
+    target: &[f64],
+    candidates: &Candidates,
+    (f, class, nu): (&mut [f64], usize, f64),
+) -> (GrownTree, f64) {
+    let rho = ctx.rho();
+    let (mut grown, cos) = add_target_tree(ctx, target, candidates, (f, class), (nu, rho));
+    grown.tree.scale(rho);
+    (grown, cos)
+}
+
+/// `fit_target` for a tree whose values are needed only once, to add `weight`·(`scale`·b(x)) to
+/// column `class` of the n × K scores `f`: that is done in the pass that computes cos(t, b),
+/// with no vector of fitted values. Returns the tree (unscaled) and cos(t, b).
+pub fn add_target_tree(
+    ctx: &Context<'_>,
+    target: &[f64],
+    candidates: &Candidates,
+    (f, class): (&mut [f64], usize),
+    (weight, scale): (f64, f64),
+) -> (GrownTree, f64) {
+    let grown = grow_on_target(ctx, target, candidates);
+    let k = ctx.n_outputs();
+    let (tb, tt, bb) =
+        add_to_column_with_cosine_sums(&grown, ctx.data, f, (k, class), (weight, scale), |i| {
+            target[i]
+        });
+    (grown, cosine_from_sums(tb, tt, bb))
+}
+
+fn grow_on_target(ctx: &Context<'_>, target: &[f64], candidates: &Candidates) -> GrownTree {
+    match ctx.w.given() {
+        // Unit weights: vt = 1·t = t, and the kernel's unit-weight path needs no vector of ones.
+        None => grow(ctx, FitStats { vt: target, v: &[] }, candidates),
+        Some(w) => {
+            let mut vt = vec![0.0; target.len()];
+            par_fill(&mut vt, |i| w[i] * target[i]);
+            grow(ctx, FitStats { vt: &vt, v: w }, candidates)
+        }
+    }
+}
+
+/// The Newton tree of one output: grown on −g/h with weights w·h, where `neg_gradient` (−g) and
+/// `hessian` are that output's columns at the current point (an empty `hessian`: h ≡ 1); its
+/// leaves are the Newton steps −Σ w g / (Σ w h + λ_leaf).
+pub fn fit_newton(
+    ctx: &Context<'_>,
+    neg_gradient: &[f64],
+    hessian: &[f64],
+    candidates: &Candidates,
+) -> Direction {
+    newton_tree(ctx, neg_gradient, hessian, candidates, |grown, target| {
+        Direction::new(ctx, grown, |i| target.at(i))
+    })
+}
+
+/// The Newton tree of output `class` added with weight `nu` to the n × K scores `f` (with no
+/// vector of fitted values); returns the tree and cos(−g/h, b). Arguments as `fit_newton`.
+pub fn add_newton_tree(
+    ctx: &Context<'_>,
+    neg_gradient: &[f64],
+    hessian: &[f64],
+    candidates: &Candidates,
+    (f, class, nu): (&mut [f64], usize, f64),
+) -> (GrownTree, f64) {
+    newton_tree(ctx, neg_gradient, hessian, candidates, |grown, target| {
+        let k = ctx.n_outputs();
+        let (tb, tt, bb) =
+            add_to_column_with_cosine_sums(&grown, ctx.data, f, (k, class), (nu, 1.0), |i| {
+                target.at(i)
+            });
+        (grown, cosine_from_sums(tb, tt, bb))
+    })
+}
+
+/// Grows the Newton tree and hands it, with the target −g/h, to `finish`.
+fn newton_tree<T>(
+    ctx: &Context<'_>,
+    neg_gradient: &[f64],
+    hessian: &[f64],
+    candidates: &Candidates,
+    finish: impl FnOnce(GrownTree, NewtonTarget<'_>) -> T,
+) -> T {
+    let weighted;
+    // vt = w·(−g), v = w·h; with unit weights these are −g and h themselves (1·x = x).
+    let (vt, v) = match ctx.w.given() {
+        None => (neg_gradient, hessian),
+        Some(w) => {
+            let n = neg_gradient.len();
+            let (mut vt, mut v) = (vec![0.0; n], vec![0.0; n]);
+            par_fill(&mut vt, |i| w[i] * neg_gradient[i]);
+            if hessian.is_empty() {
+                v.copy_from_slice(w);
+            } else {
+                par_fill(&mut v, |i| w[i] * hessian[i]);
+            }
+            weighted = (vt, v);
+            (&weighted.0[..], &weighted.1[..])
+        }
+    };
+    let mut grown = grow(ctx, FitStats { vt, v }, candidates);
+    let bound = ctx.params.max_leaf_value;
+    if bound > 0.0 {
+        let values: Vec<f64> = (grown.leaf_values().into_iter())
+            .map(|v| bound_leaf(v, bound))
+            .collect();
+        grown.set_leaf_values(&values);
+    }
+    finish(grown, NewtonTarget { vt, v })
+}
+
+/// A leaf step clipped to ±`bound` (0: no bound), as XGBoost's max_delta_step clips Newton
+/// leaves: where the loss keeps falling as a leaf's value grows (a leaf of one class under the
+/// logistic loss), the step is a choice, not an optimum, and the bound makes it a finite one.
+pub(in crate::boost) fn bound_leaf(value: f64, bound: f64) -> f64 {
+    if bound > 0.0 {
+        value.clamp(-bound, bound)
+    } else {
+        value
+    }
+}
+
+/// The Newton target −g/h = vt/v row by row, without a vector for it (a concrete type rather
+/// than a `dyn Fn`, so that the per-row call inlines).
+#[derive(Clone, Copy)]
+struct NewtonTarget<'a> {
+    vt: &'a [f64],
+    /// Empty: every v is 1.
+    v: &'a [f64],
+}
+
+impl NewtonTarget<'_> {
+    #[inline]
+    fn at(&self, i: usize) -> f64 {
+        if self.v.is_empty() {
+            self.vt[i]
+        } else if self.v[i] > 0.0 {
+            self.vt[i] / self.v[i]
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Newton trees for every output from −∂ℓ/∂F and the Hessian diagonal at the current point
+/// (n × K each).
+pub fn fit_newton_all(
+    ctx: &Context<'_>,
+    neg_gradient: &[f64],
+    hessian: &[f64],
+    candidates: &Candidates,
+) -> Vec<Direction> {
+    let k = ctx.n_outputs();
+    (0..k)
+        .map(|class| {
+            fit_newton(
+                ctx,
+                &column(neg_gradient, class, k),
+                &column(hessian, class, k),
+                candidates,
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,169 @@
+use super::*;
+use crate::data::{BinningParams, Feature, Frame};
+use crate::tree::test_data::{binned, uniform};
+
+/// Every leaf's rows and value, ordered by first row.
+fn leaf_sets(grown: &GrownTree) -> Vec<(&[u32], f64)> {
+    let mut leaves: Vec<(&[u32], f64)> = (grown.leaves.iter())
+        .map(|leaf| (grown.leaf_rows(leaf), grown.tree.nodes[leaf.node].value))
+        .collect();
+    leaves.sort_by_key(|(rows, _)| rows[0]);
+    leaves
+}
+
+#[test]
+fn trees_on_one_feature_equal_trees_grown_by_partitions() {
+    // A numeric feature, one with missing values and a categorical one with missing codes;
+    // weights (some zero) or none; leaves small enough that min_samples_leaf binds, and more
+    // rows than a chunk, so that rows are sorted into leaves in parallel.
+    let mut state = 21;
+    let n = 30_000;
+    let x: Vec<f64> = (0..n).map(|_| uniform(&mut state)).collect();
+    let with_nan: Vec<f64> = (0..n)
+        .map(|_| {
+            let u = uniform(&mut state);
+            if u < 0.15 {
+                f64::NAN
+            } else {
+                u
+            }
+        })
+        .collect();
+    let codes: Vec<i32> = (0..n)
+        .map(|_| (uniform(&mut state) * 13.0) as i32 - 1)
+        .collect();
+    let frame = Frame::new(vec![
+        Feature::numeric("x", &x),
+        Feature::numeric("with_nan", &with_nan),
+        Feature::categorical("level", &codes, 12),
+    ])
+    .unwrap();
+    let data = BinnedData::learn(&frame, &BinningParams::default()).unwrap();
+    let t: Vec<f64> = (0..n)
+        .map(|i| {
+            (9.0 * x[i]).sin() + with_nan[i].min(0.5) + (codes[i] % 5) as f64 - uniform(&mut state)
+        })
+        .collect();
+    let v: Vec<f64> = (0..n)
+        .map(|i| {
+            if i % 89 == 0 {
+                0.0
+            } else {
+                0.1 + uniform(&mut state)
+            }
+        })
+        .collect();
+    let vt: Vec<f64> = t.iter().zip(&v).map(|(t, v)| t * v).collect();
+    for (stats, label) in [
+        (FitStats { vt: &t, v: &[] }, "unweighted"),
+        (FitStats { vt: &vt, v: &v }, "weighted"),
+    ] {
+        for feature in 0..3 {
+            let mut allowed = vec![false; 3];
+            allowed[feature] = true;
+            let candidates = Candidates::Features(allowed);
+            for (growth, min_samples_leaf) in [
+                (Growth::Depthwise, 1),
+                (Growth::Depthwise, 900),
+                (Growth::Leafwise, 30),
+            ] {
+                // No L2: with λ > 0, splitting levels of equal mean loses gain, and this
+                // test needs trees with many leaves.
+                let params = TreeParams {
+                    max_depth: 7,
+                    max_leaves: 40,
+                    min_samples_leaf,
+                    l2_leaf: 0.0,
+                    growth,
+                    ..TreeParams::default()
+                };
+                let case = format!("{label} feature {feature} {growth:?} {min_samples_leaf}");
+                let sorted = grow(&data, stats, &params, &candidates);
+                let partitioned = grow_from(
+                    &data,
+                    &RowStats::new(stats.vt, stats.v),
+                    Features::Only(&[feature]),
+                    None,
+                    &params,
+                    &candidates,
+                    &mut GrowBuffers::default(),
+                    &GrowOptions::default(),
+                );
+                assert!(sorted.tree.n_leaves() >= 8, "{case}");
+                // The same leaves, as row sets with their values. The node layout may differ:
+                // on a node of missing values and one more run of bins, "missing left" and
+                // "missing right" make the same two children, and rounding picks one.
+                let (ours, theirs) = (leaf_sets(&sorted), leaf_sets(&partitioned));
+                assert_eq!(ours.len(), theirs.len(), "{case}");
+                for ((rows, value), (their_rows, their_value)) in ours.iter().zip(&theirs) {
+                    assert_eq!(rows, their_rows, "{case}");
+                    assert!((value - their_value).abs() <= 1e-9 * (1.0 + their_value.abs()));
+                }
+                // Each leaf's rows are those the tree's rules send there.
+                for leaf in &sorted.leaves {
+                    for &r in sorted.leaf_rows(leaf) {
+                        let bins = data.matrix().row(r as usize);
+                        assert_eq!(sorted.tree.leaf_of_bins(bins), leaf.node, "{case}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn trees_from_histograms_without_counts_equal_trees_with_counts() {
+    // Weights over three orders of magnitude, some zero, and leaves small enough that
+    // min_samples_leaf binds: the count bounds leave many candidates undecided, so nodes
+    // also take the path that counts their rows.
+    let mut state = 9;
+    let (n, p) = (20_000, 4);
+    let columns: Vec<Vec<f64>> = (0..p)
+        .map(|_| (0..n).map(|_| uniform(&mut state)).collect())
+        .collect();
+    let data = binned(&columns);
+    let v: Vec<f64> = (0..n)
+        .map(|i| {
+            if i % 97 == 0 {
+                0.0
+            } else {
+                10f64.powf(-3.0 * uniform(&mut state))
+            }
+        })
+        .collect();
+    let vt: Vec<f64> = (0..n)
+        .map(|i| v[i] * ((7.0 * columns[0][i]).sin() + columns[1][i] + uniform(&mut state)))
+        .collect();
+    let counted = RowStats::new(&vt, &v);
+    let uncounted = counted.without_counts(8);
+    assert!(uncounted.count_bounds().is_some());
+    for growth in [Growth::Depthwise, Growth::Leafwise] {
+        for min_samples_leaf in [1, 40, 700] {
+            let params = TreeParams {
+                max_depth: 8,
+                max_leaves: 120,
+                min_samples_leaf,
+                min_weight_leaf: 0.0,
+                growth,
+                ..TreeParams::default()
+            };
+            let grow = |stats: &RowStats<'_>| {
+                let buffers = &mut GrowBuffers::default();
+                grow_from(
+                    &data,
+                    stats,
+                    Features::All,
+                    None,
+                    &params,
+                    &Candidates::All,
+                    buffers,
+                    &GrowOptions::default(),
+                )
+            };
+            let (with, without) = (grow(&counted), grow(&uncounted));
+            assert!(with.tree.n_leaves() > 20, "{growth:?} {min_samples_leaf}");
+            assert_eq!(with.tree, without.tree, "{growth:?} {min_samples_leaf}");
+            assert_eq!(with.rows, without.rows);
+        }
+    }
+}
