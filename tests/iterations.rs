@@ -6,19 +6,8 @@ mod common;
 use common::*;
 use optboost::{Method, StopReason};
 
-const METHODS: [&str; 11] = [
-    "gbm",
-    "rgbm",
-    "agbm",
-    "agbmr",
-    "vagbm",
-    "proximal",
-    "residual_proximal",
-    "accelerated_proximal",
-    "residual_gbm",
-    "accelerated_gbm",
-    "repeated_gbm",
-];
+/// Every method, so that a new one is tested without editing this file.
+const METHODS: &[&str] = Method::NAMES;
 
 fn settings<'a>(method: &'a str, loss: &'a str) -> Vec<(&'a str, &'a str)> {
     vec![

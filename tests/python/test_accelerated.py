@@ -12,19 +12,8 @@ import pytest
 from conftest import _dataset
 from support import binary_frame, regression_frame
 
-METHODS = [
-    "gbm",
-    "rgbm",
-    "agbm",
-    "agbmr",
-    "vagbm",
-    "proximal",
-    "residual_proximal",
-    "accelerated_proximal",
-    "residual_gbm",
-    "accelerated_gbm",
-    "repeated_gbm",
-]
+# Every method the core knows, so that a new one is tested without editing this file.
+METHODS = optboost.method_names()
 ACCELERATED = ["agbm", "agbmr", "vagbm", "accelerated_gbm", "accelerated_proximal"]
 UNGUARDED_PAPER = {"safeguard": "none", "corrected_residual": "paper"}
 
