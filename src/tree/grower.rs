@@ -125,6 +125,13 @@ pub struct FitStats<'a> {
     pub v: &'a [f64],
 }
 
+/// Rows per histogram bin from which weighted trees leave bin counts out of their histograms.
+/// Measured (2 threads, 63 leaves, 255 bins, 28 features, logistic): at 14 rows per bin
+/// (100,000 rows) trees with counts took 0.74× the time of trees without, at 42 (300,000 rows)
+/// the same time; on 5,000 × 50 (0.4 rows per bin) 0.62×. Large nodes gain 12–15% without
+/// counts (see tree/histogram.rs).
+const UNCOUNTED_MIN_ROWS_PER_BIN: usize = 32;
+
 /// Rows per task of the passes over a tree's values in row order.
 const ROW_CHUNK: usize = 8_192;
 
@@ -546,8 +553,17 @@ pub fn grow_with_options(
         _ => None,
     };
     // A tree on one feature takes its children's histograms from the parent's bins, counts
-    // included: it never needs its rows to count them.
-    let row_stats = if all_complete_numeric && one_feature.is_none() {
+    // included: it never needs its rows to count them. Leaving counts out halves the bytes a
+    // row adds but, where the bounds cannot decide a node's split, costs a counting pass and a
+    // second search of all bins: it pays only where rows outnumber bins (see
+    // `UNCOUNTED_MIN_ROWS_PER_BIN`). Either way the tree is the same.
+    let n_fit = options.rows.map_or(data.n_rows(), <[u32]>::len);
+    let built_bins: usize = match features {
+        Features::All => data.total_bins(),
+        Features::Only(list) => list.iter().map(|&f| data.mappers()[f].n_bins()).sum(),
+    };
+    let many_rows_per_bin = n_fit >= UNCOUNTED_MIN_ROWS_PER_BIN * built_bins;
+    let row_stats = if all_complete_numeric && one_feature.is_none() && many_rows_per_bin {
         row_stats.without_counts(params.max_depth.min(params.max_leaves))
     } else {
         row_stats
