@@ -360,6 +360,9 @@ fn best_prefix(
     // candidates exactly (same sums), and a repeat never wins: ties go to the lower threshold.
     // Small nodes leave most of 255 bins empty.
     let repeats_skippable = !matches!(candidates, Candidates::Splits(_));
+    // With exact counts, the row minimum bounds the thresholds worth a gain: prefixes only grow.
+    let exact_counts = scan.bounds.is_none();
+    let min_rows = scan.params.min_samples_leaf.max(1) as u32;
     for k in 1..=order.len() {
         let bin = bins[order[k - 1] as usize];
         if repeats_skippable
@@ -372,6 +375,15 @@ fn best_prefix(
             continue;
         }
         prefix += bin;
+        if exact_counts {
+            if scan.total.count.saturating_sub(prefix.count) < min_rows {
+                // Too few rows right of this threshold and of every later one.
+                break;
+            }
+            if prefix.count + missing.count < min_rows {
+                continue;
+            }
+        }
         if !candidates.allows(feature, k) {
             continue;
         }
