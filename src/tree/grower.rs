@@ -18,7 +18,8 @@ use crate::boost::Rng;
 use crate::data::{BinMapper, BinnedData};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -124,6 +125,13 @@ pub struct FitStats<'a> {
     /// caller a vector of ones.
     pub v: &'a [f64],
 }
+
+/// Rows per histogram bin from which weighted trees leave bin counts out of their histograms.
+/// Measured (2 threads, 63 leaves, 255 bins, 28 features, logistic): at 14 rows per bin
+/// (100,000 rows) trees with counts took 0.74× the time of trees without, at 42 (300,000 rows)
+/// the same time; on 5,000 × 50 (0.4 rows per bin) 0.62×. Large nodes gain 12–15% without
+/// counts (see tree/histogram.rs).
+const UNCOUNTED_MIN_ROWS_PER_BIN: usize = 32;
 
 struct Pending {
     node: usize,
@@ -288,8 +296,17 @@ pub fn grow_with_options(
         _ => None,
     };
     // A tree on one feature takes its children's histograms from the parent's bins, counts
-    // included: it never needs its rows to count them.
-    let row_stats = if all_complete_numeric && one_feature.is_none() {
+    // included: it never needs its rows to count them. Leaving counts out halves the bytes a
+    // row adds but, where the bounds cannot decide a node's split, costs a counting pass and a
+    // second search of all bins: it pays only where rows outnumber bins (see
+    // `UNCOUNTED_MIN_ROWS_PER_BIN`). Either way the tree is the same.
+    let n_fit = options.rows.map_or(data.n_rows(), <[u32]>::len);
+    let built_bins: usize = match features {
+        Features::All => data.total_bins(),
+        Features::Only(list) => list.iter().map(|&f| data.mappers()[f].n_bins()).sum(),
+    };
+    let many_rows_per_bin = n_fit >= UNCOUNTED_MIN_ROWS_PER_BIN * built_bins;
+    let row_stats = if all_complete_numeric && one_feature.is_none() && many_rows_per_bin {
         row_stats.without_counts(params.max_depth.min(params.max_leaves))
     } else {
         row_stats
@@ -385,7 +402,8 @@ fn grow_from(
     };
     let mut nodes = vec![leaf_node(total, params.l2_leaf)];
     let split = find_split(&hist, &rows, total, 0, &NodeLimits::root());
-    let mut pending = VecDeque::from([Pending {
+    let mut pending = PendingNodes::new(params.growth);
+    pending.push(Pending {
         node: 0,
         start: 0,
         end: n_fit,
@@ -393,13 +411,13 @@ fn grow_from(
         hist: Some(hist),
         split,
         limits: NodeLimits::root(),
-    }]);
+    });
     let mut leaves = Vec::new();
     let mut n_leaves = 1;
     // On one feature: the node that holds the rows of each of its bins.
     let mut node_of_bin = one_feature.map(|f| vec![0u32; data.mappers()[f].n_bins()]);
 
-    while let Some(mut work) = next_node(&mut pending, params.growth) {
+    while let Some(mut work) = pending.pop() {
         let Some(mut split) = work.split.take().filter(|_| n_leaves < params.max_leaves) else {
             spare.extend(work.hist.take());
             leaves.push(LeafRows {
@@ -574,7 +592,7 @@ fn grow_from(
                     None
                 }
             };
-            pending.push_back(Pending {
+            pending.push(Pending {
                 node: id,
                 start,
                 end,
@@ -662,20 +680,73 @@ pub fn fraction_of(n: usize, fraction: f64) -> usize {
     ((fraction * n as f64).round() as usize).clamp(n.min(1), n)
 }
 
-/// Depth-wise takes nodes in creation order (level by level); leaf-wise the largest gain first.
-fn next_node(pending: &mut VecDeque<Pending>, growth: Growth) -> Option<Pending> {
-    match growth {
-        Growth::Depthwise => pending.pop_front(),
-        Growth::Leafwise => {
-            let gain = |p: &Pending| p.split.as_ref().map_or(f64::NEG_INFINITY, |s| s.gain);
-            let best = (0..pending.len()).reduce(|a, b| {
-                if gain(&pending[b]) > gain(&pending[a]) {
-                    b
-                } else {
-                    a
-                }
-            })?;
-            pending.remove(best)
+/// The nodes waiting to be split or made leaves. Depth-wise takes them in creation order (level
+/// by level); leaf-wise the largest gain first (a node without a split counts as −∞), ties to
+/// the earliest created. A heap keeps leaf-wise growth linear-logarithmic in the leaves (a scan
+/// of all waiting nodes per split made it quadratic).
+struct PendingNodes {
+    growth: Growth,
+    fifo: VecDeque<Pending>,
+    heap: BinaryHeap<ByGain>,
+    created: u64,
+}
+
+/// A waiting node ordered by gain, then by creation (earlier first).
+struct ByGain {
+    gain: f64,
+    created: u64,
+    node: Pending,
+}
+
+impl PartialEq for ByGain {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for ByGain {}
+impl PartialOrd for ByGain {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for ByGain {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Gains are never NaN (the split search admits only gains > 0).
+        self.gain
+            .total_cmp(&other.gain)
+            .then(other.created.cmp(&self.created))
+    }
+}
+
+impl PendingNodes {
+    fn new(growth: Growth) -> Self {
+        PendingNodes {
+            growth,
+            fifo: VecDeque::new(),
+            heap: BinaryHeap::new(),
+            created: 0,
+        }
+    }
+
+    fn push(&mut self, node: Pending) {
+        match self.growth {
+            Growth::Depthwise => self.fifo.push_back(node),
+            Growth::Leafwise => {
+                let gain = node.split.as_ref().map_or(f64::NEG_INFINITY, |s| s.gain);
+                self.heap.push(ByGain {
+                    gain,
+                    created: self.created,
+                    node,
+                });
+                self.created += 1;
+            }
+        }
+    }
+
+    fn pop(&mut self) -> Option<Pending> {
+        match self.growth {
+            Growth::Depthwise => self.fifo.pop_front(),
+            Growth::Leafwise => self.heap.pop().map(|ranked| ranked.node),
         }
     }
 }

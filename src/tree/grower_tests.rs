@@ -2,6 +2,51 @@ use super::*;
 use crate::data::{BinningParams, Feature, Frame};
 use crate::tree::test_data::{binned, uniform};
 
+#[test]
+fn leaf_wise_takes_the_largest_gain_first_and_ties_in_creation_order() {
+    let waiting = |node: usize, gain: Option<f64>| Pending {
+        node,
+        start: 0,
+        end: 0,
+        depth: 0,
+        hist: None,
+        split: gain.map(|gain| SplitCandidate {
+            feature: 0,
+            gain,
+            threshold: Some(1),
+            left_bins: Default::default(),
+            left: BinStats::default(),
+            right: BinStats::default(),
+        }),
+        limits: NodeLimits::root(),
+    };
+    let gains = [Some(1.0), None, Some(3.0), Some(1.0), None, Some(3.0), Some(2.0)];
+    // The scan the heap replaced: the first node of the largest gain, no split as −∞.
+    let mut scanned: Vec<usize> = Vec::new();
+    let mut left: Vec<(usize, f64)> = (gains.iter().enumerate())
+        .map(|(node, g)| (node, g.unwrap_or(f64::NEG_INFINITY)))
+        .collect();
+    while !left.is_empty() {
+        let best = (0..left.len())
+            .reduce(|a, b| if left[b].1 > left[a].1 { b } else { a })
+            .unwrap();
+        scanned.push(left.remove(best).0);
+    }
+    let mut pending = PendingNodes::new(Growth::Leafwise);
+    for (node, &gain) in gains.iter().enumerate() {
+        pending.push(waiting(node, gain));
+    }
+    let popped: Vec<usize> = std::iter::from_fn(|| pending.pop().map(|p| p.node)).collect();
+    assert_eq!(popped, scanned);
+    assert_eq!(popped, [2, 5, 6, 0, 3, 1, 4]);
+    let mut fifo = PendingNodes::new(Growth::Depthwise);
+    for (node, &gain) in gains.iter().enumerate() {
+        fifo.push(waiting(node, gain));
+    }
+    let popped: Vec<usize> = std::iter::from_fn(|| fifo.pop().map(|p| p.node)).collect();
+    assert_eq!(popped, [0, 1, 2, 3, 4, 5, 6]);
+}
+
 /// Every leaf's rows and value, ordered by first row.
 fn leaf_sets(grown: &GrownTree) -> Vec<(&[u32], f64)> {
     let mut leaves: Vec<(&[u32], f64)> = (grown.leaves.iter())

@@ -165,6 +165,23 @@ impl Scan<'_> {
     pub(super) fn gain(&self, left: BinStats, direction: i8) -> Option<f64> {
         let right = self.total - left;
         let p = self.params;
+        // The row minimum first: it rejects most candidates of small nodes, and costs no
+        // division, where the gain costs two.
+        let m = p.min_samples_leaf.max(1);
+        let enough_rows = match self.bounds {
+            None => Some(left.count as usize >= m && right.count as usize >= m),
+            Some(bounds) => match (
+                bounds.at_least(left.sum_v, m),
+                bounds.at_least(right.sum_v, m),
+            ) {
+                (Some(false), _) | (_, Some(false)) => Some(false),
+                (Some(true), Some(true)) => Some(true),
+                _ => None,
+            },
+        };
+        if enough_rows == Some(false) {
+            return None;
+        }
         let admissible = left.sum_v >= p.min_weight_leaf
             && right.sum_v >= p.min_weight_leaf
             && left.sum_v + p.l2_leaf > 0.0
@@ -189,25 +206,11 @@ impl Scan<'_> {
         if !(gain > p.min_split_gain && gain > 0.0) {
             return None;
         }
-        let m = p.min_samples_leaf.max(1);
-        let enough_rows = match self.bounds {
-            None => Some(left.count as usize >= m && right.count as usize >= m),
-            Some(bounds) => match (
-                bounds.at_least(left.sum_v, m),
-                bounds.at_least(right.sum_v, m),
-            ) {
-                (Some(false), _) | (_, Some(false)) => Some(false),
-                (Some(true), Some(true)) => Some(true),
-                _ => None,
-            },
-        };
-        match enough_rows {
-            Some(enough) => enough.then_some(gain),
-            None => {
-                self.undecided.set(self.undecided.get().max(gain));
-                None
-            }
+        if enough_rows.is_none() {
+            self.undecided.set(self.undecided.get().max(gain));
+            return None;
         }
+        Some(gain)
     }
 }
 
@@ -353,8 +356,34 @@ fn best_prefix(
     let missing = bins[0];
     let mut best: Option<(f64, usize, bool)> = None;
     let mut prefix = BinStats::default();
+    // Where any threshold is as allowed as the one before, an empty bin repeats the previous
+    // candidates exactly (same sums), and a repeat never wins: ties go to the lower threshold.
+    // Small nodes leave most of 255 bins empty.
+    let repeats_skippable = !matches!(candidates, Candidates::Splits(_));
+    // With exact counts, the row minimum bounds the thresholds worth a gain: prefixes only grow.
+    let exact_counts = scan.bounds.is_none();
+    let min_rows = scan.params.min_samples_leaf.max(1) as u32;
     for k in 1..=order.len() {
-        prefix += bins[order[k - 1] as usize];
+        let bin = bins[order[k - 1] as usize];
+        if repeats_skippable
+            && k > 1
+            && k < order.len()
+            && bin.count == 0
+            && bin.sum_v == 0.0
+            && bin.sum_vt == 0.0
+        {
+            continue;
+        }
+        prefix += bin;
+        if exact_counts {
+            if scan.total.count.saturating_sub(prefix.count) < min_rows {
+                // Too few rows right of this threshold and of every later one.
+                break;
+            }
+            if prefix.count + missing.count < min_rows {
+                continue;
+            }
+        }
         if !candidates.allows(feature, k) {
             continue;
         }
