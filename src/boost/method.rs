@@ -11,7 +11,6 @@
 //! docs/adding_a_method.md walks through it.
 
 use super::context::Context;
-use super::rng::Rng;
 use super::tracked::Tracked;
 use super::{agbm, gbm, projection, proximal, rgbm, vagbm};
 use super::{AgbmState, GbmState, MetaState, RepeatedState, VagbmState};
@@ -19,6 +18,7 @@ use crate::data::BinnedData;
 use crate::error::Result;
 use crate::loss::Objective;
 use crate::params::{Method, Params, StepRule};
+use crate::rng::Rng;
 use crate::tree::Candidates;
 use serde::{Deserialize, Serialize};
 
