@@ -31,6 +31,7 @@ mod error;
 pub mod loss;
 mod model;
 mod params;
+mod rng;
 mod rows;
 mod threads;
 mod tree;

@@ -2,6 +2,8 @@
 //! histogram subtraction, thread-count independence, exact fits, missing values, categorical
 //! splits, and errors that name the problem.
 
+mod common;
+
 use optboost::learner::{
     best_split, grow, BinStats, BinnedData, BinnedMatrix, Candidates, FitStats, Histogram,
     SplitParams,
@@ -11,24 +13,7 @@ use optboost::{
     TreeParams,
 };
 
-/// SplitMix64: a few lines, no dependency, the same stream everywhere.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn uniform(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use common::TestRng as Rng;
 
 fn score(g: f64, h: f64, l2: f64) -> f64 {
     g * g / (h + l2)
@@ -83,9 +68,9 @@ fn random_stats(rng: &mut Rng, n: usize) -> (Vec<f64>, Vec<f64>) {
 
 #[test]
 fn numeric_split_search_equals_brute_force() {
-    let mut rng = Rng(1);
+    let mut rng = Rng::new(1);
     for trial in 0..200 {
-        let n = 20 + rng.below(60) as usize;
+        let n = 20 + rng.below(60);
         // Few distinct values per feature (so one bin each), and missing values in some trials.
         let columns: Vec<Vec<f64>> = (0..3)
             .map(|j| {
@@ -114,12 +99,7 @@ fn numeric_split_search_equals_brute_force() {
             min_split_gain: 0.0,
             categorical: optboost::CategoricalParams::unguarded(),
         };
-        let features: Vec<Feature> = columns
-            .iter()
-            .enumerate()
-            .map(|(j, c)| Feature::numeric(format!("x{j}"), c))
-            .collect();
-        let frame = Frame::new(features).unwrap();
+        let frame = common::numeric_frame(&columns);
         let data = BinnedData::learn(&frame, &BinningParams::default()).unwrap();
         let hist = Histogram::build(&data, &all_rows(n), &vt, &v);
         let found = best_split(&hist, &data, totals(&vt, &v), &params, &Candidates::All);
@@ -186,13 +166,13 @@ fn numeric_split_search_equals_brute_force() {
 
 #[test]
 fn categorical_split_search_equals_brute_force_over_subsets() {
-    let mut rng = Rng(2);
+    let mut rng = Rng::new(2);
     let binning = BinningParams {
         max_bins: 255,
         min_category_count: 1,
     };
     for trial in 0..200 {
-        let n = 20 + rng.below(60) as usize;
+        let n = 20 + rng.below(60);
         let n_levels = 2 + rng.below(5) as u32; // up to 6 levels: 2^6 subsets
         let missing = if trial % 2 == 0 { 0.0 } else { 0.2 };
         let codes: Vec<i32> = (0..n)
@@ -200,7 +180,7 @@ fn categorical_split_search_equals_brute_force_over_subsets() {
                 if rng.uniform() < missing {
                     -1
                 } else {
-                    rng.below(n_levels as u64) as i32
+                    rng.below(n_levels as usize) as i32
                 }
             })
             .collect();
@@ -308,18 +288,14 @@ fn mixed_frame_columns(rng: &mut Rng, n: usize) -> (Vec<Vec<f64>>, Vec<i32>) {
 }
 
 fn mixed_frame<'a>(numeric: &'a [Vec<f64>], codes: &'a [i32]) -> Frame<'a> {
-    let mut features: Vec<Feature> = numeric
-        .iter()
-        .enumerate()
-        .map(|(j, c)| Feature::numeric(format!("x{j}"), c))
-        .collect();
+    let mut features = common::numeric_features(numeric);
     features.push(Feature::categorical("c", codes, 8));
     Frame::new(features).unwrap()
 }
 
 #[test]
 fn histogram_subtraction_equals_direct_construction() {
-    let mut rng = Rng(3);
+    let mut rng = Rng::new(3);
     let n = 30_000; // several histogram blocks at the root
     let (numeric, codes) = mixed_frame_columns(&mut rng, n);
     let frame = mixed_frame(&numeric, &codes);
@@ -424,7 +400,7 @@ fn histogram_subtraction_equals_direct_construction() {
 fn a_tree_restricted_to_some_features_is_the_tree_of_those_columns() {
     // Histograms are built for the allowed features only: the tree must be the one grown on a
     // frame holding just those columns, node for node.
-    let mut rng = Rng(11);
+    let mut rng = Rng::new(11);
     let n = 40_000;
     let (numeric, codes) = mixed_frame_columns(&mut rng, n);
     let frame = mixed_frame(&numeric, &codes);
@@ -476,7 +452,7 @@ fn a_tree_restricted_to_some_features_is_the_tree_of_those_columns() {
 
 #[test]
 fn same_model_with_one_and_two_threads() {
-    let mut rng = Rng(4);
+    let mut rng = Rng::new(4);
     let n = 70_000; // > 65 536: several histogram blocks and parallel partitions
     let (numeric, codes) = mixed_frame_columns(&mut rng, n);
     let y: Vec<f64> = (0..n)
@@ -538,7 +514,7 @@ fn compact_prediction_equals_tree_traversal() {
     // Trees without categorical rules predict through the compact lock-step form, the others
     // through the general traversal; both must give what a plain walk of every tree gives, also
     // on row counts that leave partial groups of rows.
-    let mut rng = Rng(11);
+    let mut rng = Rng::new(11);
     let n = 1_037;
     let (numeric, codes) = mixed_frame_columns(&mut rng, n);
     let y: Vec<f64> = (0..n)
@@ -621,7 +597,7 @@ fn fit_tree(data: &BinnedData, t: &[f64], params: &TreeParams) -> optboost::lear
 
 #[test]
 fn deep_tree_reproduces_a_piecewise_constant_target() {
-    let mut rng = Rng(5);
+    let mut rng = Rng::new(5);
     let n = 5_000;
     // 100 distinct values per feature: one bin each, so every cut of the grid is available.
     let x0: Vec<f64> = (0..n).map(|_| rng.below(100) as f64 / 10.0).collect();
@@ -674,7 +650,7 @@ fn deep_tree_reproduces_a_piecewise_constant_target() {
 #[test]
 fn row_order_passes_give_every_row_its_leaf_value() {
     // Enough rows for several row chunks, and leaves whose rows are scattered over all of them.
-    let mut rng = Rng(12);
+    let mut rng = Rng::new(12);
     let n = 30_001;
     let x: Vec<Vec<f64>> = (0..3)
         .map(|_| (0..n).map(|_| rng.uniform()).collect())
@@ -682,13 +658,7 @@ fn row_order_passes_give_every_row_its_leaf_value() {
     let t: Vec<f64> = (0..n)
         .map(|i| (9.0 * x[0][i]).sin() + x[1][i] * x[2][i] + rng.uniform())
         .collect();
-    let frame = Frame::new(
-        x.iter()
-            .enumerate()
-            .map(|(j, c)| Feature::numeric(format!("x{j}"), c))
-            .collect(),
-    )
-    .unwrap();
+    let frame = common::numeric_frame(&x);
     let data = BinnedData::learn(&frame, &BinningParams::default()).unwrap();
     let params = TreeParams {
         max_depth: 8,
@@ -724,7 +694,7 @@ fn check_row_order_passes(data: &BinnedData, grown: &optboost::learner::GrownTre
 
 #[test]
 fn missing_values_go_to_their_own_side() {
-    let mut rng = Rng(6);
+    let mut rng = Rng::new(6);
     let n = 2_000;
     let x: Vec<f64> = (0..n)
         .map(|_| {
@@ -795,7 +765,7 @@ fn missing_values_go_to_their_own_side() {
 
 #[test]
 fn a_level_subset_is_separated_by_one_categorical_split() {
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     let n = 3_000;
     let codes: Vec<i32> = (0..n).map(|_| rng.below(7) as i32).collect();
     let x: Vec<f64> = (0..n).map(|_| rng.uniform()).collect();
@@ -847,7 +817,7 @@ fn a_level_subset_is_separated_by_one_categorical_split() {
 }
 
 fn train_mixed(n: usize, seed: u64, params: &[(&str, &str)]) -> (Model, Vec<Vec<f64>>, Vec<i32>) {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let (numeric, codes) = mixed_frame_columns(&mut rng, n);
     let y: Vec<f64> = (0..n)
         .map(|i| {
@@ -1155,22 +1125,11 @@ fn inconsistent_bin_mappers_are_an_error() {
 fn prediction_data_with_the_wrong_columns_is_an_error() {
     let (model, numeric, codes) = train_mixed(500, 9, &[]);
     // Columns are found by name: a missing one is named.
-    let short = Frame::new(
-        numeric
-            .iter()
-            .enumerate()
-            .map(|(j, c)| Feature::numeric(format!("x{j}"), c))
-            .collect(),
-    )
-    .unwrap();
+    let short = common::numeric_frame(&numeric);
     let e = message(model.predict(&short).unwrap_err());
     assert!(e.contains("feature `c` is not among"), "{e}");
     // A categorical column where the model had a numeric one.
-    let mut features: Vec<Feature> = numeric
-        .iter()
-        .enumerate()
-        .map(|(j, c)| Feature::numeric(format!("x{j}"), c))
-        .collect();
+    let mut features = common::numeric_features(&numeric);
     features[0] = Feature::categorical("x0", &codes, 8);
     features.push(Feature::categorical("c", &codes, 8));
     let e = message(model.predict(&Frame::new(features).unwrap()).unwrap_err());

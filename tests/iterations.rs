@@ -35,7 +35,7 @@ fn predict_at_iteration_k_is_a_fresh_k_iteration_fit_bit_for_bit() {
             ("softmax", &classes),
             ("multiclass_hinge", &classes),
         ] {
-            if loss == "multiclass_hinge" && !["agbm", "agbmr", "vagbm"].contains(&method) {
+            if loss == "multiclass_hinge" && !["agbm", "agbmr", "vagbm"].contains(method) {
                 // Checked for the AGBM family's multiclass form; other momentum methods' plain
                 // steps raise this non-smooth loss here and keep the initial constant.
                 continue;

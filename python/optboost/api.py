@@ -13,7 +13,7 @@ from .formula import build_design
 from .losses import LossLike, loss_text
 from .model import Model
 from .offsets import offset_values, without_column
-from .params import param_pairs
+from .params import param_pairs, resolve
 from .training import Callback, Progress
 
 
@@ -89,8 +89,8 @@ def boost(
     constraints = {name: settings.pop(name) for name in CONSTRAINTS if name in settings}
     parse_monotone(constraints.get("monotone") or {})
     parse_interactions(constraints.get("interactions") or [])
-    pairs = param_pairs(settings)
-    task = _core.loss_task(settings["loss"])
+    pairs, resolved = resolve(settings)
+    task = resolved["task"]
     design = build_design(
         formula, without_column(data, offset), task=task, weights=weights, context=context
     )

@@ -31,27 +31,11 @@ FILE_VERSION = 1
 # Far above any real model (a 3,000-tree depth-6 model is about 17 MB); bounds what a file can ask.
 MAX_FILE_BYTES = 2 * 1024**3
 
-HISTORY_COLUMNS = (
-    "iteration",
-    "trees",
-    "train_loss",
-    "valid_loss",
-    "cos_mean",
-    "cos_min",
-    "step",
-    "seconds",
-)
-HISTORY_SCHEMA = {
-    "iteration": pl.Int64,
-    "trees": pl.Int64,
-    "train_loss": pl.Float64,
-    "valid_loss": pl.Float64,
-    "cos_mean": pl.Float64,
-    "cos_min": pl.Float64,
-    "step": pl.Float64,
-    "seconds": pl.Float64,
-    "restarted": pl.Boolean,
-}
+# The history's columns and types come from the binding, which produces them.
+_DTYPES = {"int64": pl.Int64, "float64": pl.Float64, "bool": pl.Boolean}
+HISTORY_SCHEMA = {name: _DTYPES[kind] for name, kind in _core.HISTORY_SCHEMA}
+# The columns of `Model.history` ("restarted" is shown through warnings and the plot instead).
+HISTORY_COLUMNS = tuple(name for name in HISTORY_SCHEMA if name != "restarted")
 
 MARGIN_LOSSES = ("hinge", "multiclass_hinge")
 _UNCHANGED = object()  # update(): early_stopping_rounds not given

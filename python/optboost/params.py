@@ -29,8 +29,16 @@ def render(name: str, value: Any) -> str:
 
 
 def param_pairs(params: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(name, text)`` pairs for the core (see ``resolve``)."""
+    return resolve(params)[0]
+
+
+def resolve(params: Mapping[str, Any]) -> tuple[list[tuple[str, str]], dict[str, Any]]:
     """``(name, text)`` pairs for the core, None values left out (the core's
-    default then applies). Unknown names raise ParameterError listing the valid
+    default then applies), and what training will use as the core resolves it
+    in one call: the normalised ``method`` and ``loss``, the ``task`` the loss
+    needs ("regression", "binary" or "multiclass"), and the ``step`` rule and
+    ``rho`` in force. Unknown names raise ParameterError listing the valid
     ones; values are validated by the core."""
     valid = _core.param_names()
     pairs = []
@@ -45,8 +53,7 @@ def param_pairs(params: Mapping[str, Any]) -> list[tuple[str, str]]:
         if value is not None:
             pairs.append((name, render(name, value)))
     _check_names_of_choices(dict(pairs))
-    _core.check_params(pairs)
-    return pairs
+    return pairs, _core.resolve_params(pairs)
 
 
 # R's gbm() argument names, for the users who arrive with them.
@@ -97,14 +104,4 @@ def _check_names_of_choices(params: Mapping[str, str]) -> None:
             )
 
 
-LOSS_NAMES = (
-    "squared",
-    "absolute",
-    "pinball",
-    "huber",
-    "logistic",
-    "exponential",
-    "hinge",
-    "softmax",
-    "multiclass_hinge",
-)
+LOSS_NAMES = tuple(_core.loss_names())

@@ -29,7 +29,6 @@
 use super::fit::{add_target_tree, fit_target};
 use super::method::{inverse_smoothness, method, BoostingMethod, Iterate, MethodState, Start};
 use super::outputs::column;
-use super::rng::Rng;
 use super::tracked::Tracked;
 use super::vectors::{par_fill, CHUNK};
 use super::{Context, Iteration};
@@ -37,6 +36,7 @@ use crate::data::BinnedData;
 use crate::error::{Error, Result};
 use crate::loss::Objective;
 use crate::params::{CorrectedResidual, Method, Params, Restart, StepRule};
+use crate::rng::Rng;
 use crate::tree::Candidates;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};

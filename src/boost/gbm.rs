@@ -12,7 +12,6 @@
 use super::fit::{add_constant_step_tree, add_newton_tree, fit_targets};
 use super::method::{inverse_smoothness, BoostingMethod, Iterate, MethodState, Start};
 use super::outputs::{column, newton_need, Need};
-use super::rng::Rng;
 use super::step_rule::apply_step_rule;
 use super::tracked::Tracked;
 use super::{Context, Iteration};
@@ -21,6 +20,7 @@ use crate::error::Result;
 use crate::loss::Objective;
 use crate::params::Params;
 use crate::params::StepRule;
+use crate::rng::Rng;
 use crate::tree::{Candidates, GrownTree};
 use serde::{Deserialize, Serialize};
 

@@ -11,7 +11,6 @@
 //! docs/adding_a_method.md walks through it.
 
 use super::context::Context;
-use super::rng::Rng;
 use super::tracked::Tracked;
 use super::{agbm, gbm, projection, proximal, rgbm, vagbm};
 use super::{AgbmState, GbmState, MetaState, RepeatedState, VagbmState};
@@ -19,6 +18,7 @@ use crate::data::BinnedData;
 use crate::error::Result;
 use crate::loss::Objective;
 use crate::params::{Method, Params, StepRule};
+use crate::rng::Rng;
 use crate::tree::Candidates;
 use serde::{Deserialize, Serialize};
 
@@ -164,4 +164,34 @@ method_states! {
     Meta(MetaState),
     /// `repeated_gbm`.
     Repeated(RepeatedState),
+}
+
+/// The step the booster will take, resolved from the parameters: what the user named, or the
+/// method's defaults for the loss.
+impl Params {
+    /// The step rule in force (`step`, or the method's default for the loss's smoothness) and ρ
+    /// of the `constant` rule (`rho`, or the method's default). Validates the parameters first.
+    ///
+    /// ```
+    /// use optboost::{Params, StepRule};
+    ///
+    /// let mut params = Params::default();
+    /// params.set("method", "rgbm")?.set("loss", "logistic")?;
+    /// assert_eq!(params.step_in_force()?, (StepRule::Constant, 4.0)); // ρ = 1/σ, σ = 1/4
+    /// # Ok::<(), optboost::Error>(())
+    /// ```
+    pub fn step_in_force(&self) -> Result<(StepRule, f64)> {
+        self.validate()?;
+        // σ does not depend on the number of classes: any K ≥ 2 builds the loss.
+        let sigma = match self.loss.build(2)? {
+            Objective::Scalar(loss) => loss.sigma(),
+            Objective::Multiclass(loss) => loss.sigma(),
+        };
+        let rules = method(self.method);
+        let rule = self.step.unwrap_or_else(|| rules.default_step_rule(sigma));
+        let rho = self
+            .rho
+            .unwrap_or_else(|| rules.default_rho(sigma, self.lambda));
+        Ok((rule, rho))
+    }
 }

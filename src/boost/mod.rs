@@ -15,7 +15,6 @@ mod outputs;
 mod projection;
 mod proximal;
 mod rgbm;
-mod rng;
 mod sampling;
 mod step_rule;
 mod stopping;
@@ -25,6 +24,7 @@ mod vagbm;
 mod vectors;
 mod weights;
 
+use crate::rng::Rng;
 pub use agbm::AgbmState;
 pub use checkpoint::Checkpoint;
 pub use context::Context;
@@ -35,7 +35,6 @@ pub use method::MethodState;
 use method::{method, Start};
 pub use projection::RepeatedState;
 pub use proximal::{DirectionKind, MetaState, Switches};
-pub(crate) use rng::Rng;
 pub use stopping::StopReason;
 pub use tracked::Tracked;
 pub use training_data::{Offsets, TrainData};
@@ -406,14 +405,10 @@ impl Booster {
                 self.state = state;
                 self.state.iterate_mut().restart_momentum();
                 self.valid_pred = valid_pred;
-                self.model.trees.truncate(n_trees);
-                self.model.tree_outputs.truncate(n_trees);
-                self.model.weights = self
-                    .state
-                    .iterate()
-                    .output_tracked()
+                let weights = (self.state.iterate().output_tracked())
                     .expect("only momentum methods are guarded")
                     .weights_for(n_trees);
+                self.model.keep_trees(n_trees, weights);
                 self.derivs.invalidate();
                 // The same pass on the same output: the losses of the previous iteration.
                 (new_train_loss, valid_loss) = self.monitored_losses();
@@ -445,12 +440,8 @@ impl Booster {
 
     /// Appends the model after this iteration to its iteration path (`Model::weights_at`).
     fn record_iteration_path(&mut self) {
-        self.model.iteration_trees.push(self.model.n_trees());
-        if self.params.method.has_momentum() {
-            self.model
-                .iteration_weights
-                .push(self.model.weights.clone());
-        }
+        self.model
+            .record_iteration(self.params.method.has_momentum());
     }
 
     /// The training and validation losses of the current output. The training loss pass also

@@ -18,7 +18,6 @@
 use super::fit::{fit_target, Direction};
 use super::method::{inverse_smoothness, BoostingMethod, Iterate, MethodState, Start};
 use super::outputs::{column, Need};
-use super::rng::Rng;
 use super::tracked::Tracked;
 use super::vectors::{add_column, axpy};
 use super::{Context, Iteration};
@@ -26,6 +25,7 @@ use crate::data::BinnedData;
 use crate::error::Result;
 use crate::loss::Objective;
 use crate::params::{Params, StepRule};
+use crate::rng::Rng;
 use crate::tree::Candidates;
 use serde::{Deserialize, Serialize};
 

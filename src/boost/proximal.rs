@@ -28,7 +28,6 @@
 use super::fit::{fit_newton_all, fit_targets};
 use super::method::{inverse_smoothness, BoostingMethod, Iterate, MethodState, Start};
 use super::outputs::Need;
-use super::rng::Rng;
 use super::step_rule::apply_step_rule;
 use super::tracked::Tracked;
 use super::vectors::axpy;
@@ -37,6 +36,7 @@ use crate::data::BinnedData;
 use crate::error::Result;
 use crate::loss::Objective;
 use crate::params::{Params, StepRule};
+use crate::rng::Rng;
 use crate::tree::Candidates;
 use serde::{Deserialize, Serialize};
 

@@ -12,12 +12,12 @@
 //! with ρ = 1/σ (the paper's theory).
 
 use super::method::{inverse_smoothness, BoostingMethod, MethodState, Start};
-use super::rng::Rng;
 use super::GbmState;
 use crate::data::BinnedData;
 use crate::error::Result;
 use crate::loss::Objective;
 use crate::params::{Params, Selection, StepRule};
+use crate::rng::Rng;
 use crate::tree::Candidates;
 
 /// Draws this iteration's candidate set.

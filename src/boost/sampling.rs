@@ -14,10 +14,10 @@
 //! Draws are serial and take one generator value per row (rows) or per pick (features): they do
 //! not depend on the thread count.
 
-use super::rng::Rng;
 use super::weights::Weights;
 use crate::data::BinnedData;
 use crate::params::Params;
+use crate::rng::Rng;
 use crate::tree::{fraction_of, Candidates, Constraints, GrowOptions};
 use std::sync::OnceLock;
 

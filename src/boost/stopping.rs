@@ -122,12 +122,8 @@ impl Booster {
 
     pub(super) fn restore_best(&mut self) {
         let best = &self.best;
-        self.model.trees.truncate(best.n_trees);
-        self.model.tree_outputs.truncate(best.n_trees);
-        self.model.weights = best.weights.clone();
-        self.model.iteration_trees.truncate(best.iteration);
-        self.model.iteration_weights.truncate(best.iteration);
-        self.model.best_iteration = Some(best.iteration);
+        self.model
+            .keep_iteration(best.iteration, best.n_trees, best.weights.clone());
     }
 
     /// Allows `extra` more iterations (continued training). Has no effect once early stopping or

@@ -16,13 +16,13 @@
 use super::fit::fit_target;
 use super::method::{inverse_smoothness, BoostingMethod, Iterate, MethodState, Start};
 use super::outputs::column;
-use super::rng::Rng;
 use super::tracked::Tracked;
 use super::{Context, Iteration};
 use crate::data::BinnedData;
 use crate::error::Result;
 use crate::loss::Objective;
 use crate::params::{Params, StepRule};
+use crate::rng::Rng;
 use crate::tree::Candidates;
 use serde::{Deserialize, Serialize};
 

@@ -72,6 +72,31 @@ impl Model {
         self.tree_outputs.push(output as u32);
     }
 
+    /// Keeps the first `n_trees` trees with `weights` as their weights: an earlier iterate.
+    pub(crate) fn keep_trees(&mut self, n_trees: usize, weights: Vec<f64>) {
+        self.trees.truncate(n_trees);
+        self.tree_outputs.truncate(n_trees);
+        self.weights = weights;
+    }
+
+    /// Appends the model as it is now to the iteration path (`weights_at`); `with_weights` for
+    /// methods whose old tree weights change (momentum).
+    pub(crate) fn record_iteration(&mut self, with_weights: bool) {
+        self.iteration_trees.push(self.n_trees());
+        if with_weights {
+            self.iteration_weights.push(self.weights.clone());
+        }
+    }
+
+    /// Goes back to the model after `iteration` iterations (`n_trees` trees with `weights`) and
+    /// marks it as the iterate training kept.
+    pub(crate) fn keep_iteration(&mut self, iteration: usize, n_trees: usize, weights: Vec<f64>) {
+        self.keep_trees(n_trees, weights);
+        self.iteration_trees.truncate(iteration);
+        self.iteration_weights.truncate(iteration);
+        self.best_iteration = Some(iteration);
+    }
+
     /// Iterations whose model this one can reproduce (`predict_iteration`).
     pub fn n_iterations(&self) -> usize {
         self.iteration_trees.len()

@@ -35,6 +35,20 @@ fn describe(reason: &StopReason) -> (&'static str, String) {
     (kind, reason.to_string())
 }
 
+/// The columns of `PyBooster::history`, in order, with their types: the Python front end builds
+/// its history tables from this (`optboost._core.HISTORY_SCHEMA`) instead of a copy.
+pub const HISTORY_SCHEMA: [(&str, &str); 9] = [
+    ("iteration", "int64"),
+    ("trees", "int64"),
+    ("train_loss", "float64"),
+    ("valid_loss", "float64"),
+    ("cos_mean", "float64"),
+    ("cos_min", "float64"),
+    ("step", "float64"),
+    ("seconds", "float64"),
+    ("restarted", "bool"),
+];
+
 #[pyclass(module = "optboost._core", name = "Booster", frozen)]
 pub struct PyBooster {
     /// Held for the whole of each call. A call made while another runs (`update()` of the same
@@ -205,8 +219,8 @@ impl PyBooster {
         Ok(PyModel::new(self.lock()?.model().clone()))
     }
 
-    /// The history from iteration `start` (0-based) on, as columns: iteration, trees, train_loss,
-    /// valid_loss (None without validation data), cos_mean, cos_min, step, seconds.
+    /// The history from iteration `start` (0-based) on, as the columns of `HISTORY_SCHEMA`
+    /// (valid_loss None without validation data).
     #[pyo3(signature = (start=0))]
     fn history<'py>(&self, py: Python<'py>, start: usize) -> PyResult<Bound<'py, PyDict>> {
         let booster = self.lock()?;

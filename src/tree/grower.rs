@@ -14,9 +14,9 @@ use super::split::{
     best_split_bounded, best_split_constrained, Candidates, NeedCounts, NodeConstraint,
     SplitCandidate, SplitParams,
 };
-use crate::boost::Rng;
 use crate::data::{BinMapper, BinnedData};
 use crate::error::{Error, Result};
+use crate::rng::Rng;
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};

@@ -1,4 +1,5 @@
-//! Shared helpers for the method tests: seeded data, CSV fixtures, training loops.
+//! Shared helpers of the Rust tests: the one seeded generator (`TestRng`), seeded data sets, the
+//! frame builder (`Data::frame`), CSV fixtures, training loops.
 #![allow(dead_code)]
 
 use optboost::Record;
@@ -22,6 +23,26 @@ impl TestRng {
     pub fn uniform(&mut self) -> f64 {
         ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
     }
+    /// Uniform in [a, b).
+    pub fn uniform_in(&mut self, a: f64, b: f64) -> f64 {
+        a + (b - a) * ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64)
+    }
+    /// Uniform in 0..n.
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+    /// True with probability p.
+    pub fn chance(&mut self, p: f64) -> bool {
+        self.uniform_in(0.0, 1.0) < p
+    }
+    /// −1 or +1 with equal probability.
+    pub fn sign(&mut self) -> f64 {
+        if self.chance(0.5) {
+            1.0
+        } else {
+            -1.0
+        }
+    }
     pub fn normal(&mut self) -> f64 {
         let (u, v) = (self.uniform(), self.uniform());
         (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
@@ -44,15 +65,21 @@ pub struct Data {
     pub y: Vec<f64>,
 }
 
+/// Numeric features x0, x1, … borrowing `columns`: the one frame builder of the tests.
+pub fn numeric_features(columns: &[Vec<f64>]) -> Vec<Feature<'_>> {
+    (columns.iter().enumerate())
+        .map(|(j, c)| Feature::numeric(format!("x{j}"), c))
+        .collect()
+}
+
+/// The frame of `numeric_features`.
+pub fn numeric_frame(columns: &[Vec<f64>]) -> Frame<'_> {
+    Frame::new(numeric_features(columns)).unwrap()
+}
+
 impl Data {
     pub fn frame(&self) -> Frame<'_> {
-        let features = self
-            .columns
-            .iter()
-            .enumerate()
-            .map(|(j, c)| Feature::numeric(format!("x{j}"), c))
-            .collect();
-        Frame::new(features).unwrap()
+        numeric_frame(&self.columns)
     }
     pub fn n_rows(&self) -> usize {
         self.y.len()

@@ -305,7 +305,7 @@ def test_core_errors_map_to_exception_classes():
     with pytest.raises(optboost.DataError, match="float64"):
         _core.Booster([], [("a", a.astype(np.float32), "numeric", 0)], a)
     with pytest.raises(optboost.ParameterError, match="gamma"):
-        _core.check_params([("gamma", "2.0")])
+        _core.resolve_params([("gamma", "2.0")])
     with pytest.raises(optboost.ModelFileError, match="not an optboost model"):
         _core.CoreModel.from_json("{}")
     for cls in (optboost.DataError, optboost.ParameterError, optboost.ModelFileError):
@@ -416,3 +416,35 @@ def test_numeric_columns_are_passed_zero_copy():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         optboost.boost("y ~ a + b", frame, n_iter=1, progress=False)
+
+
+def test_one_core_call_validates_and_returns_what_training_uses():
+    resolved = _core.resolve_params([("method", "gbm"), ("loss", "logistic")])
+    # gbm takes Newton steps for a loss with a smoothness constant; rho = 1/sigma = 4.
+    assert resolved == {
+        "method": "gbm",
+        "loss": "logistic(0)",
+        "task": "binary",
+        "step": "newton",
+        "rho": 4.0,
+    }
+    resolved = _core.resolve_params(
+        [("method", "proximal"), ("loss", "pinball(0.9)"), ("lambda", "0.5")]
+    )
+    assert (resolved["task"], resolved["step"], resolved["rho"]) == (
+        "regression",
+        "leaf_line_search",
+        0.5,
+    )
+    assert _core.resolve_params([("method", "agbm"), ("loss", "softmax")])["rho"] == 2.0
+    assert _core.resolve_params([("loss", "absolute")])["step"] == "leaf_line_search"
+    assert _core.resolve_params([("step", "line_search"), ("rho", "3")])["step"] == "line_search"
+    with pytest.raises(optboost.ParameterError, match="step"):
+        _core.resolve_params([("method", "agbm"), ("step", "newton")])
+
+
+def test_history_columns_are_the_bindings_schema():
+    model = optboost.boost("y ~ .", regression_frame(200, seed=1), n_iter=3, progress=False)
+    raw = model._booster.history()
+    assert list(raw) == [name for name, _ in _core.HISTORY_SCHEMA]
+    assert model.history.columns == [*(name for name, _ in _core.HISTORY_SCHEMA), "kept"]
