@@ -33,7 +33,7 @@ from .frames import (
     to_polars,
 )
 from .losses import loss_text
-from .model import HISTORY_SCHEMA
+from .model import HISTORY_SCHEMA, MARGIN_LOSSES
 from .params import param_pairs
 from .training import train
 
@@ -453,7 +453,7 @@ class BoostClassifier(ClassifierMixin, _BoostEstimator):
 
     def predict_proba(self, X: Any) -> np.ndarray:
         check_is_fitted(self)
-        if "hinge" in self.core_model_.loss:
+        if self.core_model_.loss.split("(")[0] in MARGIN_LOSSES:
             raise ParameterError(
                 f"the {self.core_model_.loss!r} loss gives no probabilities; use decision_function"
             )
