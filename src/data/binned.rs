@@ -62,6 +62,16 @@ impl BinnedMatrix {
         })
     }
 
+    /// A matrix of bins computed elsewhere (`bins`: `n_rows` rows of `n_features` bytes).
+    pub(crate) fn from_bins(bins: Vec<u8>, n_rows: usize, n_features: usize) -> Self {
+        debug_assert_eq!(bins.len(), n_rows * n_features);
+        BinnedMatrix {
+            bins,
+            n_rows,
+            n_features,
+        }
+    }
+
     pub fn n_rows(&self) -> usize {
         self.n_rows
     }

@@ -3,11 +3,13 @@
 
 mod binned;
 mod binning;
+mod bundles;
 mod frame;
 pub(crate) mod nonfinite;
 
 pub use binned::BinnedMatrix;
 pub use binning::{BinMapper, BinningParams};
+pub(crate) use bundles::Bundles;
 pub use frame::{Feature, FeatureKind, FeatureValues, Frame};
 
 use crate::error::{Error, Result};
@@ -28,6 +30,8 @@ pub struct BinnedData {
     columns: Vec<u8>,
     /// Whether some row of feature j is in its missing bin 0.
     has_missing: Vec<bool>,
+    /// Sparse features sharing histogram columns (`None`: every feature has its own).
+    bundles: Option<Bundles>,
 }
 
 impl BinnedData {
@@ -76,6 +80,7 @@ impl BinnedData {
                 .map(|column| column.contains(&0))
                 .collect()
         };
+        let bundles = Bundles::find(&mappers, &columns, matrix.n_rows());
         Ok(BinnedData {
             matrix,
             mappers,
@@ -83,11 +88,15 @@ impl BinnedData {
             offsets,
             columns,
             has_missing,
+            bundles,
         })
     }
 
     pub fn matrix(&self) -> &BinnedMatrix {
         &self.matrix
+    }
+    pub(crate) fn bundles(&self) -> Option<&Bundles> {
+        self.bundles.as_ref()
     }
     pub fn mappers(&self) -> &[BinMapper] {
         &self.mappers

@@ -19,7 +19,7 @@
 //!   order, so a bin's sum does not depend on which other features are built, nor how.
 
 use super::split::{BinSet, CountBounds};
-use crate::data::{BinnedData, BinnedMatrix};
+use crate::data::{BinnedData, BinnedMatrix, Bundles};
 use rayon::prelude::*;
 use std::ops::{AddAssign, SubAssign};
 
@@ -393,9 +393,23 @@ fn build_packed<const K: usize>(
     consume: impl FnOnce(&[[f64; K]]),
 ) {
     let n_blocks = (rows.len() / MIN_BLOCK_ROWS).clamp(1, MAX_BLOCKS);
-    // Where each built feature's bins start in the packed buffer, and (for a subset) where its
-    // bin sits in a matrix row.
+    // A pass over all features reads the bundled columns where sparse features share them.
+    let bundles = match features {
+        Features::All => data.bundles(),
+        Features::Only(_) => None,
+    };
+    let matrix = bundles.map_or(data.matrix(), Bundles::matrix);
+    // Where each built feature's (or column's) bins start in the packed buffer, and (for a
+    // subset) where its bin sits in a matrix row.
     let (offsets, selected, total_bins): (Vec<u32>, Option<Vec<u32>>, usize) = match features {
+        Features::All if bundles.is_some() => {
+            let bundles = bundles.expect("just checked");
+            (
+                bundles.column_offsets().to_vec(),
+                None,
+                bundles.total_bins(),
+            )
+        }
         Features::All => (
             data.offsets()[..data.n_features()]
                 .iter()
@@ -433,6 +447,7 @@ fn build_packed<const K: usize>(
                 &offsets,
                 selected,
                 data,
+                matrix,
                 rows,
                 &stat,
                 &prefetch_stat,
@@ -447,6 +462,7 @@ fn build_packed<const K: usize>(
                         &offsets,
                         selected,
                         data,
+                        matrix,
                         block,
                         &stat,
                         &prefetch_stat,
@@ -461,7 +477,14 @@ fn build_packed<const K: usize>(
                 }
             }
         }
-        consume(first);
+        match bundles {
+            Some(bundles) => {
+                let mut expanded = vec![[0.0; K]; data.total_bins()];
+                bundles.expand(first, data.offsets(), &mut expanded);
+                consume(&expanded);
+            }
+            None => consume(first),
+        }
     };
     // The block buffers are reused from call to call: fresh ones of this size come from mmap, and
     // their page faults and unmapping cost more than filling them. The thread's buffer is still
@@ -485,6 +508,7 @@ fn accumulate_fastest<const K: usize>(
     offsets: &[u32],
     selected: Option<&[u32]>,
     data: &BinnedData,
+    matrix: &BinnedMatrix,
     rows: &[u32],
     stat: &impl Fn(usize) -> [f64; K],
     prefetch_stat: &impl Fn(usize),
@@ -492,10 +516,30 @@ fn accumulate_fastest<const K: usize>(
     #[cfg(target_arch = "x86_64")]
     if K == 4 && std::arch::is_x86_feature_detected!("avx") {
         // SAFETY: the CPU supports AVX, checked just above.
-        unsafe { accumulate_avx(hist, offsets, selected, data, rows, stat, prefetch_stat) };
+        unsafe {
+            accumulate_avx(
+                hist,
+                offsets,
+                selected,
+                data,
+                matrix,
+                rows,
+                stat,
+                prefetch_stat,
+            )
+        };
         return;
     }
-    accumulate(hist, offsets, selected, data, rows, stat, prefetch_stat);
+    accumulate(
+        hist,
+        offsets,
+        selected,
+        data,
+        matrix,
+        rows,
+        stat,
+        prefetch_stat,
+    );
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -505,11 +549,21 @@ fn accumulate_avx<const K: usize>(
     offsets: &[u32],
     selected: Option<&[u32]>,
     data: &BinnedData,
+    matrix: &BinnedMatrix,
     rows: &[u32],
     stat: &impl Fn(usize) -> [f64; K],
     prefetch_stat: &impl Fn(usize),
 ) {
-    accumulate(hist, offsets, selected, data, rows, stat, prefetch_stat);
+    accumulate(
+        hist,
+        offsets,
+        selected,
+        data,
+        matrix,
+        rows,
+        stat,
+        prefetch_stat,
+    );
 }
 
 #[inline(always)]
@@ -518,6 +572,7 @@ fn accumulate<const K: usize>(
     offsets: &[u32],
     selected: Option<&[u32]>,
     data: &BinnedData,
+    matrix: &BinnedMatrix,
     rows: &[u32],
     stat: &impl Fn(usize) -> [f64; K],
     prefetch_stat: &impl Fn(usize),
@@ -529,7 +584,6 @@ fn accumulate<const K: usize>(
     };
     // Separate loops rather than one with a per-row branch: the loop over all features stays
     // the tight zip it was.
-    let matrix = data.matrix();
     match selected {
         // A few features: one pass per feature over its column (one byte per row) costs less
         // than reading every row of the matrix whole.
@@ -552,9 +606,9 @@ fn accumulate<const K: usize>(
         None => for_rows(matrix, rows, prefetch_stat, |r, row| {
             let s = stat(r);
             for (&offset, &bin) in offsets.iter().zip(row) {
-                // SAFETY: `offset` is feature j's offset and `bin` < its bin count (a `BinnedData`
-                // is always binned by its checked mappers), so the index is below `total_bins`,
-                // the length of `hist`. The bounds check would cost ~5% of the kernel.
+                // SAFETY: `offset` is column j's offset and `bin` < its bin count (a `BinnedData`
+                // is always binned by its checked mappers, and its bundles' bins are below their
+                // columns' counts), so the index is below `total_bins`, the length of `hist`. The bounds check would cost ~5% of the kernel.
                 add(
                     unsafe { hist.get_unchecked_mut(offset as usize + bin as usize) },
                     &s,
@@ -628,6 +682,83 @@ mod tests {
         sum_v: 3.5,
         count: 12345,
     };
+
+    #[test]
+    fn bundled_sparse_features_give_every_feature_its_own_histogram() {
+        // Three one-hot encoded variables (4, 6 and 3 levels; the last has a level with half the
+        // rows as its default), a rare binary flag, and a dense feature that bundles with none.
+        let mut state = 11;
+        let n = 6_000; // one block: the kernel adds rows in row order, as below
+        let mut columns: Vec<Vec<f64>> = Vec::new();
+        for levels in [4usize, 6, 3] {
+            let codes: Vec<usize> = (0..n)
+                .map(|_| (uniform(&mut state) * levels as f64) as usize)
+                .collect();
+            for level in 0..levels {
+                columns.push(codes.iter().map(|&c| f64::from(c == level)).collect());
+            }
+        }
+        columns.push(
+            (0..n)
+                .map(|_| f64::from(uniform(&mut state) < 0.02))
+                .collect(),
+        );
+        columns.push((0..n).map(|_| uniform(&mut state)).collect());
+        let data = binned(&columns);
+        assert!(data.bundles().is_some());
+        assert!(data.bundles().unwrap().matrix().n_features() < columns.len() - 1);
+        let vt: Vec<f64> = (0..n).map(|_| uniform(&mut state) - 0.4).collect();
+        let v: Vec<f64> = (0..n).map(|_| 0.1 + uniform(&mut state)).collect();
+        let all: Vec<u32> = (0..n as u32).collect();
+        let some: Vec<u32> = all.iter().copied().filter(|r| r % 5 < 2).collect();
+        for rows in [&all, &some] {
+            // Every feature's bins summed row by row.
+            let mut expected = vec![BinStats::default(); data.total_bins()];
+            for &r in rows.iter() {
+                let r = r as usize;
+                for f in 0..data.n_features() {
+                    let bin = &mut expected[data.offsets()[f] + data.column(f)[r] as usize];
+                    *bin += BinStats {
+                        sum_vt: vt[r],
+                        sum_v: v[r],
+                        count: 1,
+                    };
+                }
+            }
+            let scale: f64 = rows.iter().map(|&r| vt[r as usize].abs()).sum();
+            let mut hist = Histogram {
+                bins: vec![SENTINEL; data.total_bins()],
+            };
+            hist.build_into(&data, rows, &RowStats::new(&vt, &v), Features::All);
+            let mut inexact = 0;
+            for (b, (got, want)) in hist.bins.iter().zip(&expected).enumerate() {
+                assert_eq!(got.count, want.count, "bin {b}");
+                if got != want {
+                    // Only a bundled feature's default bin is summed from partial sums.
+                    inexact += 1;
+                    assert!((got.sum_vt - want.sum_vt).abs() <= 1e-12 * scale, "bin {b}");
+                    assert!((got.sum_v - want.sum_v).abs() <= 1e-12 * scale, "bin {b}");
+                }
+            }
+            // At most one inexact bin per feature but the dense one.
+            assert!(inexact < columns.len());
+            // A feature subset reads the features' own columns: exactly the row sums.
+            let subset: Vec<usize> = (0..data.n_features()).step_by(2).collect();
+            let mut masked = Histogram {
+                bins: vec![SENTINEL; data.total_bins()],
+            };
+            masked.build_into(
+                &data,
+                rows,
+                &RowStats::new(&vt, &v),
+                Features::Only(&subset),
+            );
+            for &f in &subset {
+                let range = data.offsets()[f]..data.offsets()[f + 1];
+                assert_eq!(masked.bins[range.clone()], expected[range]);
+            }
+        }
+    }
 
     #[test]
     fn a_feature_subset_builds_exactly_its_bins_of_the_full_histogram() {

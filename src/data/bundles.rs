@@ -1,0 +1,255 @@
+//! Exclusive feature bundles (the "exclusive feature bundling" of LightGBM: Ke et al., "LightGBM:
+//! A Highly Efficient Gradient Boosting Decision Tree", Algorithm 3, with no conflicts allowed).
+//!
+//! One-hot and other sparse data have many features that are rarely off their most frequent
+//! ("default") bin, and rarely off it in the same row. Such features, when no row has two of them
+//! off their default, share one histogram column: the column's bin 0 means "every member at its
+//! default", the other bins are the members' other bins one after another. A row then adds its
+//! statistic to one bin per bundle instead of one per feature.
+//!
+//! The histogram of each member is recovered exactly as to which rows it sums: a non-default bin
+//! is the bundle bin with the same rows, summed in the same order (the same bits); the default
+//! bin, whose rows are those of the bundle's bin 0 and of the other members' bins, is the sum of
+//! those bundle bins in bin order (the same value up to rounding, and the same with any thread
+//! count). Counts stay exact.
+//!
+//! A feature is a candidate when it is numeric, has no missing value and at least half of the
+//! rows sit in its default bin; features are placed greedily, most non-default rows first, into
+//! the first bundle where none of their rows conflicts and the bins fit in 256. Bundles are used
+//! only where one holds at least two features.
+
+use super::{BinMapper, BinnedMatrix};
+
+/// Bundles open to new members while features are placed (each holds one bit per row).
+const MAX_BUNDLES: usize = 256;
+
+/// Where a feature's bins live in the bundled histogram.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// Its own column: feature bin b is column bin b.
+    Own { column: usize },
+    /// In a bundle: feature bins 1.. other than `default` are column bins `first`.. in order;
+    /// the missing bin 0 is empty.
+    Bundled {
+        column: usize,
+        default: u8,
+        first: usize,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct Bundles {
+    /// One byte per row and column.
+    matrix: BinnedMatrix,
+    /// Where each column's bins start in a bundled histogram; one past the end last.
+    offsets: Vec<u32>,
+    places: Vec<Place>,
+}
+
+impl Bundles {
+    /// Bundles for features binned as `columns` (column-major, `n_rows` per feature), or `None`
+    /// when no two features can share a column.
+    pub(crate) fn find(mappers: &[BinMapper], columns: &[u8], n_rows: usize) -> Option<Bundles> {
+        // (feature, default bin, non-default rows) of every candidate.
+        let mut candidates: Vec<(usize, u8, Vec<u32>)> = Vec::new();
+        for (f, mapper) in mappers.iter().enumerate() {
+            if !matches!(mapper, BinMapper::Numeric { .. }) || n_rows == 0 {
+                continue;
+            }
+            let mut counts = [0usize; 256];
+            for &b in column_of(columns, f, n_rows) {
+                counts[b as usize] += 1;
+            }
+            if counts[0] > 0 {
+                continue;
+            }
+            // The lowest of the most frequent bins.
+            let default = (0..256).rev().max_by_key(|&b| counts[b]).unwrap_or(0) as u8;
+            if 2 * counts[default as usize] < n_rows {
+                continue;
+            }
+            let others = (column_of(columns, f, n_rows).iter().enumerate())
+                .filter(|&(_, &b)| b != default)
+                .map(|(r, _)| r as u32)
+                .collect();
+            candidates.push((f, default, others));
+        }
+        candidates.sort_by_key(|(f, _, rows)| (std::cmp::Reverse(rows.len()), *f));
+        // Greedy placement: (members, bins used, rows taken as a bit set). At most
+        // `MAX_BUNDLES` are open (each holds a bit per row); a feature that fits in none of
+        // them keeps its own column.
+        let mut groups: Vec<(Vec<usize>, usize, Vec<u64>)> = Vec::new();
+        let mut defaults = vec![0u8; mappers.len()];
+        let taken_at = |taken: &[u64], r: u32| taken[r as usize / 64] >> (r % 64) & 1 == 1;
+        for (f, default, rows) in &candidates {
+            defaults[*f] = *default;
+            let bins = mappers[*f].n_bins() - 2;
+            let fits = |(_, used, taken): &(Vec<usize>, usize, Vec<u64>)| {
+                used + bins <= 256 && rows.iter().all(|&r| !taken_at(taken, r))
+            };
+            let group = match groups.iter().position(fits) {
+                Some(g) => g,
+                None if groups.len() < MAX_BUNDLES => {
+                    groups.push((Vec::new(), 1, vec![0; n_rows.div_ceil(64)]));
+                    groups.len() - 1
+                }
+                None => continue,
+            };
+            let (members, used, taken) = &mut groups[group];
+            members.push(*f);
+            *used += bins;
+            for &r in rows {
+                taken[r as usize / 64] |= 1 << (r % 64);
+            }
+        }
+        groups.retain(|(members, _, _)| members.len() >= 2);
+        if groups.is_empty() {
+            return None;
+        }
+        // Columns: every bundle (members in feature order), then every other feature, in order
+        // of their first feature.
+        let mut bundle_of = vec![None; mappers.len()];
+        for (g, (members, _, _)) in groups.iter_mut().enumerate() {
+            members.sort_unstable();
+            for &f in members.iter() {
+                bundle_of[f] = Some(g);
+            }
+        }
+        let mut places = vec![Place::Own { column: 0 }; mappers.len()];
+        let mut offsets = vec![0u32];
+        let mut column_of_bundle = vec![usize::MAX; groups.len()];
+        for f in 0..mappers.len() {
+            let n_columns = offsets.len() - 1;
+            match bundle_of[f] {
+                None => {
+                    places[f] = Place::Own { column: n_columns };
+                    offsets.push(offsets[n_columns] + mappers[f].n_bins() as u32);
+                }
+                Some(g) if column_of_bundle[g] == usize::MAX => {
+                    column_of_bundle[g] = n_columns;
+                    let mut next = 1;
+                    for &member in &groups[g].0 {
+                        places[member] = Place::Bundled {
+                            column: n_columns,
+                            default: defaults[member],
+                            first: next,
+                        };
+                        next += mappers[member].n_bins() - 2;
+                    }
+                    offsets.push(offsets[n_columns] + next as u32);
+                }
+                Some(_) => {}
+            }
+        }
+        let n_columns = offsets.len() - 1;
+        let mut bins = vec![0u8; n_rows * n_columns];
+        for (f, place) in places.iter().enumerate() {
+            match *place {
+                Place::Own { column } => {
+                    for (r, &b) in column_of(columns, f, n_rows).iter().enumerate() {
+                        bins[r * n_columns + column] = b;
+                    }
+                }
+                Place::Bundled {
+                    column,
+                    default,
+                    first,
+                } => {
+                    for (r, &b) in column_of(columns, f, n_rows).iter().enumerate() {
+                        if b != default {
+                            bins[r * n_columns + column] = bundle_bin(b, default, first) as u8;
+                        }
+                    }
+                }
+            }
+        }
+        Some(Bundles {
+            matrix: BinnedMatrix::from_bins(bins, n_rows, n_columns),
+            offsets,
+            places,
+        })
+    }
+
+    pub(crate) fn matrix(&self) -> &BinnedMatrix {
+        &self.matrix
+    }
+
+    /// Where each column's bins start in a bundled histogram.
+    pub(crate) fn column_offsets(&self) -> &[u32] {
+        &self.offsets[..self.offsets.len() - 1]
+    }
+
+    pub(crate) fn total_bins(&self) -> usize {
+        *self.offsets.last().unwrap_or(&0) as usize
+    }
+
+    /// Writes the histogram of every feature (laid out at `feature_offsets`) from the bundled
+    /// histogram `bundled`.
+    pub(crate) fn expand<const K: usize>(
+        &self,
+        bundled: &[[f64; K]],
+        feature_offsets: &[usize],
+        out: &mut [[f64; K]],
+    ) {
+        let add = |a: &mut [f64; K], b: &[f64; K]| {
+            for k in 0..K {
+                a[k] += b[k];
+            }
+        };
+        for (f, place) in self.places.iter().enumerate() {
+            let own = &mut out[feature_offsets[f]..feature_offsets[f + 1]];
+            match *place {
+                Place::Own { column } => {
+                    let start = self.offsets[column] as usize;
+                    own.copy_from_slice(&bundled[start..start + own.len()]);
+                }
+                Place::Bundled {
+                    column,
+                    default,
+                    first,
+                } => {
+                    let start = self.offsets[column] as usize;
+                    let column_bins = &bundled[start..self.offsets[column + 1] as usize];
+                    let last = first + own.len() - 2;
+                    own[0] = [0.0; K];
+                    for b in 1..own.len() {
+                        if b != default as usize {
+                            own[b] = column_bins[bundle_bin(b as u8, default, first)];
+                        }
+                    }
+                    // The default bin's rows: every row of the bundle not in one of this
+                    // feature's other bins.
+                    let mut sum = column_bins[0];
+                    for (b, bin) in column_bins.iter().enumerate().skip(1) {
+                        if !(first..last).contains(&b) {
+                            add(&mut sum, bin);
+                        }
+                    }
+                    own[default as usize] = sum;
+                }
+            }
+        }
+    }
+}
+
+/// The bundle bin of feature bin `b` (≠ `default`, ≠ 0) of a member whose bins start at `first`.
+#[inline]
+fn bundle_bin(b: u8, default: u8, first: usize) -> usize {
+    first + b as usize - 1 - usize::from(b > default)
+}
+
+fn column_of(columns: &[u8], f: usize, n_rows: usize) -> &[u8] {
+    &columns[f * n_rows..(f + 1) * n_rows]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundle_bins_skip_the_missing_and_default_bins() {
+        // Bins 1..=4 with default 2: 1 -> first, 3 -> first + 1, 4 -> first + 2.
+        assert_eq!([1, 3, 4].map(|b| bundle_bin(b, 2, 5)), [5, 6, 7]);
+        assert_eq!([2, 3].map(|b| bundle_bin(b, 1, 1)), [1, 2]);
+    }
+}
