@@ -10,6 +10,7 @@ from .class_weights import class_weight_values
 from .constraints import CONSTRAINTS, constraint_params, parse_interactions, parse_monotone
 from .errors import ParameterError
 from .formula import build_design
+from .holdout import held_rows, resolve_fraction, take_rows
 from .losses import LossLike, loss_text
 from .model import Model
 from .offsets import offset_values, without_column
@@ -26,6 +27,7 @@ def boost(
     n_iter: int = 100,
     learning_rate: float = 0.1,
     valid: Any = None,
+    validation_fraction: float | str | None = "auto",
     weights: Any = None,
     offset: Any = None,
     class_weight: Any = None,
@@ -49,7 +51,15 @@ def boost(
         or two strings (the second in sorted order is the positive class); a
         multiclass loss takes integer or string classes.
     valid: a validation frame with the same columns, for ``history`` and
-        ``early_stopping_rounds``.
+        ``early_stopping_rounds``; a momentum method keeps the iterate of lowest
+        validation loss.
+    validation_fraction: without ``valid``, hold out this fraction of the rows
+        (seeded by ``seed``, stratified by class) as the validation data.
+        "auto": 0.1 for the momentum methods (agbm, agbmr, vagbm,
+        accelerated_gbm, accelerated_proximal) when that is at least 10 rows,
+        so that they keep the iterate of lowest held-out loss instead of the
+        last one (docs/algorithms.md); none for the other methods. None:
+        train on every row (the papers' algorithms exactly).
     weights: a column name or one value per row.
     offset: a column name (left out of ``.``; the validation frame's column of
         that name is its offset) or an array, n values or (n, K) for K classes:
@@ -73,8 +83,8 @@ def boost(
         ``interactions=[["a", "b"], ["c", "d"]]`` (the columns whose features
         may share a root-to-leaf path; a column in no group is used alone).
     """
-    if early_stopping_rounds is not None and valid is None:
-        raise ParameterError("early_stopping_rounds needs validation data: pass valid=")
+    if valid is not None and validation_fraction not in (None, "auto"):
+        raise ParameterError("pass valid= or validation_fraction=, not both")
     settings = {
         "method": method,
         "loss": loss_text(loss),
@@ -126,9 +136,26 @@ def boost(
         labels = spec.target_encoding.labels
         by_class = class_weight_values(class_weight, design.y, labels)
         weights_values = by_class if weights_values is None else weights_values * by_class
-    booster = _core.Booster(
-        pairs, design.features, design.y, weights_values, *valid_args, *offsets
-    )
+    features, y = design.features, design.y
+    fraction = None if valid is not None else resolve_fraction(validation_fraction, method, len(y))
+    if fraction is not None:
+        held = held_rows(y, fraction, seed, stratify=task != "regression")
+        kept = ~held
+        valid_args = (
+            take_rows(features, held),
+            y[held],
+            None if weights_values is None else weights_values[held],
+        )
+        if offsets[0] is not None:
+            by_row = offsets[0].reshape(len(y), -1)  # row-major n × K
+            offsets = (by_row[kept].reshape(-1), by_row[held].reshape(-1))
+        features, y = take_rows(features, kept), y[kept]
+        weights_values = None if weights_values is None else weights_values[kept]
+    if early_stopping_rounds is not None and valid_args[0] is None:
+        raise ParameterError(
+            "early_stopping_rounds needs validation data: pass valid= or validation_fraction="
+        )
+    booster = _core.Booster(pairs, features, y, weights_values, *valid_args, *offsets)
     model = Model._from_booster(booster, spec, dict(pairs))
     model._train(int(n_iter), progress, callback)
     return model

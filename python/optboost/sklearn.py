@@ -23,6 +23,7 @@ from .class_weights import class_weight_values
 from .constraints import constraint_params
 from .errors import DataError, ParameterError
 from .formula import FeatureColumn
+from .holdout import held_rows, resolve_fraction, take_rows
 from .frames import (
     categorical_codes,
     categorical_levels,
@@ -65,7 +66,7 @@ class _BoostEstimator(BaseEstimator):
         n_threads: int = 0,
         progress: bool | None = None,
         early_stopping_rounds: int | None = None,
-        validation_fraction: float | None = None,
+        validation_fraction: float | str | None = "auto",
         subsample: float | None = None,
         colsample_bytree: float | None = None,
         colsample_bynode: float | None = None,
@@ -241,7 +242,7 @@ class _BoostEstimator(BaseEstimator):
                 # Rows of weight 0 would still shape the bin thresholds; scikit-learn
                 # expects them to act as if absent.
                 keep = weights > 0
-                columns = _rows(columns, keep)
+                columns = take_rows(columns, keep)
                 y, weights = y[keep], weights[keep]
         if valid is None and self.validation_fraction is not None:
             columns, y, weights, valid = self._hold_out(columns, y, weights)
@@ -263,28 +264,17 @@ class _BoostEstimator(BaseEstimator):
         self.n_iter_ = outcome.iterations
 
     def _hold_out(self, columns, y, weights):
-        """Split off validation_fraction of the rows at random (seeded by
-        random_state; stratified by class for classifiers)."""
-        fraction = self.validation_fraction
-        if not isinstance(fraction, (int, float)) or not 0 < fraction < 1:
-            raise ParameterError(f"validation_fraction must be in (0, 1), got {fraction!r}")
-        rng = np.random.default_rng(0 if self.random_state is None else self.random_state)
-        held = np.zeros(len(y), dtype=bool)
-        groups = [np.arange(len(y))]
-        if isinstance(self, ClassifierMixin):
-            groups = [np.flatnonzero(y == c) for c in np.unique(y)]
-        for rows in groups:
-            count = int(round(fraction * len(rows)))
-            held[rng.permutation(rows)[:count]] = True
-        if held.all() or not held.any():
-            raise DataError(
-                f"validation_fraction={fraction} of {len(y)} rows leaves no rows to "
-                "train or to validate on"
-            )
+        """Split off validation_fraction of the rows at random (seeded by random_state;
+        stratified by class for classifiers); "auto" as in ``optboost.boost``."""
+        fraction = resolve_fraction(self.validation_fraction, self.method, len(y))
+        if fraction is None:
+            return columns, y, weights, None
+        seed = 0 if self.random_state is None else self.random_state
+        held = held_rows(y, fraction, seed, stratify=isinstance(self, ClassifierMixin))
         train_rows = ~held
-        valid = (_rows(columns, held), y[held])
+        valid = (take_rows(columns, held), y[held])
         kept_weights = None if weights is None else weights[train_rows]
-        return _rows(columns, train_rows), y[train_rows], kept_weights, valid
+        return take_rows(columns, train_rows), y[train_rows], kept_weights, valid
 
     def _scores(self, X: Any, response: bool) -> np.ndarray:
         columns = self._predict_columns(X)
@@ -326,6 +316,9 @@ class BoostRegressor(RegressorMixin, _BoostEstimator):
         predictions increasing / decreasing in that column.
     interactions: [[columns], ...], the columns that may share a
         root-to-leaf path (a column in no group is used alone).
+    validation_fraction: without eval_set, the fraction of the rows held out
+        as validation data; "auto" holds out 0.1 for the momentum methods
+        only (as ``optboost.boost`` does), None none.
     params: any other training parameter by name, e.g. ``{"gamma": 0.3}``.
     """
 
@@ -373,7 +366,7 @@ class BoostClassifier(ClassifierMixin, _BoostEstimator):
         n_threads: int = 0,
         progress: bool | None = None,
         early_stopping_rounds: int | None = None,
-        validation_fraction: float | None = None,
+        validation_fraction: float | str | None = "auto",
         subsample: float | None = None,
         colsample_bytree: float | None = None,
         colsample_bynode: float | None = None,
@@ -466,10 +459,6 @@ class BoostClassifier(ClassifierMixin, _BoostEstimator):
         scores = self._scores(X, response=False)
         index = (scores[:, 0] > 0).astype(np.intp) if scores.shape[1] == 1 else scores.argmax(1)
         return self.classes_[index]
-
-
-def _rows(columns: list[FeatureColumn], rows: np.ndarray) -> list[FeatureColumn]:
-    return [c._replace(values=np.ascontiguousarray(c.values[rows])) for c in columns]
 
 
 def _pair(eval_set: Any) -> tuple[Any, Any]:

@@ -1,0 +1,63 @@
+"""The validation part a fit holds out of its training rows (``validation_fraction``).
+
+The momentum methods reach gbm's training loss in well under half the trees (their purpose),
+so at a fixed number of iterations they go on to fit noise, and their training loss, which
+keeps falling, cannot say when. With ``validation_fraction="auto"`` (the default) a momentum
+method given no validation data holds out a tenth of the rows and keeps the iterate of lowest
+loss on them (docs/algorithms.md, "Which iterate a momentum method keeps").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .errors import DataError, ParameterError
+
+MOMENTUM_METHODS = frozenset({"agbm", "agbmr", "vagbm", "accelerated_gbm", "accelerated_proximal"})
+AUTO_FRACTION = 0.1
+# Below this many held-out rows the selected iteration is mostly noise: "auto" then trains on
+# every row (and keeps the best iterate by training loss, as with validation_fraction=None).
+MIN_AUTO_HELD = 10
+
+
+def resolve_fraction(fraction: Any, method: str, n_rows: int) -> float | None:
+    """The fraction to hold out, or None for none; checks the value."""
+    if fraction is None:
+        return None
+    if isinstance(fraction, str):
+        if fraction != "auto":
+            raise ParameterError(
+                f'validation_fraction must be "auto", None or a number in (0, 1), got {fraction!r}'
+            )
+        if method not in MOMENTUM_METHODS or round(AUTO_FRACTION * n_rows) < MIN_AUTO_HELD:
+            return None
+        return AUTO_FRACTION
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction < 1:
+        raise ParameterError(
+            f'validation_fraction must be "auto", None or a number in (0, 1), got {fraction!r}'
+        )
+    return float(fraction)
+
+
+def take_rows(columns: list, rows: np.ndarray) -> list:
+    """The feature columns (``FeatureColumn``) at `rows` (indices or a boolean mask)."""
+    return [c._replace(values=np.ascontiguousarray(c.values[rows])) for c in columns]
+
+
+def held_rows(y: np.ndarray, fraction: float, seed: int, stratify: bool) -> np.ndarray:
+    """A boolean mask of the rows to hold out: `fraction` of them at random (seeded), of every
+    class when `stratify` (y holds class codes), so that each class trains and validates."""
+    rng = np.random.default_rng(seed)
+    held = np.zeros(len(y), dtype=bool)
+    groups = [np.flatnonzero(y == c) for c in np.unique(y)] if stratify else [np.arange(len(y))]
+    for rows in groups:
+        count = int(round(fraction * len(rows)))
+        held[rng.permutation(rows)[:count]] = True
+    if held.all() or not held.any():
+        raise DataError(
+            f"validation_fraction={fraction} of {len(y)} rows leaves no rows to "
+            "train or to validate on"
+        )
+    return held
