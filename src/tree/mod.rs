@@ -19,6 +19,7 @@ pub use grower::{
     Growth, LeafRows, TreeParams, MAX_DEPTH,
 };
 pub use histogram::{BinStats, Histogram};
+pub(crate) use regression_tree::TreeFile;
 pub use regression_tree::{CategorySplit, Node, Tree};
 pub use split::{
     best_split, best_split_constrained, BinSet, Candidates, NodeConstraint, SplitCandidate,
