@@ -11,7 +11,11 @@ MODEL_FORMAT_VERSION: int
 
 # (name, values, kind, n_levels): float64 values for "numeric" (NaN = missing),
 # int32 codes for "categorical" (-1 = missing, below n_levels); 1-D, C-contiguous.
-FeatureColumns: TypeAlias = Sequence[tuple[str, np.ndarray, str, int]]
+# Or a numeric block (names, values, "numeric", 0): a list of names and a 2-D
+# Fortran-order float64 array with a column per name.
+FeatureColumns: TypeAlias = Sequence[
+    tuple[str, np.ndarray, str, int] | tuple[list[str], np.ndarray, str, int]
+]
 StopKind: TypeAlias = Literal["completed", "early_stopping", "diverged"]
 
 def param_names() -> list[str]: ...
