@@ -1159,9 +1159,9 @@ fn unreadable_model_files_each_say_why() {
     let cut = json[..json.len() / 2].rfind(',').unwrap() + 1;
     let truncated = load(&json[..cut]);
     assert!(truncated.contains("truncated"), "{truncated}");
-    let wrong_version = load(&json.replacen("\"version\":2", "\"version\":99", 1));
+    let wrong_version = load(&json.replacen("\"version\":3", "\"version\":99", 1));
     assert!(
-        wrong_version.contains("version 99") && wrong_version.contains("reads versions 1 to 2"),
+        wrong_version.contains("version 99") && wrong_version.contains("reads versions 1 to 3"),
         "{wrong_version}"
     );
     let not_a_model = load("{\"hello\": [1, 2, 3]}");

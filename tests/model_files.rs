@@ -4,6 +4,7 @@
 
 mod fuzz_support;
 
+use optboost::BinMapper;
 use optboost::{Booster, Feature, Frame, LossSpec, Model, Params, TrainData};
 use optboost::{Node, Tree};
 use std::time::{Duration, Instant};
@@ -379,15 +380,18 @@ fn feature_mappers_must_be_ones_binning_makes() {
     assert!(load_error(&broken).contains("bin = 255"));
 }
 
-// ------------------------------------------------------------------ 5: format versions 1 and 2
+// ------------------------------------------------------------------ 5: format versions 1 to 3
 
-/// Reads `model`'s file, in version 2 and rewritten as version 1, and checks that both give the
-/// same model, predicting bit for bit what `model` predicts on `frame` (at every iteration).
+/// Reads `model`'s file, in version 3 and rewritten as versions 2 and 1, and checks that all give
+/// the same model, predicting bit for bit what `model` predicts on `frame` (at every iteration).
 fn assert_round_trip(model: &Model, frame: &Frame<'_>) {
     let text = model.to_json();
-    let version_1 = fuzz_support::to_version_1(&serde_json::from_str(&text).unwrap()).to_string();
-    assert!(text.contains("\"version\":2") && version_1.contains("\"nodes\""));
-    for text in [text, version_1] {
+    let parsed = serde_json::from_str(&text).unwrap();
+    let version_2 = fuzz_support::to_version_2(&parsed).to_string();
+    let version_1 = fuzz_support::to_version_1(&parsed).to_string();
+    assert!(text.contains("\"version\":3") && version_2.contains("\"version\":2"));
+    assert!(version_1.contains("\"nodes\""));
+    for text in [text, version_2, version_1] {
         let back = Model::from_json(&text).unwrap();
         assert_eq!(&back, model);
         let bits = |m: &Model, k: Option<usize>| -> Vec<u64> {
@@ -452,19 +456,76 @@ fn the_compact_layout_writes_split_fields_for_splits_only() {
         let n_splits = tree.nodes.len() - tree.n_leaves();
         assert_eq!(json["left"].as_array().unwrap().len(), tree.nodes.len());
         assert_eq!(json["value"].as_array().unwrap().len(), tree.nodes.len());
-        for field in [
-            "right",
-            "feature",
-            "threshold",
-            "bin",
-            "default_left",
-            "gain",
-        ] {
+        for field in ["right", "feature", "bin", "default_left", "gain"] {
             assert_eq!(json[field].as_array().unwrap().len(), n_splits, "{field}");
         }
+        // Trained trees' thresholds are those their bins imply, and left out.
+        assert!(json.get("threshold").is_none());
         let has_sets = tree.nodes.iter().any(|n| n.category.is_some());
         assert_eq!(json.get("category").is_some(), has_sets);
     }
+}
+
+/// The threshold of a split on bin b of a numeric feature is the feature's cut b − 1 (+∞ past
+/// the last cut): checked here by the binning rule (x falls in bin 1 + #{cuts < x}), as the
+/// value of bin b that is a cut or +∞, the largest value of the bin.
+#[test]
+fn left_out_thresholds_are_those_training_gave() {
+    let data = Data::new(400);
+    let model = train(&data, &data.y, &[("max_depth", "4"), ("n_iter", "8")]);
+    let file: serde_json::Value = serde_json::from_str(&model.to_json()).unwrap();
+    let mut checked = 0;
+    for (tree, json) in model
+        .trees
+        .iter()
+        .zip(file["model"]["trees"].as_array().unwrap())
+    {
+        assert!(json.get("threshold").is_none());
+        for node in tree
+            .nodes
+            .iter()
+            .filter(|n| !n.is_leaf() && n.category.is_none())
+        {
+            let BinMapper::Numeric { cuts } = &model.features[node.feature as usize].mapper else {
+                panic!("a numeric rule on a categorical feature");
+            };
+            let t = node.threshold;
+            assert_eq!(
+                1 + cuts.iter().filter(|&&c| c < t).count(),
+                node.bin as usize
+            );
+            assert!(cuts.contains(&t) || t == f64::INFINITY, "{t}");
+            checked += 1;
+        }
+    }
+    assert!(checked > 10);
+    let back = Model::from_json(&model.to_json()).unwrap();
+    assert_eq!(back, model);
+    // A split whose bin its feature lacks has no threshold to imply: the file is refused,
+    // naming the bin.
+    let mut broken = file.clone();
+    broken["model"]["trees"][0]["bin"][0] = serde_json::json!(255);
+    let e = Model::from_json(&broken.to_string())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("bin = 255; allowed"), "{e}");
+    // A tree read on its own needs its thresholds.
+    let tree = serde_json::to_string(&file["model"]["trees"][0]).unwrap();
+    assert!(serde_json::from_str::<optboost::Tree>(&tree).is_err());
+}
+
+/// The version-2 file committed with the tests, written by the optboost of commit 787c0c4
+/// (every threshold written), loads and predicts as the same model trained again.
+#[test]
+fn a_version_2_file_of_an_earlier_optboost_loads() {
+    let text = std::fs::read_to_string("tests/python/data/model_v2.json").unwrap();
+    let envelope: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let core = envelope["model"].to_string();
+    assert!(core.contains("\"version\":2") && core.contains("\"threshold\""));
+    let model = Model::from_json(&core).unwrap();
+    let rewritten = Model::from_json(&model.to_json()).unwrap();
+    assert_eq!(rewritten, model);
+    assert!(!model.to_json().contains("\"threshold\""));
 }
 
 #[test]
@@ -476,12 +537,13 @@ fn compact_trees_of_inconsistent_lengths_are_rejected() {
         Ok(_) => panic!("the file loaded"),
         Err(e) => e.to_string(),
     };
+    let version_2 = fuzz_support::to_version_2(&file);
     for (field, expected) in [
         ("value", "\"value\" has"),
         ("gain", "\"gain\" has"),
         ("threshold", "\"threshold\" has"),
     ] {
-        let mut broken = file.clone();
+        let mut broken = version_2.clone();
         broken["model"]["trees"][1][field]
             .as_array_mut()
             .unwrap()
@@ -509,10 +571,10 @@ fn compact_trees_of_inconsistent_lengths_are_rejected() {
     assert!(load(&broken).contains("both"));
     // Versions this optboost does not know.
     let mut broken = file.clone();
-    broken["version"] = serde_json::json!(3);
+    broken["version"] = serde_json::json!(4);
     let e = load(&broken);
     assert!(
-        e.contains("version 3") && e.contains("reads versions 1 to 2"),
+        e.contains("version 4") && e.contains("reads versions 1 to 3"),
         "{e}"
     );
 }

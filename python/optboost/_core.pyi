@@ -13,7 +13,11 @@ HISTORY_SCHEMA: list[tuple[str, str]]
 
 # (name, values, kind, n_levels): float64 values for "numeric" (NaN = missing),
 # int32 codes for "categorical" (-1 = missing, below n_levels); 1-D, C-contiguous.
-FeatureColumns: TypeAlias = Sequence[tuple[str, np.ndarray, str, int]]
+# Or a numeric block (names, values, "numeric", 0): a list of names and a 2-D
+# Fortran-order float64 array with a column per name.
+FeatureColumns: TypeAlias = Sequence[
+    tuple[str, np.ndarray, str, int] | tuple[list[str], np.ndarray, str, int]
+]
 StopKind: TypeAlias = Literal["completed", "early_stopping", "diverged"]
 
 def param_names() -> list[str]: ...

@@ -23,6 +23,7 @@ import numpy as np
 import polars as pl
 
 from .errors import ParameterError
+from .formula import per_column
 from .frames import to_polars
 
 if TYPE_CHECKING:
@@ -141,7 +142,7 @@ def explain(model: Model, newdata: Any, by: By = "column") -> Any:
     if by == "column":
         data = np.column_stack([_plain_values(frame.get_column(c)) for c in names[:-1]])
     else:
-        data = np.column_stack([c.values for c in model.spec.columns(frame)])
+        data = np.column_stack([c.values for c in per_column(model.spec.columns(frame))])
     if values.shape[1] == 1:
         shap_values, base = values[:, 0, :-1], values[:, 0, -1]
     else:
@@ -429,7 +430,7 @@ def _permutation(
     y = model.spec.target_values(frame)
     baseline = metric(y, model.predict(frame))
     rng = np.random.default_rng(seed)
-    columns = model.spec.columns(frame)
+    columns = per_column(model.spec.columns(frame))  # one to permute at a time
     scores = np.zeros((len(names), n_repeats))
     for r in range(n_repeats):
         order = rng.permutation(frame.height)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .formula import per_column
 from .trees import core_dict, left_codes
 
 if TYPE_CHECKING:
@@ -208,7 +209,7 @@ def treelite_inputs(model: Model, data: Any) -> np.ndarray:
     """The input of the treelite model (and of a predictor tl2cgen compiles
     from it) for the rows of ``data``: the model's feature columns as a
     float64 matrix, categorical features as level codes, missing values NaN."""
-    columns = model.spec.columns(data)
+    columns = per_column(model.spec.columns(data))
     matrix = np.column_stack([np.asarray(c.values, dtype=np.float64) for c in columns])
     for j, spec in enumerate(model.spec.features):
         if spec.kind == "categorical":

@@ -43,20 +43,32 @@ def core_dict(model: Model) -> dict[str, Any]:
     """The core model as plain data: bias, trees, weights, tree_outputs, features; each tree
     with its ``nodes`` as dicts of every field (see ``tree_nodes``)."""
     core = json.loads(model._core.to_json())["model"]
+    cuts = [feature["mapper"].get("Numeric", {}).get("cuts") for feature in core["features"]]
     for tree in core["trees"]:
-        tree["nodes"] = tree_nodes(tree)
+        tree["nodes"] = tree_nodes(tree, cuts)
     return core
 
 
-def tree_nodes(tree: dict[str, Any]) -> list[dict[str, Any]]:
+def tree_nodes(tree: dict[str, Any], cuts: list[list[Any] | None]) -> list[dict[str, Any]]:
     """A tree's nodes, one dict of every field each, from either layout of a model file:
     the list of node objects of format version 1 (returned as it is), or the arrays of
-    version 2, where ``left``/``value``/``count`` have an entry per node and the fields of
-    splits (``right``, ``feature``, ``threshold``, ``bin``, ``default_left``, ``gain``,
-    ``category``) an entry per split, in node order; leaves get 0, false, null there."""
+    versions 2 and 3, where ``left``/``value``/``count`` have an entry per node and the
+    fields of splits (``right``, ``feature``, ``threshold``, ``bin``, ``default_left``,
+    ``gain``, ``category``) an entry per split, in node order; leaves get 0, false, null
+    there. Version 3 leaves ``threshold`` out when the bins imply it: split on bin b of a
+    numeric feature, the threshold is the feature's cut b - 1 (``cuts``: each feature's,
+    None for a categorical one), +inf past the last cut; on a categorical feature, 0."""
     if "nodes" in tree:
         return tree["nodes"]
     category = tree.get("category")
+    thresholds = tree.get("threshold")
+    if thresholds is None:
+        categories = category or [None] * len(tree["bin"])
+        thresholds = [
+            0.0 if c is not None
+            else float(cuts[f][b - 1]) if b <= len(cuts[f]) else math.inf
+            for f, b, c in zip(tree["feature"], tree["bin"], categories)
+        ]
     nodes, k = [], 0
     for left, value, count in zip(tree["left"], tree["value"], tree["count"]):
         node = {"feature": 0, "left": 0, "right": 0, "threshold": 0.0, "bin": 0,
@@ -65,7 +77,7 @@ def tree_nodes(tree: dict[str, Any]) -> list[dict[str, Any]]:
         if left != 0:
             node.update(
                 feature=tree["feature"][k], left=left, right=tree["right"][k],
-                threshold=tree["threshold"][k], bin=tree["bin"][k],
+                threshold=thresholds[k], bin=tree["bin"][k],
                 default_left=tree["default_left"][k], gain=tree["gain"][k],
                 category=None if category is None else category[k],
             )

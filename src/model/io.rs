@@ -1,20 +1,26 @@
 //! Model files: JSON with a format tag and a version, so that a file that cannot be read says why.
 //!
-//! Version 2 writes each tree in a compact layout, one array per node field (`Tree`'s serde, in
-//! src/tree/regression_tree.rs); version 1 files, a list of node objects per tree, are still
-//! read. Both give the same in-memory `Model`, which is then validated.
+//! Versions 2 and 3 write each tree in a compact layout, one array per node field (`Tree`'s
+//! serde, in src/tree/regression_tree.rs); version 3 leaves out a tree's thresholds when its
+//! bins imply them (`implied_threshold`), as they do in every trained tree: the thresholds were
+//! a third of a version-2 file. Version 1 files, a list of node objects per tree, are still
+//! read. All give the same in-memory `Model`, which is then validated.
 
-use super::Model;
+use super::{FeatureSpec, Model};
+use crate::data::BinMapper;
 use crate::error::{Error, Result};
+use crate::loss::LossSpec;
+use crate::params::Method;
+use crate::tree::{Node, Tree, TreeFile};
 use serde::de::{self, MapAccess, Visitor};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 use std::fmt;
 use std::path::Path;
 
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// The versions `from_json` reads.
-const READ_VERSIONS: [u32; 2] = [1, 2];
+const READ_VERSIONS: [u32; 3] = [1, 2, 3];
 const FORMAT_TAG: &str = "optboost-model";
 
 #[derive(Serialize)]
@@ -167,5 +173,137 @@ impl<'de> Visitor<'de> for EnvelopeVisitor<'_> {
             }
         }
         Ok((file, others))
+    }
+}
+
+/// The threshold training gives a split, from its bin and its feature's cuts: bins 1..=bin go
+/// left, so a numeric rule's threshold is the bin's upper cut (+∞ for the last bin, which holds
+/// every value above the last cut); a categorical rule's is unused and 0. `None` when the model
+/// has no such numeric feature or bin.
+fn implied_threshold(features: &[FeatureSpec], node: &Node) -> Option<f64> {
+    if node.category.is_some() {
+        return Some(0.0);
+    }
+    match &features.get(node.feature as usize)?.mapper {
+        BinMapper::Numeric { cuts } if (1..=cuts.len() + 1).contains(&(node.bin as usize)) => Some(
+            cuts.get(node.bin as usize - 1)
+                .copied()
+                .unwrap_or(f64::INFINITY),
+        ),
+        _ => None,
+    }
+}
+
+/// A model as a file writes it (`Model`'s fields, in this order).
+#[derive(Serialize)]
+struct ModelRef<'a> {
+    method: &'a Method,
+    loss: &'a LossSpec,
+    n_outputs: usize,
+    bias: &'a [f64],
+    trees: TreesRef<'a>,
+    weights: &'a [f64],
+    tree_outputs: &'a [u32],
+    features: &'a [FeatureSpec],
+    best_iteration: Option<usize>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    iteration_trees: &'a [usize],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    iteration_weights: &'a [Vec<f64>],
+}
+
+/// The trees, each without its thresholds when they are all implied (bit for bit) by its bins.
+struct TreesRef<'a> {
+    trees: &'a [Tree],
+    features: &'a [FeatureSpec],
+}
+
+struct TreeRef<'a> {
+    tree: &'a Tree,
+    features: &'a [FeatureSpec],
+}
+
+impl Serialize for TreesRef<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let features = self.features;
+        s.collect_seq(self.trees.iter().map(|tree| TreeRef { tree, features }))
+    }
+}
+
+impl Serialize for TreeRef<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let implied = (self.tree.nodes.iter().filter(|n| !n.is_leaf())).all(|n| {
+            implied_threshold(self.features, n).map(f64::to_bits) == Some(n.threshold.to_bits())
+        });
+        self.tree.serialize_compact(s, !implied)
+    }
+}
+
+impl Serialize for Model {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        ModelRef {
+            method: &self.method,
+            loss: &self.loss,
+            n_outputs: self.n_outputs,
+            bias: &self.bias,
+            trees: TreesRef {
+                trees: &self.trees,
+                features: &self.features,
+            },
+            weights: &self.weights,
+            tree_outputs: &self.tree_outputs,
+            features: &self.features,
+            best_iteration: self.best_iteration,
+            iteration_trees: &self.iteration_trees,
+            iteration_weights: &self.iteration_weights,
+        }
+        .serialize(s)
+    }
+}
+
+/// A model as a file holds it: trees in either layout, thresholds possibly left out.
+#[derive(Deserialize)]
+struct ModelFile {
+    method: Method,
+    loss: LossSpec,
+    n_outputs: usize,
+    bias: Vec<f64>,
+    trees: Vec<TreeFile>,
+    weights: Vec<f64>,
+    tree_outputs: Vec<u32>,
+    features: Vec<FeatureSpec>,
+    best_iteration: Option<usize>,
+    #[serde(default)]
+    iteration_trees: Vec<usize>,
+    #[serde(default)]
+    iteration_weights: Vec<Vec<f64>>,
+}
+
+impl<'de> Deserialize<'de> for Model {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Model, D::Error> {
+        let file = ModelFile::deserialize(d)?;
+        let features = file.features;
+        let trees = (file.trees.into_iter().enumerate())
+            .map(|(j, tree)| {
+                // A split with no implied threshold (a feature or bin the model lacks) is
+                // refused by `Model::validate`, which names the feature or bin; the threshold
+                // it holds until then is never used.
+                tree.into_tree(|node| Ok(implied_threshold(&features, node).unwrap_or(0.0)))
+                    .map_err(|e| de::Error::custom(format!("tree {j}: {e}")))
+            })
+            .collect::<std::result::Result<_, _>>()?;
+        Ok(Model {
+            method: file.method,
+            loss: file.loss,
+            n_outputs: file.n_outputs,
+            bias: file.bias,
+            trees,
+            weights: file.weights,
+            tree_outputs: file.tree_outputs,
+            features,
+            best_iteration: file.best_iteration,
+            iteration_trees: file.iteration_trees,
+            iteration_weights: file.iteration_weights,
+        })
     }
 }

@@ -33,8 +33,10 @@ impl FeatureSpec {
 /// tree j's root, a node with `left == 0` is a leaf, and the rule of any other node sends a row
 /// to `left` or `right` as `Tree::leaf_of_raw` says (`x ≤ threshold`, a categorical code set,
 /// `default_left` for missing values); `count` is the node's training rows (its cover). The
-/// JSON form (`to_json`) holds the same data (docs/model_schema.json).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// JSON form (`to_json`) holds the same data (docs/model_schema.json); its serde forms are in
+/// io.rs, where a tree's thresholds are read from the features' cuts when the file leaves them
+/// out.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Model {
     pub method: Method,
     pub loss: LossSpec,
@@ -52,12 +54,10 @@ pub struct Model {
     pub best_iteration: Option<usize>,
     /// Trees in the model after each iteration 1, 2, … that it holds (for `predict_iteration`).
     /// Empty in models written before it existed.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub iteration_trees: Vec<usize>,
     /// Momentum methods only: the tree weights after each iteration. Momentum rewrites old
     /// weights, so iteration k's model is not the first trees of the final one; for the other
     /// methods it is, and this stays empty.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub iteration_weights: Vec<Vec<f64>>,
 }
 

@@ -1,15 +1,24 @@
 //! Python column lists to borrowed core frames. Numeric columns arrive as float64 and categorical
 //! codes as int32 numpy arrays; both are read in place (no copy), so they must be 1-D and
 //! C-contiguous, which the Python layer guarantees.
+//!
+//! Numeric columns may also come as one block, the columns of a Fortran-order 2-D float64 array
+//! under a list of names: a wide frame's thousands of columns then cross in one item, where a
+//! tuple and an array view per column would cost more than the core's work on a few rows.
 
 use super::errors::DataError;
 use crate::data::{Feature, Frame};
-use numpy::PyReadonlyArray1;
+use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
-use pyo3::types::PyAnyMethods;
+use pyo3::types::{PyAnyMethods, PyList};
 
 enum Values<'py> {
     Numeric(PyReadonlyArray1<'py, f64>),
+    /// Column `column` of block `block` (`Columns::blocks`).
+    InBlock {
+        block: usize,
+        column: usize,
+    },
     Categorical {
         codes: PyReadonlyArray1<'py, i32>,
         n_levels: u32,
@@ -20,22 +29,46 @@ enum Values<'py> {
 pub struct Columns<'py> {
     names: Vec<String>,
     values: Vec<Values<'py>>,
+    blocks: Vec<PyReadonlyArray2<'py, f64>>,
 }
 
 impl<'py> Columns<'py> {
     /// Reads a sequence of `(name, values, kind, n_levels)` tuples, `kind` being "numeric"
-    /// (float64 values) or "categorical" (int32 codes, -1 = missing, below `n_levels`).
+    /// (float64 values) or "categorical" (int32 codes, -1 = missing, below `n_levels`), and of
+    /// numeric blocks `(names, values, "numeric", 0)`: a list of names and a Fortran-order
+    /// float64 array with a column per name.
     pub fn extract(columns: &Bound<'py, PyAny>) -> PyResult<Self> {
         let mut names = Vec::new();
         let mut values = Vec::new();
+        let mut blocks = Vec::new();
         for item in columns.try_iter()? {
             let item = item?;
-            let (name, array, kind, n_levels): (String, Bound<'py, PyAny>, String, u32) =
+            let (name, array, kind, n_levels): (Bound<'py, PyAny>, Bound<'py, PyAny>, String, u32) =
                 item.extract().map_err(|_| {
                     DataError::new_err(
                         "a feature column must be a (name, values, kind, n_levels) tuple",
                     )
                 })?;
+            if name.is_instance_of::<PyList>() {
+                let block_names: Vec<String> = name
+                    .extract()
+                    .map_err(|_| DataError::new_err("a block's names must be a list of strings"))?;
+                let block = numeric_block(&block_names, &array, &kind)?;
+                for (column, name) in block_names.into_iter().enumerate() {
+                    names.push(name);
+                    values.push(Values::InBlock {
+                        block: blocks.len(),
+                        column,
+                    });
+                }
+                blocks.push(block);
+                continue;
+            }
+            let name: String = name.extract().map_err(|_| {
+                DataError::new_err(
+                    "a feature column's name must be a string (or a block's, a list)",
+                )
+            })?;
             let column = match kind.as_str() {
                 "numeric" => Values::Numeric(array.extract().map_err(|_| {
                     DataError::new_err(format!(
@@ -59,7 +92,11 @@ impl<'py> Columns<'py> {
             names.push(name);
             values.push(column);
         }
-        Ok(Columns { names, values })
+        Ok(Columns {
+            names,
+            values,
+            blocks,
+        })
     }
 
     pub fn names(&self) -> &[String] {
@@ -72,6 +109,21 @@ impl<'py> Columns<'py> {
         for (name, values) in self.names.iter().zip(&self.values) {
             let feature = match values {
                 Values::Numeric(array) => Feature::numeric(name.clone(), contiguous(name, array)?),
+                &Values::InBlock { block, column } => {
+                    let block = &self.blocks[block];
+                    let n_rows = block.shape()[0];
+                    // Fortran order (checked by `numeric_block`): column j is the j-th run of
+                    // n_rows values.
+                    let values = block.as_slice().map_err(|_| {
+                        DataError::new_err(format!(
+                            "the block of column `{name}` is not contiguous"
+                        ))
+                    })?;
+                    Feature::numeric(
+                        name.clone(),
+                        &values[column * n_rows..(column + 1) * n_rows],
+                    )
+                }
                 Values::Categorical { codes, n_levels } => {
                     Feature::categorical(name.clone(), contiguous(name, codes)?, *n_levels)
                 }
@@ -90,4 +142,32 @@ pub fn contiguous<'a, T: numpy::Element>(
     array
         .as_slice()
         .map_err(|_| DataError::new_err(format!("column `{name}` must be a C-contiguous array")))
+}
+
+/// A numeric block's array, checked: 2-D float64, Fortran order, a column per name.
+fn numeric_block<'py>(
+    names: &[String],
+    array: &Bound<'py, PyAny>,
+    kind: &str,
+) -> PyResult<PyReadonlyArray2<'py, f64>> {
+    let first = names.first().map_or("", String::as_str);
+    if kind != "numeric" {
+        return Err(DataError::new_err(format!(
+            "the block of columns from `{first}` has kind {kind:?}; blocks are \"numeric\""
+        )));
+    }
+    let block: PyReadonlyArray2<'py, f64> = array.extract().map_err(|_| {
+        DataError::new_err(format!(
+            "the block of columns from `{first}` must be a 2-D float64 numpy array"
+        ))
+    })?;
+    if block.shape()[1] != names.len() || !block.is_fortran_contiguous() {
+        return Err(DataError::new_err(format!(
+            "the block of columns from `{first}` must be a Fortran-order array of {} columns \
+             (its names), not shape {:?}",
+            names.len(),
+            block.shape()
+        )));
+    }
+    Ok(block)
 }

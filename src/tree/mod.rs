@@ -22,5 +22,6 @@ pub use grower::{
 pub use grown::GrownTree;
 pub(crate) use grown::ROW_CHUNK;
 pub use histogram::{BinStats, Histogram};
+pub(crate) use regression_tree::TreeFile;
 pub use regression_tree::{CategorySplit, Node, Tree};
 pub use split::{best_split, BinSet, Candidates, SplitParams};

@@ -42,9 +42,10 @@ pub struct CategorySplit {
     pub left_codes: Vec<u64>,
 }
 
-/// In files (docs/model_schema.json), a tree is written in the compact layout of format version 2
-/// (`TreeFile`: one array per node field); the layout of version 1, a list of node objects, is
-/// still read.
+/// In files (docs/model_schema.json), a tree is written in the compact layout of format versions 2
+/// and 3 (`TreeFile`: one array per node field); the layout of version 1, a list of node objects,
+/// is still read. A tree read on its own needs its thresholds in the file; a model's trees may
+/// leave them out (`TreeFile::into_tree`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(try_from = "TreeFile")]
 pub struct Tree {
@@ -57,12 +58,13 @@ pub struct Tree {
 /// (`left == 0`: a leaf); the fields only splits use (`right`, `feature`, `threshold`, `bin`,
 /// `default_left`, `gain`, and `category`, left out when no split has a category set) have one
 /// entry per split, the splits in node order. Leaves read back with those fields at the values
-/// training gives leaves (0, false, no category).
+/// training gives leaves (0, false, no category). `threshold` may be left out when every split's
+/// threshold is the one its bin gives (see `into_tree`).
 ///
 /// Reading either layout gives the same `Tree`; whether it is a well-formed tree is
 /// `Model::validate`'s business, as for trees built in memory.
 #[derive(Deserialize)]
-struct TreeFile {
+pub(crate) struct TreeFile {
     nodes: Option<Vec<Node>>,
     categories: Vec<CategorySplit>,
     left: Option<Vec<u32>>,
@@ -81,6 +83,18 @@ impl TryFrom<TreeFile> for Tree {
     type Error = String;
 
     fn try_from(file: TreeFile) -> Result<Tree, String> {
+        file.into_tree(|_| Err("a tree read on its own needs its \"threshold\"".into()))
+    }
+}
+
+impl TreeFile {
+    /// The tree; a split's threshold, where the file leaves thresholds out, is `threshold_of`
+    /// the split (with every other field read), or its error.
+    pub(crate) fn into_tree(
+        self,
+        threshold_of: impl Fn(&Node) -> Result<f64, String>,
+    ) -> Result<Tree, String> {
+        let file = self;
         let categories = file.categories;
         let compact = [
             file.left.is_some(),
@@ -106,7 +120,7 @@ impl TryFrom<TreeFile> for Tree {
         let count = file.count.ok_or_else(|| missing("count"))?;
         let right = file.right.ok_or_else(|| missing("right"))?;
         let feature = file.feature.ok_or_else(|| missing("feature"))?;
-        let threshold = file.threshold.ok_or_else(|| missing("threshold"))?;
+        let threshold = file.threshold;
         let bin = file.bin.ok_or_else(|| missing("bin"))?;
         let default_left = file.default_left.ok_or_else(|| missing("default_left"))?;
         let gain = file.gain.ok_or_else(|| missing("gain"))?;
@@ -129,7 +143,7 @@ impl TryFrom<TreeFile> for Tree {
             ),
             (
                 "threshold",
-                threshold.len(),
+                threshold.as_ref().map_or(n_splits, Vec::len),
                 n_splits,
                 "splits (non-zero entries of left)",
             ),
@@ -165,7 +179,7 @@ impl TryFrom<TreeFile> for Tree {
             }
         }
         let mut k = 0;
-        let nodes = (left.iter().zip(&value).zip(&count))
+        let mut nodes: Vec<Node> = (left.iter().zip(&value).zip(&count))
             .map(|((&left, &value), &count)| {
                 if left == 0 {
                     return Node {
@@ -185,7 +199,7 @@ impl TryFrom<TreeFile> for Tree {
                     feature: feature[k],
                     left,
                     right: right[k],
-                    threshold: threshold[k].0,
+                    threshold: threshold.as_ref().map_or(f64::NAN, |t| t[k].0),
                     bin: bin[k],
                     default_left: default_left[k],
                     category: file.category.as_ref().and_then(|c| c[k]),
@@ -197,26 +211,47 @@ impl TryFrom<TreeFile> for Tree {
                 node
             })
             .collect();
+        if threshold.is_none() {
+            for node in nodes.iter_mut().filter(|n| !n.is_leaf()) {
+                node.threshold = threshold_of(node)?;
+            }
+        }
         Ok(Tree { nodes, categories })
     }
 }
 
-/// Writes the compact layout (see `TreeFile`).
+/// Writes the compact layout (see `TreeFile`), thresholds included.
 impl Serialize for Tree {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.serialize_compact(s, true)
+    }
+}
+
+impl Tree {
+    /// The compact layout (see `TreeFile`), `threshold` only if `with_thresholds`.
+    pub(crate) fn serialize_compact<S: Serializer>(
+        &self,
+        s: S,
+        with_thresholds: bool,
+    ) -> Result<S::Ok, S::Error> {
         let nodes = &self.nodes;
         let splits = || nodes.iter().filter(|n| !n.is_leaf());
         let has_category = splits().any(|n| n.category.is_some());
-        let mut tree = s.serialize_struct("Tree", 10 + has_category as usize)?;
+        let n_fields = 9 + with_thresholds as usize + has_category as usize;
+        let mut tree = s.serialize_struct("Tree", n_fields)?;
         tree.serialize_field("left", &Seq(|| nodes.iter().map(|n| n.left)))?;
         tree.serialize_field("value", &Seq(|| nodes.iter().map(|n| n.value)))?;
         tree.serialize_field("count", &Seq(|| nodes.iter().map(|n| n.count)))?;
         tree.serialize_field("right", &Seq(|| splits().map(|n| n.right)))?;
         tree.serialize_field("feature", &Seq(|| splits().map(|n| n.feature)))?;
-        tree.serialize_field(
-            "threshold",
-            &Seq(|| splits().map(|n| NonFinite(n.threshold))),
-        )?;
+        if with_thresholds {
+            tree.serialize_field(
+                "threshold",
+                &Seq(|| splits().map(|n| NonFinite(n.threshold))),
+            )?;
+        } else {
+            tree.skip_field("threshold")?;
+        }
         tree.serialize_field("bin", &Seq(|| splits().map(|n| n.bin)))?;
         tree.serialize_field("default_left", &Seq(|| splits().map(|n| n.default_left)))?;
         tree.serialize_field("gain", &Seq(|| splits().map(|n| n.gain)))?;

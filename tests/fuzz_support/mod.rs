@@ -186,16 +186,59 @@ pub fn base_models() -> Vec<(&'static str, String)> {
         .into_iter()
         .map(|(name, model)| (name, model.to_json()))
         .collect();
-    // Version 1 files (a list of node objects per tree) are still read.
-    let version_1 = to_version_1(&serde_json::from_str(&bases[0].1).unwrap());
-    bases.push(("squared/gbm, format version 1", version_1.to_string()));
+    // Version 1 files (a list of node objects per tree) and version 2 files (every tree's
+    // thresholds written) are still read.
+    let parsed = serde_json::from_str(&bases[0].1).unwrap();
+    bases.push((
+        "squared/gbm, format version 1",
+        to_version_1(&parsed).to_string(),
+    ));
+    bases.push((
+        "squared/gbm, format version 2",
+        to_version_2(&parsed).to_string(),
+    ));
     bases
 }
 
-/// A version-2 model file (parsed) rewritten as version 1 wrote it: each tree a list of node
-/// objects with every field, leaves included.
-pub fn to_version_1(file: &Value) -> Value {
+/// A model file (parsed) rewritten as version 2 wrote it: version 3's layout with the
+/// thresholds of every tree written out, as its bins and its features' cuts imply them (the
+/// split on bin b of a numeric feature: the feature's cut b − 1, or +∞ past the last cut; on a
+/// categorical feature: 0).
+pub fn to_version_2(file: &Value) -> Value {
     let mut file = file.clone();
+    file["version"] = json!(2);
+    let cuts: Vec<Value> = file["model"]["features"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["mapper"]["Numeric"]["cuts"].clone())
+        .collect();
+    for tree in file["model"]["trees"].as_array_mut().unwrap() {
+        if tree.get("threshold").is_some() {
+            continue;
+        }
+        let n_splits = tree["bin"].as_array().unwrap().len();
+        let thresholds: Vec<Value> = (0..n_splits)
+            .map(|k| {
+                let categorical = tree.get("category").is_some_and(|c| !c[k].is_null());
+                let feature = tree["feature"][k].as_u64().unwrap() as usize;
+                let bin = tree["bin"][k].as_u64().unwrap() as usize;
+                match cuts[feature].as_array() {
+                    _ if categorical => json!(0.0),
+                    Some(cuts) if bin <= cuts.len() => cuts[bin - 1].clone(),
+                    _ => json!("inf"),
+                }
+            })
+            .collect();
+        tree["threshold"] = Value::Array(thresholds);
+    }
+    file
+}
+
+/// A model file (parsed) rewritten as version 1 wrote it: each tree a list of node objects with
+/// every field, leaves included.
+pub fn to_version_1(file: &Value) -> Value {
+    let mut file = to_version_2(file);
     file["version"] = json!(1);
     for tree in file["model"]["trees"].as_array_mut().unwrap() {
         let nodes = nodes_of(tree);
@@ -204,7 +247,7 @@ pub fn to_version_1(file: &Value) -> Value {
     file
 }
 
-/// The node objects of a tree in the compact layout of version 2.
+/// The node objects of a tree in the compact layout of version 2 (thresholds written).
 pub fn nodes_of(tree: &Value) -> Vec<Value> {
     let left = tree["left"].as_array().unwrap();
     let mut k = 0;

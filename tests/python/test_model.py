@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import pickle
 import sys
+from pathlib import Path
 
 import numpy as np
 import optboost
@@ -52,8 +53,26 @@ def _bits(scores) -> np.ndarray:
     return np.ascontiguousarray(scores, dtype=np.float64).view(np.uint64)
 
 
+def test_a_version_2_file_of_an_earlier_optboost_loads_and_predicts_as_before():
+    """data/model_v2.json was saved by the optboost of commit 787c0c4 (core format 2, every
+    threshold written) from ``y ~ x2 + s + age`` on data/model_v1_train.csv; a fit with the
+    same data and parameters now writes version 3 without thresholds, and both predict the
+    same to the bit, with the same trees."""
+    data = Path(__file__).resolve().parent / "data"
+    saved = json.loads((data / "model_v2.json").read_text())
+    assert saved["model"]["version"] == 2
+    assert all("threshold" in tree for tree in saved["model"]["model"]["trees"])
+    frame = pl.read_csv(data / "model_v1_train.csv")
+    old = optboost.load(data / "model_v2.json")
+    new = optboost.boost("y ~ x2 + s + age", frame, n_iter=3, max_depth=2, seed=0,
+                         n_threads=1, progress=False)
+    assert np.array_equal(_bits(old.predict(frame)), _bits(new.predict(frame)))
+    assert old.trees().equals(new.trees())
+    assert core_dict(old) == core_dict(new)
+
+
 def test_saved_loaded_and_unpickled_models_predict_bit_for_bit(tmp_path):
-    """Format version 2 (trees as arrays): the same predictions, to the bit, at every
+    """Format version 3 (trees as arrays): the same predictions, to the bit, at every
     iteration, for numeric and categorical rules, multiclass and momentum (per-iteration
     weights) models; the file keeps the core model's JSON as the core wrote it."""
     frame = regression_frame(n=400).with_columns(
@@ -68,7 +87,9 @@ def test_saved_loaded_and_unpickled_models_predict_bit_for_bit(tmp_path):
         path = tmp_path / "m.json"
         model.save(path)
         core = json.loads(path.read_text())["model"]
-        assert core["version"] == 2 and "nodes" not in core["model"]["trees"][0]
+        # version 3: trained trees' thresholds are implied by their bins and left out
+        trees = core["model"]["trees"]
+        assert core["version"] == 3 and not any("nodes" in t or "threshold" in t for t in trees)
         # the same values (Python and Rust spell some floats differently, e.g. 2.8e-05)
         assert core == json.loads(model._core.to_json())
         for back in (optboost.load(path), pickle.loads(pickle.dumps(model))):
