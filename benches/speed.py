@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -179,17 +180,11 @@ def run_one(lib, case, rows, features, threads, inner, memory) -> dict:
            "--features", str(features), "--threads", str(threads), "--inner", str(inner)]
     if memory:
         cmd.append("--memory")
-    env = {"OMP_NUM_THREADS": str(threads), **_inherited_env()}
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    proc = subprocess.run(cmd, check=False, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         raise RuntimeError(f"{lib}/{case} failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def _inherited_env() -> dict:
-    import os
-
-    return {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
 
 
 def main() -> None:
