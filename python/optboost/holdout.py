@@ -42,8 +42,9 @@ def resolve_fraction(fraction: Any, method: str, n_rows: int) -> float | None:
 
 
 def take_rows(columns: list, rows: np.ndarray) -> list:
-    """The feature columns (``FeatureColumn``) at `rows` (indices or a boolean mask)."""
-    return [c._replace(values=np.ascontiguousarray(c.values[rows])) for c in columns]
+    """The feature columns (``FeatureColumn`` or ``FeatureBlock``) at `rows` (indices or a
+    boolean mask). A block stays in Fortran order: the core reads its columns as slices."""
+    return [c._replace(values=np.asfortranarray(c.values[rows])) for c in columns]
 
 
 def held_rows(y: np.ndarray, fraction: float, seed: int, stratify: bool) -> np.ndarray:

@@ -129,3 +129,17 @@ def test_the_core_refuses_a_malformed_block(make, message):
         model._core.predict([(names, block, "categorical", 0)])
     with pytest.raises(DataError, match="features"):
         model._core.predict([FeatureBlock(names[::-1], block)])
+
+
+def test_a_held_out_part_of_a_wide_frame_gives_the_model_of_single_columns(monkeypatch):
+    # A momentum method holds out a tenth of the rows (validation_fraction="auto"): the rows
+    # taken from a block must stay a block the core accepts, with the same model.
+    frame = wide_frame(n=200)
+    settings = dict(method="agbm", n_iter=10, max_depth=3, seed=2)
+    blocked = optboost.boost("y ~ .", frame, **settings)
+    with monkeypatch.context() as patch:
+        one_by_one(patch)
+        single = optboost.boost("y ~ .", frame, **settings)
+    assert single.trees().equals(blocked.trees())
+    link = blocked.predict(frame, type="link")
+    assert np.array_equal(bits(single.predict(frame, type="link")), bits(link))
