@@ -35,6 +35,7 @@ _EXPORTS = {
     "TargetError": "frames",
     "WeightsError": "frames",
     "Exponential": "losses",
+    "Tweedie": "losses",
     "Huber": "losses",
     "Logistic": "losses",
     "Pinball": "losses",

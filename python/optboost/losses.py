@@ -52,7 +52,19 @@ class Exponential:
         return f"exponential({float(self.beta)!r})"
 
 
-LossLike = Union[str, Pinball, Huber, Logistic, Exponential]
+@dataclass(frozen=True)
+class Tweedie:
+    """Tweedie deviance with log link and variance power ``p`` in (1, 2)
+    (``poisson`` is p = 1, ``gamma`` is p = 2): non-negative targets with
+    exact zeros, such as insurance claim amounts."""
+
+    p: float = 1.5
+
+    def __str__(self) -> str:
+        return f"tweedie({float(self.p)!r})"
+
+
+LossLike = Union[str, Pinball, Huber, Logistic, Exponential, Tweedie]
 
 
 # R's gbm distributions and the optboost loss each one is.
@@ -63,11 +75,11 @@ R_DISTRIBUTIONS = {
     "bernoulli": "logistic",
     "adaboost": "exponential",
     "multinomial": "softmax",
+    "poisson": "poisson",
 }
 # R's gbm distributions optboost does not have, with what to use instead.
 R_MISSING = {
     "huberized": "R's huberized hinge loss is not available; 'hinge' is the plain hinge",
-    "poisson": "count losses (poisson) are not available yet",
     "coxph": "survival losses (coxph) are not available yet",
     "tdist": "the t-distribution loss is not available; 'huber' is a robust alternative",
     "pairwise": "ranking losses (pairwise) are not available",
@@ -84,7 +96,7 @@ def loss_text(loss: LossLike) -> str:
         if name in R_MISSING:
             raise ParameterError(f"loss {loss!r}: {R_MISSING[name]}")
         return R_DISTRIBUTIONS.get(name, name) + parenthesis + rest if name else text
-    if isinstance(loss, (Pinball, Huber, Logistic, Exponential)):
+    if isinstance(loss, (Pinball, Huber, Logistic, Exponential, Tweedie)):
         return str(loss)
     raise ParameterTypeError(
         "loss must be a name such as 'squared' or 'pinball(0.9)', or a loss object such as "

@@ -107,4 +107,7 @@ LOSS_NAMES = (
     "hinge",
     "softmax",
     "multiclass_hinge",
+    "poisson",
+    "gamma",
+    "tweedie",
 )
