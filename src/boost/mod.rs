@@ -291,6 +291,18 @@ impl Booster {
             constraints,
         };
         (booster.best.loss, booster.initial_train_loss) = booster.monitored_loss();
+        let (_, valid_metrics) = booster.metric_values();
+        if let (Some(metric), Some(&start)) =
+            (booster.params.metrics.first(), valid_metrics.first())
+        {
+            if !start.is_finite() {
+                return Err(Error::value(
+                    "validation target",
+                    format!("the first metric, {metric}, is {start} on the validation rows (auc needs both classes)"),
+                ));
+            }
+            booster.best.loss = stopping::oriented(metric, start);
+        }
         Ok(booster)
     }
 
@@ -305,6 +317,26 @@ impl Booster {
     }
     pub fn history(&self) -> &History {
         &self.history
+    }
+    /// The current model's predictions on the response scale (n × K row-major for a multiclass
+    /// loss) on the training rows and, if any, the validation rows: what evaluation metrics
+    /// computed outside the core read after each iteration.
+    pub fn response_outputs(&self) -> (Vec<f64>, Option<Vec<f64>>) {
+        let response = |scores: &[f64]| match &self.objective {
+            Objective::Scalar(loss) => scores.iter().map(|&f| loss.response(f)).collect(),
+            Objective::Multiclass(loss) => {
+                let k = loss.n_classes();
+                let mut out = vec![0.0; scores.len()];
+                for (row, p) in scores.chunks(k).zip(out.chunks_mut(k)) {
+                    loss.response(row, p);
+                }
+                out
+            }
+        };
+        (
+            response(self.state.iterate().output()),
+            self.valid_pred.as_deref().map(response),
+        )
     }
     pub fn iteration(&self) -> usize {
         self.history.len()
@@ -421,6 +453,7 @@ impl Booster {
             }
         }
         self.record_iteration_path();
+        let (train_metrics, valid_metrics) = self.metric_values();
         self.seconds += started.elapsed().as_secs_f64();
         let record = Record {
             iteration,
@@ -431,6 +464,8 @@ impl Booster {
             step: report.step,
             seconds: self.seconds,
             restarted,
+            train_metrics,
+            valid_metrics,
         };
         self.history.records.push(record.clone());
         self.finished = self.check_stop(iteration, &record);
@@ -490,6 +525,24 @@ impl Booster {
     fn monitored_loss(&mut self) -> (f64, f64) {
         let (train, valid) = self.monitored_losses();
         (valid.unwrap_or(train), train)
+    }
+
+    /// The `metrics` on the training and the validation rows at the current output.
+    fn metric_values(&self) -> (Vec<f64>, Vec<f64>) {
+        let metrics = &self.params.metrics;
+        let train_output = self.state.iterate().output();
+        let train = metrics
+            .iter()
+            .map(|m| m.evaluate(&self.objective, &self.y, train_output, self.w.slice()))
+            .collect();
+        let valid = match (self.valid.as_ref(), self.valid_pred.as_ref()) {
+            (Some(v), Some(pred)) => metrics
+                .iter()
+                .map(|m| m.evaluate(&self.objective, &v.y, pred, &v.w))
+                .collect(),
+            _ => Vec::new(),
+        };
+        (train, valid)
     }
 }
 

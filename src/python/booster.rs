@@ -205,6 +205,12 @@ impl PyBooster {
         Ok(PyModel::new(self.lock()?.model().clone()))
     }
 
+    /// The current predictions on the response scale, training rows and validation rows (None
+    /// without them), as flat lists (n × K row-major for a multiclass loss).
+    fn response_outputs(&self) -> PyResult<(Vec<f64>, Option<Vec<f64>>)> {
+        Ok(self.lock()?.response_outputs())
+    }
+
     /// The history from iteration `start` (0-based) on, as columns: iteration, trees, train_loss,
     /// valid_loss (None without validation data), cos_mean, cos_min, step, seconds.
     #[pyo3(signature = (start=0))]
@@ -256,6 +262,21 @@ impl PyBooster {
             "restarted",
             records.iter().map(|r| r.restarted).collect::<Vec<_>>(),
         )?;
+        // One column per metric and row set: train_<name>, valid_<name> (None without
+        // validation rows).
+        for (j, metric) in booster.params().metrics.iter().enumerate() {
+            out.set_item(
+                format!("train_{metric}"),
+                column(&|r| r.train_metrics.get(j).copied().unwrap_or(f64::NAN)),
+            )?;
+            out.set_item(
+                format!("valid_{metric}"),
+                records
+                    .iter()
+                    .map(|r| r.valid_metrics.get(j).copied())
+                    .collect::<Vec<_>>(),
+            )?;
+        }
         Ok(out)
     }
 }
