@@ -133,3 +133,18 @@ def test_metric_errors(crabs, pima):
     one_class = valid.with_columns(pl.lit(1).alias("y"))
     with pytest.raises(optboost.OptboostError, match="auc needs both classes"):
         optboost.boost("y ~ .", train, valid=one_class, loss="logistic", n_iter=5, metrics=["auc"])
+
+
+def test_metrics_in_the_estimators(pima):
+    from optboost.sklearn import BoostClassifier
+
+    train, valid = pima
+    x, y = train.drop("y").to_numpy(), train["y"].to_numpy()
+    xv, yv = valid.drop("y").to_numpy(), valid["y"].to_numpy()
+    classifier = BoostClassifier(n_iter=5, params={"metrics": ["auc"]})
+    classifier.fit(x, y, eval_set=(xv, yv))
+    assert classifier.history_["valid_auc"][-1] == pytest.approx(
+        sk.roc_auc_score(yv, classifier.predict_proba(xv)[:, 1]), rel=1e-12
+    )
+    with pytest.raises(optboost.OptboostError, match="callable metrics need optboost.boost"):
+        BoostClassifier(n_iter=2, params={"metrics": [lambda y, p: 0.0]}).fit(x, y)
