@@ -36,6 +36,7 @@ _EXPORTS = {
     "WeightsError": "frames",
     "Exponential": "losses",
     "Tweedie": "losses",
+    "CustomLoss": "losses",
     "Huber": "losses",
     "Logistic": "losses",
     "Pinball": "losses",

@@ -1,7 +1,7 @@
 """Type stubs of the Rust extension module (src/python/)."""
 
 from collections.abc import Sequence
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -29,6 +29,9 @@ class Booster:
         valid_features: FeatureColumns | None = None,
         valid_y: npt.NDArray[np.float64] | None = None,
         valid_weights: npt.NDArray[np.float64] | None = None,
+        offset: npt.NDArray[np.float64] | None = None,
+        valid_offset: npt.NDArray[np.float64] | None = None,
+        custom_loss: Any = None,
     ) -> None: ...
     def advance(
         self, max_steps: int, max_seconds: float

@@ -10,7 +10,7 @@ from .class_weights import class_weight_values
 from .constraints import CONSTRAINTS, constraint_params, parse_interactions, parse_monotone
 from .errors import ParameterError
 from .formula import build_design
-from .losses import LossLike, loss_text
+from .losses import CustomLoss, LossLike, loss_text
 from .metrics import BUILT_IN, CallableMetrics, split_metrics
 from .model import Model
 from .offsets import offset_values, without_column
@@ -147,7 +147,13 @@ def boost(
         by_class = class_weight_values(class_weight, design.y, labels)
         weights_values = by_class if weights_values is None else weights_values * by_class
     booster = _core.Booster(
-        pairs, design.features, design.y, weights_values, *valid_args, *offsets
+        pairs,
+        design.features,
+        design.y,
+        weights_values,
+        *valid_args,
+        *offsets,
+        custom_loss=loss if isinstance(loss, CustomLoss) else None,
     )
     model = Model._from_booster(booster, spec, dict(pairs))
     if functions:

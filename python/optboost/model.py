@@ -53,7 +53,9 @@ HISTORY_SCHEMA = {
     "restarted": pl.Boolean,
 }
 
-MARGIN_LOSSES = ("hinge", "multiclass_hinge")
+# Losses whose predictions are the link: margins, and custom losses (whose response function is
+# not known).
+MARGIN_LOSSES = ("hinge", "multiclass_hinge", "custom")
 
 
 def metric_columns(params: Mapping[str, str]) -> list[str]:
@@ -610,7 +612,7 @@ class Model:
             spec = DesignSpec.from_dict(data["design"], context=context)
             _check_agreement(core, spec)
             params = _params(data.get("params"))
-            return cls(
+            model = cls(
                 core,
                 spec,
                 params,
@@ -628,6 +630,14 @@ class Model:
             raise ModelFileError(
                 f"malformed optboost model file ({type(error).__name__}: {_short(error)})"
             ) from None
+        if model.loss == "custom":
+            warnings.warn(
+                "this model was trained with a CustomLoss, whose functions are not saved: the "
+                "loss is not restorable; the model predicts the link (type='link')",
+                UserWarning,
+                stacklevel=3,
+            )
+        return model
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the model to one JSON file (read it back with optboost.load)."""

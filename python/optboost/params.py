@@ -110,4 +110,5 @@ LOSS_NAMES = (
     "poisson",
     "gamma",
     "tweedie",
+    "custom",
 )

@@ -43,7 +43,7 @@ pub use vagbm::VagbmState;
 
 use crate::data::BinnedData;
 use crate::error::{Error, Result};
-use crate::loss::Objective;
+use crate::loss::{Loss, LossSpec, Objective};
 use crate::model::{FeatureSpec, Model};
 use crate::params::{Init, Params, Safeguard, StepRule};
 use crate::tree::Constraints;
@@ -137,7 +137,30 @@ impl Booster {
     ) -> Result<Booster> {
         params.validate()?;
         let binning = params.binning;
-        Self::start(params, train, valid, offsets, || {
+        Self::start(params, train, valid, offsets, None, || {
+            BinnedData::learn(&train.frame, &binning)
+        })
+    }
+
+    /// `with_offsets` with a scalar loss given as an object rather than by `params.loss` (which
+    /// must then be `custom`): a loss defined outside the crate, e.g. by Python callables.
+    pub fn with_loss(
+        params: Params,
+        train: &TrainData<'_>,
+        valid: Option<&TrainData<'_>>,
+        offsets: Offsets<'_>,
+        loss: Box<dyn Loss>,
+    ) -> Result<Booster> {
+        if params.loss != LossSpec::Custom {
+            return Err(Error::param(
+                "loss",
+                params.loss.to_string(),
+                "`custom` when a loss object is given",
+            ));
+        }
+        params.validate()?;
+        let binning = params.binning;
+        Self::start(params, train, valid, offsets, Some(loss), || {
             BinnedData::learn(&train.frame, &binning)
         })
     }
@@ -151,10 +174,12 @@ impl Booster {
         train: &TrainData<'_>,
         valid: Option<&TrainData<'_>>,
         offsets: Offsets<'_>,
+        custom: Option<Box<dyn Loss>>,
         bin: impl FnOnce() -> Result<BinnedData> + Send,
     ) -> Result<Booster> {
         let pool = thread_pool(params.n_threads)?;
-        Arc::clone(&pool).install(|| Self::prepare(params, bin()?, train, valid, offsets, pool))
+        Arc::clone(&pool)
+            .install(|| Self::prepare(params, bin()?, train, valid, offsets, custom, pool))
     }
 
     /// Called inside `pool`.
@@ -164,6 +189,7 @@ impl Booster {
         train: &TrainData<'_>,
         valid: Option<&TrainData<'_>>,
         offsets: Offsets<'_>,
+        custom: Option<Box<dyn Loss>>,
         pool: Arc<rayon::ThreadPool>,
     ) -> Result<Booster> {
         let n_classes = if params.loss.is_multiclass() {
@@ -171,7 +197,10 @@ impl Booster {
         } else {
             2
         };
-        let objective = params.loss.build(n_classes)?;
+        let objective = match custom {
+            Some(loss) => Objective::Scalar(loss),
+            None => params.loss.build(n_classes)?,
+        };
         let constraints = Constraints::by_name(&params.monotone, &params.interactions, &data)?;
         let (y, w) = checked_target(train, &objective, "training")?;
         let w = Weights::new(w, y.len());

@@ -25,16 +25,29 @@ use std::str::FromStr;
 pub enum LossSpec {
     Squared,
     Absolute,
-    Pinball { tau: f64 },
-    Huber { delta: f64 },
-    Logistic { ridge: f64 },
-    Exponential { beta: f64 },
+    Pinball {
+        tau: f64,
+    },
+    Huber {
+        delta: f64,
+    },
+    Logistic {
+        ridge: f64,
+    },
+    Exponential {
+        beta: f64,
+    },
     Hinge,
     Softmax,
     MulticlassHinge,
     Poisson,
     Gamma,
-    Tweedie { p: f64 },
+    Tweedie {
+        p: f64,
+    },
+    /// A scalar loss given as an object (Python's `CustomLoss`), not rebuilt from its name: a
+    /// model trained with it keeps its trees and predicts the link only.
+    Custom,
 }
 
 /// A built loss: scalar (one score per row) or multiclass (K scores per row).
@@ -94,6 +107,7 @@ impl LossSpec {
             LossSpec::Poisson => "poisson",
             LossSpec::Gamma => "gamma",
             LossSpec::Tweedie { .. } => "tweedie",
+            LossSpec::Custom => "custom",
         }
     }
 
@@ -160,6 +174,14 @@ impl LossSpec {
             LossSpec::Poisson => Objective::Scalar(Box::new(Tweedie::poisson())),
             LossSpec::Gamma => Objective::Scalar(Box::new(Tweedie::gamma())),
             LossSpec::Tweedie { p } => Objective::Scalar(Box::new(Tweedie::new(p))),
+            LossSpec::Custom => {
+                return Err(Error::param(
+                    "loss",
+                    "custom",
+                    "a loss object (optboost.CustomLoss): a custom loss is not saved, so it \
+                     cannot be rebuilt from its name",
+                ))
+            }
         })
     }
 }
@@ -219,6 +241,7 @@ impl FromStr for LossSpec {
             "tweedie" => LossSpec::Tweedie {
                 p: number("p", 1.5)?,
             },
+            "custom" => LossSpec::Custom,
             _ => return Err(Error::param("loss", s, ALLOWED)),
         };
         let parametric = matches!(
