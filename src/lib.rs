@@ -29,6 +29,7 @@ mod boost;
 mod data;
 mod error;
 pub mod loss;
+pub mod metric;
 mod model;
 mod params;
 mod rng;

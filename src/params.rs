@@ -5,6 +5,7 @@
 use crate::data::BinningParams;
 use crate::error::{Error, Result};
 use crate::loss::LossSpec;
+use crate::metric::Metric;
 use crate::tree::{Growth, TreeParams};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -182,6 +183,10 @@ pub struct Params {
     /// Interaction constraints: the sets of feature names that may share a root-to-leaf path.
     #[serde(default)]
     pub interactions: Vec<Vec<String>>,
+    /// Evaluation metrics recorded in the history; the first one on the validation rows drives
+    /// early stopping and the best iterate (crate::metric).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metrics: Vec<Metric>,
 }
 
 fn one() -> f64 {
@@ -219,6 +224,7 @@ impl Default for Params {
             colsample_bynode: 1.0,
             monotone: BTreeMap::new(),
             interactions: Vec::new(),
+            metrics: Vec::new(),
         }
     }
 }
@@ -264,6 +270,7 @@ impl Params {
         "colsample_bynode",
         "monotone",
         "interactions",
+        "metrics",
     ];
 
     /// Sets one parameter from its public name and a textual value.
@@ -308,6 +315,7 @@ impl Params {
             "colsample_bynode" => self.colsample_bynode = parse(name, value)?,
             "monotone" => self.monotone = parse_monotone(value)?,
             "interactions" => self.interactions = parse_interactions(value)?,
+            "metrics" => self.metrics = crate::metric::parse_metrics(value)?,
             _ => {
                 return Err(Error::param(
                     "parameter name",
@@ -324,6 +332,9 @@ impl Params {
         self.tree.validate()?;
         self.binning.validate()?;
         self.loss.validate()?;
+        for metric in &self.metrics {
+            metric.check(&self.loss)?;
+        }
         if self.n_iter == 0 {
             return Err(Error::param("n_iter", self.n_iter, "an integer ≥ 1"));
         }

@@ -1117,6 +1117,10 @@ fn loss_spec_parses_every_name() {
         (" Pinball( 0.25 ) ", LossSpec::Pinball { tau: 0.25 }),
         ("huber(delta=2)", LossSpec::Huber { delta: 2.0 }),
         ("pinball(tau = 0.9)", LossSpec::Pinball { tau: 0.9 }),
+        ("poisson", LossSpec::Poisson),
+        ("gamma", LossSpec::Gamma),
+        ("tweedie", LossSpec::Tweedie { p: 1.5 }),
+        ("tweedie(p=1.2)", LossSpec::Tweedie { p: 1.2 }),
     ];
     for (text, spec) in &expect {
         assert_eq!(&text.parse::<LossSpec>().unwrap(), spec, "{text}");
@@ -1133,7 +1137,7 @@ fn loss_spec_parses_every_name() {
             assert_eq!(l.is_binary(), spec.is_binary(), "{name}");
         }
     }
-    assert_eq!(LossSpec::NAMES.len(), 9);
+    assert_eq!(LossSpec::NAMES.len(), 12);
 }
 
 #[test]
@@ -1149,6 +1153,9 @@ fn loss_spec_display_round_trips() {
         LossSpec::Hinge,
         LossSpec::Softmax,
         LossSpec::MulticlassHinge,
+        LossSpec::Poisson,
+        LossSpec::Gamma,
+        LossSpec::Tweedie { p: 1.0 / 3.0 + 1.0 },
     ];
     for spec in &specs {
         let text = spec.to_string();
@@ -1167,6 +1174,10 @@ fn loss_spec_display_round_trips() {
     assert_eq!(
         serde_json::to_string(&LossSpec::MulticlassHinge).unwrap(),
         r#"{"name":"multiclass_hinge"}"#
+    );
+    assert_eq!(
+        serde_json::to_string(&LossSpec::Tweedie { p: 1.5 }).unwrap(),
+        r#"{"name":"tweedie","p":1.5}"#
     );
 }
 

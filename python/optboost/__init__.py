@@ -35,6 +35,8 @@ _EXPORTS = {
     "TargetError": "frames",
     "WeightsError": "frames",
     "Exponential": "losses",
+    "Tweedie": "losses",
+    "CustomLoss": "losses",
     "Huber": "losses",
     "Logistic": "losses",
     "Pinball": "losses",

@@ -1,7 +1,7 @@
 """Type stubs of the Rust extension module (src/python/)."""
 
 from collections.abc import Sequence
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -36,6 +36,9 @@ class Booster:
         valid_features: FeatureColumns | None = None,
         valid_y: npt.NDArray[np.float64] | None = None,
         valid_weights: npt.NDArray[np.float64] | None = None,
+        offset: npt.NDArray[np.float64] | None = None,
+        valid_offset: npt.NDArray[np.float64] | None = None,
+        custom_loss: Any = None,
     ) -> None: ...
     def advance(
         self, max_steps: int, max_seconds: float
@@ -47,6 +50,7 @@ class Booster:
     def iteration(self) -> int: ...
     def model(self) -> CoreModel: ...
     def history(self, start: int = 0) -> dict[str, list]: ...
+    def response_outputs(self) -> tuple[list[float], list[float] | None]: ...
 
 class CoreModel:
     @staticmethod

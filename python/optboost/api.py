@@ -11,7 +11,8 @@ from .constraints import CONSTRAINTS, constraint_params, parse_interactions, par
 from .errors import ParameterError
 from .formula import build_design
 from .holdout import held_rows, resolve_fraction, take_rows
-from .losses import LossLike, loss_text
+from .losses import CustomLoss, LossLike, loss_text
+from .metrics import BUILT_IN, CallableMetrics, split_metrics
 from .model import Model
 from .offsets import offset_values, without_column
 from .params import param_pairs, resolve
@@ -81,7 +82,15 @@ def boost(
         ``monotone={"age": 1, "debt": -1}`` (by column: 1 increasing, -1
         decreasing; bare numeric columns only) and
         ``interactions=[["a", "b"], ["c", "d"]]`` (the columns whose features
-        may share a root-to-leaf path; a column in no group is used alone).
+        may share a root-to-leaf path; a column in no group is used alone);
+        ``metrics=["auc", "logloss", f]`` (built-ins: auc, rmse, mae, error,
+        logloss, poisson_deviance, gamma_deviance; or callables
+        ``f(y, prediction) -> float`` on the encoded target and the response
+        predictions), recorded in ``history`` as train_<name> and
+        valid_<name>; with validation data, early stopping and the kept
+        iterate follow the first metric on the validation rows instead of the
+        validation loss (LightGBM's ``first_metric_only``; it must then be a
+        built-in one, callables are recorded only).
     """
     if valid is not None and validation_fraction not in (None, "auto"):
         raise ParameterError("pass valid= or validation_fraction=, not both")
@@ -95,6 +104,17 @@ def boost(
         "n_threads": n_threads,
         **params,
     }
+    functions: dict[str, Any] = {}
+    if settings.get("metrics") is not None:
+        names, functions = split_metrics(settings["metrics"])
+        first = settings["metrics"]
+        first = first if isinstance(first, str) or callable(first) else next(iter(first), None)
+        settings["metrics"] = ",".join(names) or None
+        if early_stopping_rounds is not None and callable(first):
+            raise ParameterError(
+                "early stopping follows the first metric, which must be a built-in one "
+                f"({', '.join(BUILT_IN)}); callable metrics are recorded in the history only"
+            )
     # Constraints name columns: checked now, mapped to the model's features once they exist.
     constraints = {name: settings.pop(name) for name in CONSTRAINTS if name in settings}
     parse_monotone(constraints.get("monotone") or {})
@@ -155,8 +175,18 @@ def boost(
         raise ParameterError(
             "early_stopping_rounds needs validation data: pass valid= or validation_fraction="
         )
-    booster = _core.Booster(pairs, features, y, weights_values, *valid_args, *offsets)
+    booster = _core.Booster(
+        pairs,
+        features,
+        y,
+        weights_values,
+        *valid_args,
+        *offsets,
+        custom_loss=loss if isinstance(loss, CustomLoss) else None,
+    )
     model = Model._from_booster(booster, spec, dict(pairs))
+    if functions:
+        model._callable_metrics = CallableMetrics(functions, y, valid_args[1])
     model._train(int(n_iter), progress, callback)
     return model
 

@@ -43,6 +43,36 @@ def _error_rate(y: np.ndarray, p: np.ndarray) -> float:
     return float(np.mean(predicted != y.astype(np.int64)))
 
 
+def _poisson_deviance(y: np.ndarray, mu: np.ndarray) -> float:
+    # 2 Σ (y ln(y/μ) − (y − μ)) / n, with y ln y = 0 at y = 0 (scikit-learn's
+    # mean_poisson_deviance).
+    y, mu = np.asarray(y, float), np.asarray(mu, float)
+    ratio = np.where(y > 0, y / np.where(y > 0, mu, 1.0), 1.0)
+    return float(2.0 * np.mean(y * np.log(ratio) - (y - mu)))
+
+
+def _gamma_deviance(y: np.ndarray, mu: np.ndarray) -> float:
+    # 2 Σ (ln(μ/y) + y/μ − 1) / n (scikit-learn's mean_gamma_deviance).
+    y, mu = np.asarray(y, float), np.asarray(mu, float)
+    return float(2.0 * np.mean(np.log(mu / y) + y / mu - 1.0))
+
+
+def tweedie_deviance(p: float) -> Metric:
+    """The mean Tweedie deviance of power ``p`` in (1, 2), as scikit-learn's
+    ``mean_tweedie_deviance(power=p)``."""
+
+    def deviance(y: np.ndarray, mu: np.ndarray) -> float:
+        y, mu = np.asarray(y, float), np.asarray(mu, float)
+        terms = (
+            np.maximum(y, 0.0) ** (2 - p) / ((1 - p) * (2 - p))
+            - y * mu ** (1 - p) / (1 - p)
+            + mu ** (2 - p) / (2 - p)
+        )
+        return float(2.0 * np.mean(terms))
+
+    return deviance
+
+
 # metric(encoded target, model.predict(valid)): the target as the model encodes
 # it (0/1 for binary, class index for multiclass), response-scale predictions.
 METRICS: dict[str, Metric] = {
@@ -51,6 +81,8 @@ METRICS: dict[str, Metric] = {
     "mae": lambda y, p: float(np.mean(np.abs(y - p))),
     "logloss": _log_loss,
     "error": _error_rate,
+    "poisson_deviance": _poisson_deviance,
+    "gamma_deviance": _gamma_deviance,
 }
 
 

@@ -405,6 +405,12 @@ def default_metric(model: Model) -> Callable[[np.ndarray, np.ndarray], float]:
         return METRICS["error"]
     if loss.startswith("absolute"):
         return METRICS["mae"]
+    if loss.startswith(("poisson", "gamma")):
+        return METRICS[loss.split("(")[0] + "_deviance"]
+    if loss.startswith("tweedie"):
+        from .crossval import tweedie_deviance
+
+        return tweedie_deviance(float(loss[loss.index("(") + 1 : loss.index(")")]))
     if loss.startswith("pinball"):
         tau = float(loss[loss.index("(") + 1 : loss.index(")")]) if "(" in loss else 0.5
 

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from .model import Model
 
 ML_OPSET = 3
+# Losses whose response is the mean e^link.
+LOG_LINK_LOSSES = ("poisson", "gamma", "tweedie")
 ONNX_OPSET = 17
 
 
@@ -158,6 +160,8 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None) -> Any:
         ]
     elif loss["name"] == "softmax":
         response = [helper.make_node("Softmax", ["link"], ["response"], axis=1)]
+    elif loss["name"] in LOG_LINK_LOSSES:
+        response = [helper.make_node("Exp", ["link"], ["response"])]
     if response is not None:
         nodes.extend(response)
         outputs.append(
@@ -257,6 +261,8 @@ def to_treelite(model: Model) -> Any:
         task, post = "kMultiClf", PostProcessorFunc("identity_multiclass")
     elif name == "hinge":
         task, post = "kBinaryClf", PostProcessorFunc("identity")
+    elif name in LOG_LINK_LOSSES:
+        task, post = "kRegressor", PostProcessorFunc("exponential")
     else:
         task, post = "kRegressor", PostProcessorFunc("identity")
     multiclass = task == "kMultiClf"

@@ -6,7 +6,7 @@ spelling (``str(Pinball(0.9)) == "pinball(0.9)"``); plain strings such as
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
+from typing import Any, Callable, Union
 
 from .errors import ParameterError, ParameterTypeError
 
@@ -52,7 +52,47 @@ class Exponential:
         return f"exponential({float(self.beta)!r})"
 
 
-LossLike = Union[str, Pinball, Huber, Logistic, Exponential]
+@dataclass(frozen=True)
+class Tweedie:
+    """Tweedie deviance with log link and variance power ``p`` in (1, 2)
+    (``poisson`` is p = 1, ``gamma`` is p = 2): non-negative targets with
+    exact zeros, such as insurance claim amounts."""
+
+    p: float = 1.5
+
+    def __str__(self) -> str:
+        return f"tweedie({float(self.p)!r})"
+
+
+@dataclass(frozen=True)
+class CustomLoss:
+    """A regression loss from vectorised callables of ``(y, f)`` (numpy arrays,
+    one entry per row): ``value`` the loss, ``gradient`` its derivative in f,
+    ``hessian`` its second derivative (None: central differences of the
+    gradient). Each must return an array of the rows' length, finite. The
+    methods' prox and line searches are safeguarded 1-D Newton solves with one
+    call per iteration over all rows. A saved model keeps its trees and
+    predicts the link; the loss itself is not saved."""
+
+    value: Callable[[Any, Any], Any]
+    gradient: Callable[[Any, Any], Any]
+    hessian: Callable[[Any, Any], Any] | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("value", "gradient", "hessian"):
+            function = getattr(self, name)
+            if not (callable(function) or (name == "hessian" and function is None)):
+                raise ParameterTypeError(
+                    f"CustomLoss {name} must be a callable (y, f) -> array"
+                    + (" or None" if name == "hessian" else "")
+                    + f", got {type(function).__name__}"
+                )
+
+    def __str__(self) -> str:
+        return "custom"
+
+
+LossLike = Union[str, Pinball, Huber, Logistic, Exponential, Tweedie, CustomLoss]
 
 
 # R's gbm distributions and the optboost loss each one is.
@@ -63,11 +103,11 @@ R_DISTRIBUTIONS = {
     "bernoulli": "logistic",
     "adaboost": "exponential",
     "multinomial": "softmax",
+    "poisson": "poisson",
 }
 # R's gbm distributions optboost does not have, with what to use instead.
 R_MISSING = {
     "huberized": "R's huberized hinge loss is not available; 'hinge' is the plain hinge",
-    "poisson": "count losses (poisson) are not available yet",
     "coxph": "survival losses (coxph) are not available yet",
     "tdist": "the t-distribution loss is not available; 'huber' is a robust alternative",
     "pairwise": "ranking losses (pairwise) are not available",
@@ -84,7 +124,7 @@ def loss_text(loss: LossLike) -> str:
         if name in R_MISSING:
             raise ParameterError(f"loss {loss!r}: {R_MISSING[name]}")
         return R_DISTRIBUTIONS.get(name, name) + parenthesis + rest if name else text
-    if isinstance(loss, (Pinball, Huber, Logistic, Exponential)):
+    if isinstance(loss, (Pinball, Huber, Logistic, Exponential, Tweedie, CustomLoss)):
         return str(loss)
     raise ParameterTypeError(
         "loss must be a name such as 'squared' or 'pinball(0.9)', or a loss object such as "

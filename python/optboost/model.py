@@ -37,7 +37,16 @@ HISTORY_SCHEMA = {name: _DTYPES[kind] for name, kind in _core.HISTORY_SCHEMA}
 # The columns of `Model.history` ("restarted" is shown through warnings and the plot instead).
 HISTORY_COLUMNS = tuple(name for name in HISTORY_SCHEMA if name != "restarted")
 
-MARGIN_LOSSES = ("hinge", "multiclass_hinge")
+# Losses whose predictions are the link: margins, and custom losses (whose response function is
+# not known).
+MARGIN_LOSSES = ("hinge", "multiclass_hinge", "custom")
+
+
+def metric_columns(params: Mapping[str, str]) -> list[str]:
+    """The history columns of the ``metrics`` parameter: train_<name> and
+    valid_<name> for each metric, in order."""
+    names = [name.strip() for name in str(params.get("metrics", "")).split(",") if name.strip()]
+    return [f"{side}_{name}" for name in names for side in ("train", "valid")]
 _UNCHANGED = object()  # update(): early_stopping_rounds not given
 
 PredictionType = Literal["response", "link", "class", "contrib", "interaction"]
@@ -66,11 +75,14 @@ class Model:
         self.spec = spec
         self.params = dict(params)
         self._history = {
-            name: list(history.get(name, [])) for name in (*HISTORY_COLUMNS, "restarted")
+            name: list(history.get(name, []))
+            for name in (*HISTORY_COLUMNS, "restarted", *metric_columns(self.params))
         }
         self._stop = stop
         self._booster = booster
         self.interrupted = interrupted
+        # Callable metrics of a model in training (optboost.metrics); not saved.
+        self._callable_metrics: Any = None
 
     @classmethod
     def _from_booster(cls, booster: Any, spec: DesignSpec, params: Mapping[str, str]) -> Model:
@@ -82,9 +94,19 @@ class Model:
         """Take the booster's current model and history."""
         self._core = self._booster.model()
         self._history = dict(self._booster.history())
+        if self._callable_metrics is not None:
+            self._history.update(self._callable_metrics.columns)
         self._stop = self._booster.finished
 
     def _train(self, n_iter: int, progress: Progress, callback: Callback | None) -> None:
+        metrics = self._callable_metrics
+        if metrics is not None:
+            user_callback = callback
+
+            def callback(record: dict[str, Any]) -> Any:
+                metrics.record(self._booster)
+                return None if user_callback is None else user_callback(record)
+
         try:
             outcome = train(self._booster, n_iter, progress=progress, callback=callback)
             self.interrupted = outcome.interrupted
@@ -178,14 +200,22 @@ class Model:
         cosine between target and fit over the iteration's trees), step, and
         seconds since training started, restarted (the safeguard undid the
         iteration, whose loss rose, and restarted the momentum) and kept (the
-        iteration ``predict`` uses)."""
+        iteration ``predict`` uses); then train_<metric> and valid_<metric> for
+        each of the ``metrics``."""
         columns = {name: self._history[name] for name in HISTORY_COLUMNS}
         n = len(columns["iteration"])
         restarted = list(self._history.get("restarted") or [])
         columns["restarted"] = restarted if len(restarted) == n else [False] * n
         kept = self.kept_iteration
         columns["kept"] = [i == kept for i in columns["iteration"]]
-        return pl.DataFrame(columns, schema={**HISTORY_SCHEMA, "kept": pl.Boolean})
+        metrics = metric_columns(self.params)
+        if self._callable_metrics is not None:
+            metrics += self._callable_metrics.names()
+        for name in metrics:
+            values = list(self._history.get(name) or [])
+            columns[name] = values if len(values) == n else [None] * n
+        schema = {**HISTORY_SCHEMA, "kept": pl.Boolean, **{name: pl.Float64 for name in metrics}}
+        return pl.DataFrame(columns, schema=schema)
 
     # ------------------------------------------------------------------ prediction
 
@@ -565,11 +595,12 @@ class Model:
             core = core_of()
             spec = DesignSpec.from_dict(data["design"], context=context)
             _check_agreement(core, spec)
-            return cls(
+            params = _params(data.get("params"))
+            model = cls(
                 core,
                 spec,
-                _params(data.get("params")),
-                _history(data.get("history")),
+                params,
+                _history(data.get("history"), metric_columns(params)),
                 _stop(data.get("stop")),
                 interrupted=data.get("interrupted", False) is True,
             )
@@ -583,6 +614,14 @@ class Model:
             raise ModelFileError(
                 f"malformed optboost model file ({type(error).__name__}: {_short(error)})"
             ) from None
+        if model.loss == "custom":
+            warnings.warn(
+                "this model was trained with a CustomLoss, whose functions are not saved: the "
+                "loss is not restorable; the model predicts the link (type='link')",
+                UserWarning,
+                stacklevel=3,
+            )
+        return model
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the model to one JSON file (read it back with optboost.load)."""
@@ -713,11 +752,11 @@ def _params(value: Any) -> dict[str, str]:
     return dict(value)
 
 
-def _history(value: Any) -> dict[str, list]:
+def _history(value: Any, metric_names: list[str]) -> dict[str, list]:
     if not isinstance(value, Mapping):
         raise ModelFileError("the file's 'history' must be an object of columns")
     columns = {}
-    for name in HISTORY_COLUMNS:
+    for name in (*HISTORY_COLUMNS, *metric_names):
         column = value.get(name, [])
         if not isinstance(column, list) or not all(
             v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in column

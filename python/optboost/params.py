@@ -104,4 +104,4 @@ def _check_names_of_choices(params: Mapping[str, str]) -> None:
             )
 
 
-LOSS_NAMES = tuple(_core.loss_names())
+LOSS_NAMES = (*_core.loss_names(), "custom")

@@ -34,6 +34,7 @@ from .frames import (
     to_polars,
 )
 from .losses import loss_text
+from .metrics import split_metrics
 from .model import HISTORY_SCHEMA, MARGIN_LOSSES
 from .params import param_pairs
 from .training import train
@@ -228,6 +229,14 @@ class _BoostEstimator(BaseEstimator):
             n_threads=self.n_threads,
         )
         settings.update({name: value for name, value in own.items() if value is not None})
+        if settings.get("metrics") is not None:
+            names, functions = split_metrics(settings["metrics"])
+            if functions:
+                raise ParameterError(
+                    "the estimators take built-in metric names in params['metrics']; "
+                    "callable metrics need optboost.boost"
+                )
+            settings["metrics"] = ",".join(names) or None
         return settings
 
     def _train(self, columns, y, sample_weight, loss: str, valid=None) -> None:
@@ -260,7 +269,11 @@ class _BoostEstimator(BaseEstimator):
         booster = _core.Booster(pairs, columns, y, weights, *valid_args)
         outcome = train(booster, int(self.n_iter), progress=self.progress)
         self.core_model_ = booster.model()
-        self.history_ = pl.DataFrame(dict(booster.history()), schema=HISTORY_SCHEMA)
+        history = dict(booster.history())
+        metrics = [name for name in history if name not in HISTORY_SCHEMA]
+        self.history_ = pl.DataFrame(
+            history, schema={**HISTORY_SCHEMA, **{name: pl.Float64 for name in metrics}}
+        )
         self.n_iter_ = outcome.iterations
 
     def _hold_out(self, columns, y, weights):

@@ -59,9 +59,14 @@ impl Booster {
             .map(|f| f.name.clone())
             .collect();
         // The checkpoint's state already holds any offset.
-        let mut booster = Self::start(checkpoint.params, train, valid, Offsets::default(), || {
-            BinnedData::with_mappers(&train.frame, mappers, names)
-        })?;
+        let mut booster = Self::start(
+            checkpoint.params,
+            train,
+            valid,
+            Offsets::default(),
+            None,
+            || BinnedData::with_mappers(&train.frame, mappers, names),
+        )?;
         let k = booster.model.n_outputs;
         if booster.y.len() * k != checkpoint.state.iterate().output().len() {
             return Err(Error::data(format!(

@@ -22,6 +22,12 @@ pub struct Record {
     /// removed, the model is the previous iteration's, and the momentum was restarted.
     #[serde(default, skip_serializing_if = "is_false")]
     pub restarted: bool,
+    /// The `metrics` on the training rows, in their order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub train_metrics: Vec<f64>,
+    /// The `metrics` on the validation rows (empty without validation data).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub valid_metrics: Vec<f64>,
 }
 
 fn is_false(b: &bool) -> bool {

@@ -16,7 +16,7 @@ use super::{agbm, gbm, projection, proximal, rgbm, vagbm};
 use super::{AgbmState, GbmState, MetaState, RepeatedState, VagbmState};
 use crate::data::BinnedData;
 use crate::error::Result;
-use crate::loss::Objective;
+use crate::loss::{LossSpec, Objective};
 use crate::params::{Method, Params, StepRule};
 use crate::rng::Rng;
 use crate::tree::Candidates;
@@ -183,9 +183,13 @@ impl Params {
     pub fn step_in_force(&self) -> Result<(StepRule, f64)> {
         self.validate()?;
         // σ does not depend on the number of classes: any K ≥ 2 builds the loss.
-        let sigma = match self.loss.build(2)? {
-            Objective::Scalar(loss) => loss.sigma(),
-            Objective::Multiclass(loss) => loss.sigma(),
+        // A custom loss (built from Python callables) states no smoothness constant.
+        let sigma = match self.loss {
+            LossSpec::Custom => None,
+            _ => match self.loss.build(2)? {
+                Objective::Scalar(loss) => loss.sigma(),
+                Objective::Multiclass(loss) => loss.sigma(),
+            },
         };
         let rules = method(self.method);
         let rule = self.step.unwrap_or_else(|| rules.default_step_rule(sigma));

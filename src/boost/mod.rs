@@ -42,7 +42,7 @@ pub use vagbm::VagbmState;
 
 use crate::data::BinnedData;
 use crate::error::{Error, Result};
-use crate::loss::Objective;
+use crate::loss::{Loss, LossSpec, Objective};
 use crate::model::{FeatureSpec, Model};
 use crate::params::{Init, Params, Safeguard, StepRule};
 use crate::tree::Constraints;
@@ -136,7 +136,30 @@ impl Booster {
     ) -> Result<Booster> {
         params.validate()?;
         let binning = params.binning;
-        Self::start(params, train, valid, offsets, || {
+        Self::start(params, train, valid, offsets, None, || {
+            BinnedData::learn(&train.frame, &binning)
+        })
+    }
+
+    /// `with_offsets` with a scalar loss given as an object rather than by `params.loss` (which
+    /// must then be `custom`): a loss defined outside the crate, e.g. by Python callables.
+    pub fn with_loss(
+        params: Params,
+        train: &TrainData<'_>,
+        valid: Option<&TrainData<'_>>,
+        offsets: Offsets<'_>,
+        loss: Box<dyn Loss>,
+    ) -> Result<Booster> {
+        if params.loss != LossSpec::Custom {
+            return Err(Error::param(
+                "loss",
+                params.loss.to_string(),
+                "`custom` when a loss object is given",
+            ));
+        }
+        params.validate()?;
+        let binning = params.binning;
+        Self::start(params, train, valid, offsets, Some(loss), || {
             BinnedData::learn(&train.frame, &binning)
         })
     }
@@ -150,10 +173,12 @@ impl Booster {
         train: &TrainData<'_>,
         valid: Option<&TrainData<'_>>,
         offsets: Offsets<'_>,
+        custom: Option<Box<dyn Loss>>,
         bin: impl FnOnce() -> Result<BinnedData> + Send,
     ) -> Result<Booster> {
         let pool = thread_pool(params.n_threads)?;
-        Arc::clone(&pool).install(|| Self::prepare(params, bin()?, train, valid, offsets, pool))
+        Arc::clone(&pool)
+            .install(|| Self::prepare(params, bin()?, train, valid, offsets, custom, pool))
     }
 
     /// Called inside `pool`.
@@ -163,6 +188,7 @@ impl Booster {
         train: &TrainData<'_>,
         valid: Option<&TrainData<'_>>,
         offsets: Offsets<'_>,
+        custom: Option<Box<dyn Loss>>,
         pool: Arc<rayon::ThreadPool>,
     ) -> Result<Booster> {
         let n_classes = if params.loss.is_multiclass() {
@@ -170,7 +196,10 @@ impl Booster {
         } else {
             2
         };
-        let objective = params.loss.build(n_classes)?;
+        let objective = match custom {
+            Some(loss) => Objective::Scalar(loss),
+            None => params.loss.build(n_classes)?,
+        };
         let constraints = Constraints::by_name(&params.monotone, &params.interactions, &data)?;
         let (y, w) = checked_target(train, &objective, "training")?;
         let w = Weights::new(w, y.len());
@@ -290,6 +319,18 @@ impl Booster {
             constraints,
         };
         (booster.best.loss, booster.initial_train_loss) = booster.monitored_loss();
+        let (_, valid_metrics) = booster.metric_values();
+        if let (Some(metric), Some(&start)) =
+            (booster.params.metrics.first(), valid_metrics.first())
+        {
+            if !start.is_finite() {
+                return Err(Error::value(
+                    "validation target",
+                    format!("the first metric, {metric}, is {start} on the validation rows (auc needs both classes)"),
+                ));
+            }
+            booster.best.loss = stopping::oriented(metric, start);
+        }
         Ok(booster)
     }
 
@@ -304,6 +345,26 @@ impl Booster {
     }
     pub fn history(&self) -> &History {
         &self.history
+    }
+    /// The current model's predictions on the response scale (n × K row-major for a multiclass
+    /// loss) on the training rows and, if any, the validation rows: what evaluation metrics
+    /// computed outside the core read after each iteration.
+    pub fn response_outputs(&self) -> (Vec<f64>, Option<Vec<f64>>) {
+        let response = |scores: &[f64]| match &self.objective {
+            Objective::Scalar(loss) => scores.iter().map(|&f| loss.response(f)).collect(),
+            Objective::Multiclass(loss) => {
+                let k = loss.n_classes();
+                let mut out = vec![0.0; scores.len()];
+                for (row, p) in scores.chunks(k).zip(out.chunks_mut(k)) {
+                    loss.response(row, p);
+                }
+                out
+            }
+        };
+        (
+            response(self.state.iterate().output()),
+            self.valid_pred.as_deref().map(response),
+        )
     }
     pub fn iteration(&self) -> usize {
         self.history.len()
@@ -416,6 +477,7 @@ impl Booster {
             }
         }
         self.record_iteration_path();
+        let (train_metrics, valid_metrics) = self.metric_values();
         self.seconds += started.elapsed().as_secs_f64();
         let record = Record {
             iteration,
@@ -426,6 +488,8 @@ impl Booster {
             step: report.step,
             seconds: self.seconds,
             restarted,
+            train_metrics,
+            valid_metrics,
         };
         self.history.records.push(record.clone());
         self.finished = self.check_stop(iteration, &record);
@@ -481,6 +545,24 @@ impl Booster {
     fn monitored_loss(&mut self) -> (f64, f64) {
         let (train, valid) = self.monitored_losses();
         (valid.unwrap_or(train), train)
+    }
+
+    /// The `metrics` on the training and the validation rows at the current output.
+    fn metric_values(&self) -> (Vec<f64>, Vec<f64>) {
+        let metrics = &self.params.metrics;
+        let train_output = self.state.iterate().output();
+        let train = metrics
+            .iter()
+            .map(|m| m.evaluate(&self.objective, &self.y, train_output, self.w.slice()))
+            .collect();
+        let valid = match (self.valid.as_ref(), self.valid_pred.as_ref()) {
+            (Some(v), Some(pred)) => metrics
+                .iter()
+                .map(|m| m.evaluate(&self.objective, &v.y, pred, &v.w))
+                .collect(),
+            _ => Vec::new(),
+        };
+        (train, valid)
     }
 }
 

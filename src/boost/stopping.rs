@@ -3,6 +3,7 @@
 //! iterate; and continuing after any of them.
 
 use super::{Booster, Record};
+use crate::metric::Metric;
 use serde::{Deserialize, Serialize};
 
 /// Training has diverged (accelerated methods in the overfitting regime, docs/algorithms.md §5)
@@ -55,7 +56,26 @@ pub(super) struct Best {
     pub(super) weights: Vec<f64>,
 }
 
+/// A metric's value as a quantity to minimise: −AUC, the others as they are.
+pub(super) fn oriented(metric: &Metric, value: f64) -> f64 {
+    if metric.higher_is_better() {
+        -value
+    } else {
+        value
+    }
+}
+
 impl Booster {
+    /// What early stopping and the best iterate follow: the first metric on the validation rows
+    /// (oriented to be minimised) when there are metrics and validation rows, else the validation
+    /// loss, else the training loss.
+    fn monitored(&self, record: &Record) -> f64 {
+        match (self.params.metrics.first(), record.valid_metrics.first()) {
+            (Some(metric), Some(&value)) => oriented(metric, value),
+            _ => record.valid_loss.unwrap_or(record.train_loss),
+        }
+    }
+
     /// A completed run of a momentum method, whose loss can rise, keeps its best iterate (on
     /// the validation loss if there is one, else on the training loss) when the last one is
     /// worse (beyond rounding, `KEEP_TOLERANCE`). The last iterate's model is kept aside for `extend`. Other methods keep
@@ -67,7 +87,7 @@ impl Booster {
         let Some(last) = self.history.last() else {
             return;
         };
-        let monitored = last.valid_loss.unwrap_or(last.train_loss);
+        let monitored = self.monitored(last);
         // Rises at the level of rounding (a loss already ~0) are no reason to drop trees.
         let tolerance = KEEP_TOLERANCE * self.initial_train_loss.abs();
         if self.best.iteration < last.iteration && monitored - self.best.loss > tolerance {
@@ -77,9 +97,10 @@ impl Booster {
     }
 
     pub(super) fn check_stop(&mut self, iteration: usize, record: &Record) -> Option<StopReason> {
-        let monitored = record.valid_loss.unwrap_or(record.train_loss);
+        let monitored_loss = record.valid_loss.unwrap_or(record.train_loss);
         let finite =
-            record.train_loss.is_finite() && monitored.is_finite() && record.step.is_finite();
+            record.train_loss.is_finite() && monitored_loss.is_finite() && record.step.is_finite();
+        let monitored = self.monitored(record);
         if !finite {
             return Some(StopReason::Diverged {
                 iteration,

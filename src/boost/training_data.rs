@@ -106,6 +106,20 @@ pub(super) fn checked_target(
             ));
         }
     }
+    if let Objective::Scalar(loss) = objective {
+        if let Some((row, rule)) = (y.iter().enumerate())
+            .find_map(|(row, &v)| loss.target_requirement(v).map(|rule| (row, rule)))
+        {
+            return Err(Error::value(
+                format!("{role} target"),
+                format!(
+                    "row {row} is {} (the {} loss needs {rule})",
+                    y[row],
+                    loss.name()
+                ),
+            ));
+        }
+    }
     let binary = match objective {
         Objective::Scalar(loss) if loss.is_binary() => Some(loss),
         _ => None,

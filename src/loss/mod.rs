@@ -29,6 +29,7 @@ mod softmax;
 pub mod solve;
 mod spec;
 mod squared;
+mod tweedie;
 mod vectorized;
 
 pub use absolute::Absolute;
@@ -41,6 +42,7 @@ pub use pinball::Pinball;
 pub use softmax::Softmax;
 pub use spec::{LossSpec, Objective};
 pub use squared::Squared;
+pub use tweedie::Tweedie;
 
 use crate::rows::group_slots;
 use rayon::prelude::*;
@@ -115,6 +117,11 @@ pub trait Loss: Send + Sync + Debug {
     /// Maps a link-scale score to the response scale (probability for binary losses).
     fn response(&self, f: f64) -> f64 {
         f
+    }
+    /// `None` when `y` is a valid finite target, else the rule it breaks, for the error message
+    /// (e.g. "targets ≥ 0"). Binary labels are checked separately (`is_binary`).
+    fn target_requirement(&self, _y: f64) -> Option<&'static str> {
+        None
     }
 
     /// (ℓ, ∂ℓ/∂f, ∂²ℓ/∂f²) at one point, bit for bit equal to `value`, `derivative` and

@@ -4,7 +4,7 @@
 
 use super::{
     Absolute, Exponential, Hinge, Huber, Logistic, Loss, MulticlassHinge, MulticlassLoss, Pinball,
-    Softmax, Squared,
+    Softmax, Squared, Tweedie,
 };
 use crate::error::{Error, Result};
 use std::fmt;
@@ -25,13 +25,29 @@ use std::str::FromStr;
 pub enum LossSpec {
     Squared,
     Absolute,
-    Pinball { tau: f64 },
-    Huber { delta: f64 },
-    Logistic { ridge: f64 },
-    Exponential { beta: f64 },
+    Pinball {
+        tau: f64,
+    },
+    Huber {
+        delta: f64,
+    },
+    Logistic {
+        ridge: f64,
+    },
+    Exponential {
+        beta: f64,
+    },
     Hinge,
     Softmax,
     MulticlassHinge,
+    Poisson,
+    Gamma,
+    Tweedie {
+        p: f64,
+    },
+    /// A scalar loss given as an object (Python's `CustomLoss`), not rebuilt from its name: a
+    /// model trained with it keeps its trees and predicts the link only.
+    Custom,
 }
 
 /// A built loss: scalar (one score per row) or multiclass (K scores per row).
@@ -58,7 +74,8 @@ impl Objective {
 }
 
 const ALLOWED: &str = "one of squared, absolute, pinball, pinball(tau), huber, huber(delta), logistic, \
-                       logistic(ridge), exponential, exponential(beta), hinge, softmax, multiclass_hinge";
+                       logistic(ridge), exponential, exponential(beta), hinge, softmax, multiclass_hinge, poisson, \
+                       gamma, tweedie, tweedie(p)";
 
 impl LossSpec {
     pub const NAMES: &'static [&'static str] = &[
@@ -71,6 +88,9 @@ impl LossSpec {
         "hinge",
         "softmax",
         "multiclass_hinge",
+        "poisson",
+        "gamma",
+        "tweedie",
     ];
 
     pub fn name(&self) -> &'static str {
@@ -84,10 +104,15 @@ impl LossSpec {
             LossSpec::Hinge => "hinge",
             LossSpec::Softmax => "softmax",
             LossSpec::MulticlassHinge => "multiclass_hinge",
+            LossSpec::Poisson => "poisson",
+            LossSpec::Gamma => "gamma",
+            LossSpec::Tweedie { .. } => "tweedie",
+            LossSpec::Custom => "custom",
         }
     }
 
-    /// Checks the parameter: τ ∈ (0, 1), δ > 0 finite, ridge ≥ 0 finite, β > 0 finite.
+    /// Checks the parameter: τ ∈ (0, 1), δ > 0 finite, ridge ≥ 0 finite, β > 0 finite,
+    /// Tweedie power p ∈ (1, 2) (its ends are `poisson` and `gamma`).
     pub fn validate(&self) -> Result<()> {
         match *self {
             LossSpec::Pinball { tau } if !(tau > 0.0 && tau < 1.0) => {
@@ -102,6 +127,11 @@ impl LossSpec {
             LossSpec::Exponential { beta } if !(beta > 0.0 && beta.is_finite()) => {
                 Err(Error::param("beta", beta, "a finite number > 0"))
             }
+            LossSpec::Tweedie { p } if !(p > 1.0 && p < 2.0) => Err(Error::param(
+                "p",
+                p,
+                "a number in (1, 2) (p = 1 is `poisson`, p = 2 is `gamma`)",
+            )),
             _ => Ok(()),
         }
     }
@@ -141,6 +171,17 @@ impl LossSpec {
             LossSpec::MulticlassHinge => {
                 Objective::Multiclass(Box::new(MulticlassHinge::new(n_classes)))
             }
+            LossSpec::Poisson => Objective::Scalar(Box::new(Tweedie::poisson())),
+            LossSpec::Gamma => Objective::Scalar(Box::new(Tweedie::gamma())),
+            LossSpec::Tweedie { p } => Objective::Scalar(Box::new(Tweedie::new(p))),
+            LossSpec::Custom => {
+                return Err(Error::param(
+                    "loss",
+                    "custom",
+                    "a loss object (optboost.CustomLoss): a custom loss is not saved, so it \
+                     cannot be rebuilt from its name",
+                ))
+            }
         })
     }
 }
@@ -149,7 +190,9 @@ impl FromStr for LossSpec {
     type Err = Error;
 
     /// `name` or `name(parameter)`, case-insensitive, `-` accepted for `_`. Defaults: pinball τ = 0.5,
-    /// huber δ = 1, logistic ridge 0, exponential β = 1. The result is validated.
+    /// huber δ = 1, logistic ridge 0, exponential β = 1, tweedie p = 1.5 (LightGBM's and
+    /// XGBoost's default variance power, midway between Poisson and gamma). The result is
+    /// validated.
     fn from_str(s: &str) -> Result<Self> {
         let text = s.trim().to_ascii_lowercase();
         let (name, arg) = match text.find('(') {
@@ -193,6 +236,12 @@ impl FromStr for LossSpec {
             "hinge" => LossSpec::Hinge,
             "softmax" => LossSpec::Softmax,
             "multiclass_hinge" => LossSpec::MulticlassHinge,
+            "poisson" => LossSpec::Poisson,
+            "gamma" => LossSpec::Gamma,
+            "tweedie" => LossSpec::Tweedie {
+                p: number("p", 1.5)?,
+            },
+            "custom" => LossSpec::Custom,
             _ => return Err(Error::param("loss", s, ALLOWED)),
         };
         let parametric = matches!(
@@ -201,6 +250,7 @@ impl FromStr for LossSpec {
                 | LossSpec::Huber { .. }
                 | LossSpec::Logistic { .. }
                 | LossSpec::Exponential { .. }
+                | LossSpec::Tweedie { .. }
         );
         if arg.is_some() && !parametric {
             return Err(Error::param(
@@ -223,6 +273,7 @@ impl fmt::Display for LossSpec {
             LossSpec::Huber { delta } => write!(f, "huber({delta})"),
             LossSpec::Logistic { ridge } => write!(f, "logistic({ridge})"),
             LossSpec::Exponential { beta } => write!(f, "exponential({beta})"),
+            LossSpec::Tweedie { p } => write!(f, "tweedie({p})"),
             other => f.write_str(other.name()),
         }
     }

@@ -6,7 +6,7 @@
 use super::{FeatureSpec, Model};
 use crate::data::BinMapper;
 use crate::error::{Error, Result};
-use crate::loss::Objective;
+use crate::loss::{LossSpec, Objective};
 use crate::tree::{Node, Tree, MAX_DEPTH};
 
 /// Trees per model: 2^24 is 16.7 million, more than any run trains (iterations × classes), and
@@ -76,8 +76,12 @@ impl Model {
                 self.n_outputs
             ));
         }
-        let objective = self.objective()?;
-        let expected = objective.n_outputs();
+        // A custom loss is not saved: the model keeps its trees and predicts the link.
+        let expected = if self.loss == LossSpec::Custom {
+            1
+        } else {
+            self.objective()?.n_outputs()
+        };
         if self.n_outputs != expected {
             return bad(format!(
                 "the loss {} gives {expected} scores per row, but n_outputs = {}",

@@ -3,6 +3,7 @@
 //! batches while the booster keeps a valid model of every finished iteration.
 
 use super::convert::{contiguous, Columns};
+use super::custom_loss::PyLoss;
 use super::errors::{guarded, DataError, TrainingError};
 use super::model::PyModel;
 use crate::boost::{Booster, Offsets, Step, StopReason, TrainData};
@@ -12,7 +13,7 @@ use pyo3::exceptions::PyUserWarning;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::ffi::CString;
-use std::sync::{Mutex, MutexGuard, TryLockError};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::Instant;
 
 /// Parameters from `(name, value)` pairs, validated as a whole.
@@ -56,6 +57,8 @@ pub struct PyBooster {
     /// waiting with the GIL held would deadlock with the running call, which needs the GIL to
     /// return.
     booster: Mutex<Booster>,
+    /// The first failure of a custom loss's callables (see `custom_loss.rs`).
+    custom_error: Option<Arc<Mutex<Option<String>>>>,
 }
 
 impl PyBooster {
@@ -89,11 +92,22 @@ fn warn_if_capped(py: Python<'_>, requested: usize) -> PyResult<()> {
     PyErr::warn(py, &py.get_type::<PyUserWarning>(), &message, 2)
 }
 
+/// Raises the kept failure of a custom loss's callables, if any.
+fn raise_custom_error(error: &Option<Arc<Mutex<Option<String>>>>) -> PyResult<()> {
+    let message = error
+        .as_ref()
+        .and_then(|e| e.lock().unwrap_or_else(|e| e.into_inner()).clone());
+    match message {
+        Some(message) => Err(TrainingError::new_err(message)),
+        None => Ok(()),
+    }
+}
+
 #[pymethods]
 impl PyBooster {
     /// Bins the data and prepares iteration 0 (with the GIL released).
     #[new]
-    #[pyo3(signature = (params, features, y, weights=None, valid_features=None, valid_y=None, valid_weights=None, offset=None, valid_offset=None))]
+    #[pyo3(signature = (params, features, y, weights=None, valid_features=None, valid_y=None, valid_weights=None, offset=None, valid_offset=None, custom_loss=None))]
     fn new<'py>(
         py: Python<'py>,
         params: Vec<(String, String)>,
@@ -105,6 +119,7 @@ impl PyBooster {
         valid_weights: Option<PyReadonlyArray1<'py, f64>>,
         offset: Option<PyReadonlyArray1<'py, f64>>,
         valid_offset: Option<PyReadonlyArray1<'py, f64>>,
+        custom_loss: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Self> {
         let params = guarded(|| params_from_pairs(&params))?;
         warn_if_capped(py, params.n_threads)?;
@@ -143,11 +158,29 @@ impl PyBooster {
                 .map(|o| contiguous("validation offset", o))
                 .transpose()?,
         };
+        let custom = custom_loss
+            .map(|loss| -> PyResult<PyLoss> {
+                let hessian = loss.getattr("hessian")?;
+                Ok(PyLoss::new(
+                    loss.getattr("value")?.unbind(),
+                    loss.getattr("gradient")?.unbind(),
+                    (!hessian.is_none()).then(|| hessian.unbind()),
+                ))
+            })
+            .transpose()?;
+        let custom_error = custom.as_ref().map(|loss| Arc::clone(&loss.error));
         let booster = py.detach(|| {
-            guarded(|| Booster::with_offsets(params, &train, valid.as_ref(), offsets))
-        })?;
+            guarded(|| match custom {
+                Some(loss) => {
+                    Booster::with_loss(params, &train, valid.as_ref(), offsets, Box::new(loss))
+                }
+                None => Booster::with_offsets(params, &train, valid.as_ref(), offsets),
+            })
+        });
+        raise_custom_error(&custom_error)?;
         Ok(PyBooster {
-            booster: Mutex::new(booster),
+            booster: Mutex::new(booster?),
+            custom_error,
         })
     }
 
@@ -162,7 +195,7 @@ impl PyBooster {
     ) -> PyResult<(usize, Option<(&'static str, String)>)> {
         let mut booster = self.lock()?;
         let booster = &mut *booster;
-        let (done, finished) = py.detach(|| {
+        let result = py.detach(|| {
             guarded(|| {
                 let started = Instant::now();
                 let mut done = 0;
@@ -179,7 +212,9 @@ impl PyBooster {
                     }
                 }
             })
-        })?;
+        });
+        raise_custom_error(&self.custom_error)?;
+        let (done, finished) = result?;
         py.check_signals()?;
         Ok((done, finished.as_ref().map(describe)))
     }
@@ -217,6 +252,12 @@ impl PyBooster {
     /// A snapshot of the current model.
     fn model(&self) -> PyResult<PyModel> {
         Ok(PyModel::new(self.lock()?.model().clone()))
+    }
+
+    /// The current predictions on the response scale, training rows and validation rows (None
+    /// without them), as flat lists (n × K row-major for a multiclass loss).
+    fn response_outputs(&self) -> PyResult<(Vec<f64>, Option<Vec<f64>>)> {
+        Ok(self.lock()?.response_outputs())
     }
 
     /// The history from iteration `start` (0-based) on, as the columns of `HISTORY_SCHEMA`
@@ -270,6 +311,21 @@ impl PyBooster {
             "restarted",
             records.iter().map(|r| r.restarted).collect::<Vec<_>>(),
         )?;
+        // One column per metric and row set: train_<name>, valid_<name> (None without
+        // validation rows).
+        for (j, metric) in booster.params().metrics.iter().enumerate() {
+            out.set_item(
+                format!("train_{metric}"),
+                column(&|r| r.train_metrics.get(j).copied().unwrap_or(f64::NAN)),
+            )?;
+            out.set_item(
+                format!("valid_{metric}"),
+                records
+                    .iter()
+                    .map(|r| r.valid_metrics.get(j).copied())
+                    .collect::<Vec<_>>(),
+            )?;
+        }
         Ok(out)
     }
 }

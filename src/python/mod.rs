@@ -3,6 +3,7 @@
 
 mod booster;
 mod convert;
+mod custom_loss;
 mod errors;
 mod model;
 

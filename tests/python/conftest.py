@@ -53,3 +53,13 @@ def small() -> pl.DataFrame:
             "w": [1.0, 2.0, 1.0, 1.0, 0.0, 1.0],
         }
     )
+
+
+@pytest.fixture
+def redwine() -> pl.DataFrame:
+    return _dataset("redwine")
+
+
+@pytest.fixture
+def concrete() -> pl.DataFrame:
+    return _dataset("concrete")

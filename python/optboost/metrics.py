@@ -1,0 +1,108 @@
+"""Evaluation metrics given as Python callables ``metric(y, prediction) -> float``.
+
+Built-in metrics (auc, rmse, ...) run in the core after every iteration; a
+callable runs here, after every iteration, on the target as the model encodes
+it (0/1 for a binary loss, the class index for a multiclass one) and the
+response-scale predictions of the training and the validation rows (n values,
+or n × K class probabilities). Its values are history columns train_<name> and
+valid_<name>; they are recorded only: early stopping follows the first metric,
+which must then be a built-in one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .errors import ParameterError
+
+BUILT_IN = ("auc", "rmse", "mae", "error", "logloss", "poisson_deviance", "gamma_deviance")
+
+
+def split_metrics(metrics: Any) -> tuple[list[str], dict[str, Callable[..., Any]]]:
+    """The built-in names (lower case, in order) and the callables by their
+    history name: the function's ``__name__``, or ``metric_<position>`` for a
+    lambda or a name that is taken."""
+    if isinstance(metrics, str):
+        # "auc,logloss": the spelling of the CLI's -p metrics=auc,logloss
+        metrics = [name for name in metrics.split(",") if name.strip()]
+    elif callable(metrics):
+        metrics = [metrics]
+    if not isinstance(metrics, Sequence):
+        raise ParameterError(
+            f"metrics must be a list of names and callables, got {type(metrics).__name__}"
+        )
+    names: list[str] = []
+    functions: dict[str, Callable[..., Any]] = {}
+    for position, metric in enumerate(metrics):
+        if isinstance(metric, str):
+            name = metric.strip().lower()
+            if name not in BUILT_IN:
+                raise ParameterError(
+                    f"unknown metric {metric!r}; built-in metrics: {', '.join(BUILT_IN)} "
+                    "(or pass a callable metric(y, prediction) -> float)"
+                )
+            names.append(name)
+        elif callable(metric):
+            name = getattr(metric, "__name__", "")
+            if not name.isidentifier() or name in BUILT_IN or name in functions:
+                name = f"metric_{position}"
+            functions[name] = metric
+        else:
+            raise ParameterError(
+                f"metrics: {metric!r} is neither a metric name nor a callable"
+            )
+    return names, functions
+
+
+class CallableMetrics:
+    """Evaluates the callables after each iteration and keeps their columns."""
+
+    def __init__(
+        self,
+        functions: dict[str, Callable[..., Any]],
+        y_train: np.ndarray,
+        y_valid: np.ndarray | None,
+    ):
+        self.functions = functions
+        self.y_train = np.asarray(y_train)
+        self.y_valid = None if y_valid is None else np.asarray(y_valid)
+        self.columns: dict[str, list[float | None]] = {}
+        for name in functions:
+            self.columns[f"train_{name}"] = []
+            self.columns[f"valid_{name}"] = []
+
+    def names(self) -> list[str]:
+        return list(self.columns)
+
+    def record(self, booster: Any) -> None:
+        train, valid = booster.response_outputs()
+        train_p = _shaped(train, len(self.y_train))
+        valid_p = None if valid is None else _shaped(valid, len(self.y_valid))
+        for name, function in self.functions.items():
+            self.columns[f"train_{name}"].append(_value(name, function, self.y_train, train_p))
+            self.columns[f"valid_{name}"].append(
+                None if valid_p is None else _value(name, function, self.y_valid, valid_p)
+            )
+
+
+def _shaped(values: list[float], n: int) -> np.ndarray:
+    array = np.asarray(values, dtype=np.float64)
+    k = len(array) // max(n, 1)
+    return array if k <= 1 else array.reshape(n, k)
+
+
+def _value(name: str, function: Callable[..., Any], y: np.ndarray, p: np.ndarray) -> float:
+    value = function(y.copy(), p.copy())
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(
+            f"metric {name!r} returned {type(value).__name__} {value!r}, not a number"
+        ) from None
+    if math.isnan(number):
+        raise ParameterError(f"metric {name!r} returned NaN")
+    return number

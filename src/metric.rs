@@ -1,0 +1,274 @@
+//! Evaluation metrics recorded in the history beside the loss (`metrics` parameter), for the
+//! training and validation rows after every iteration. With any metric, early stopping and the
+//! best iterate follow the first one on the validation rows (LightGBM's `first_metric_only`),
+//! instead of the validation loss.
+//!
+//! A metric reads the engine's targets (binary labels ±1, class indices) and the link scores,
+//! and maps the scores to the response scale through the loss itself, so it means the same for
+//! every loss of a task. Means are weighted by the sample weights.
+
+use crate::error::{Error, Result};
+use crate::loss::{LossSpec, Objective};
+use std::fmt;
+use std::str::FromStr;
+
+/// A built-in evaluation metric.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Metric {
+    /// √(Σ w (y − ŷ)² / Σ w), ŷ the response.
+    Rmse,
+    /// Σ w |y − ŷ| / Σ w.
+    Mae,
+    /// Mean negative log-likelihood of the predicted probabilities (binary or multiclass).
+    Logloss,
+    /// Weighted share of misclassified rows (probability 0.5 or the largest class score).
+    Error,
+    /// Area under the ROC curve (binary; ties in the score count half); higher is better.
+    Auc,
+    /// Mean Poisson deviance 2(y ln(y/μ) − (y − μ)), μ the response.
+    PoissonDeviance,
+    /// Mean gamma deviance 2(ln(μ/y) + y/μ − 1).
+    GammaDeviance,
+}
+
+impl Metric {
+    pub const NAMES: &'static [&'static str] = &[
+        "rmse",
+        "mae",
+        "logloss",
+        "error",
+        "auc",
+        "poisson_deviance",
+        "gamma_deviance",
+    ];
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Metric::Rmse => "rmse",
+            Metric::Mae => "mae",
+            Metric::Logloss => "logloss",
+            Metric::Error => "error",
+            Metric::Auc => "auc",
+            Metric::PoissonDeviance => "poisson_deviance",
+            Metric::GammaDeviance => "gamma_deviance",
+        }
+    }
+
+    /// True for metrics where larger values are better (AUC): early stopping minimises −value.
+    pub fn higher_is_better(&self) -> bool {
+        matches!(self, Metric::Auc)
+    }
+
+    /// Whether the metric means something for the targets and predictions of `loss`.
+    pub fn check(&self, loss: &LossSpec) -> Result<()> {
+        let fits = match self {
+            Metric::Rmse | Metric::Mae => !loss.is_multiclass(),
+            Metric::Logloss | Metric::Error => loss.is_multiclass() || loss.is_binary(),
+            Metric::Auc => loss.is_binary(),
+            Metric::PoissonDeviance | Metric::GammaDeviance => matches!(
+                loss,
+                LossSpec::Poisson | LossSpec::Gamma | LossSpec::Tweedie { .. }
+            ),
+        };
+        let needs = match self {
+            Metric::Rmse | Metric::Mae => "a regression or binary loss",
+            Metric::Logloss | Metric::Error => "a binary or multiclass loss",
+            Metric::Auc => "a binary loss",
+            Metric::PoissonDeviance | Metric::GammaDeviance => {
+                "a log-link loss (poisson, gamma, tweedie)"
+            }
+        };
+        if fits {
+            Ok(())
+        } else {
+            Err(Error::param(
+                "metrics",
+                format!("{} with the {} loss", self.name(), loss),
+                needs,
+            ))
+        }
+    }
+
+    /// The metric over rows with targets `y` (engine encoding), link scores `scores` (n × K for
+    /// a multiclass loss) and weights `w`.
+    pub fn evaluate(&self, objective: &Objective, y: &[f64], scores: &[f64], w: &[f64]) -> f64 {
+        let total: f64 = w.iter().sum();
+        let mean = |term: &dyn Fn(usize) -> f64| -> f64 {
+            (0..y.len()).map(|i| w[i] * term(i)).sum::<f64>() / total
+        };
+        match objective {
+            Objective::Multiclass(loss) => {
+                let k = loss.n_classes();
+                let mut p = vec![0.0; k];
+                let mut per_row = |i: usize| -> (f64, bool) {
+                    loss.response(&scores[i * k..(i + 1) * k], &mut p);
+                    let class = y[i] as usize;
+                    let best = (0..k).max_by(|&a, &b| p[a].total_cmp(&p[b])).unwrap_or(0);
+                    (-p[class].max(f64::MIN_POSITIVE).ln(), best != class)
+                };
+                let rows: Vec<(f64, bool)> = (0..y.len()).map(&mut per_row).collect();
+                match self {
+                    Metric::Logloss => mean(&|i| rows[i].0),
+                    _ => mean(&|i| f64::from(u8::from(rows[i].1))),
+                }
+            }
+            Objective::Scalar(loss) => {
+                let response: Vec<f64> = scores.iter().map(|&f| loss.response(f)).collect();
+                // Binary targets ±1 inside the engine; metrics read them as 0/1.
+                let target = |i: usize| {
+                    if loss.is_binary() {
+                        f64::from(u8::from(y[i] > 0.0))
+                    } else {
+                        y[i]
+                    }
+                };
+                match self {
+                    Metric::Rmse => mean(&|i| (target(i) - response[i]).powi(2)).sqrt(),
+                    Metric::Mae => mean(&|i| (target(i) - response[i]).abs()),
+                    Metric::Logloss => mean(&|i| {
+                        let p = if target(i) > 0.5 {
+                            response[i]
+                        } else {
+                            1.0 - response[i]
+                        };
+                        -p.max(f64::MIN_POSITIVE).ln()
+                    }),
+                    Metric::Error => {
+                        mean(&|i| f64::from(u8::from((response[i] > 0.5) != (target(i) > 0.5))))
+                    }
+                    Metric::Auc => auc(&(0..y.len()).map(target).collect::<Vec<_>>(), scores, w),
+                    Metric::PoissonDeviance => mean(&|i| {
+                        let (t, mu) = (target(i), response[i]);
+                        let t_ln = if t > 0.0 { t * (t / mu).ln() } else { 0.0 };
+                        2.0 * (t_ln - (t - mu))
+                    }),
+                    Metric::GammaDeviance => mean(&|i| {
+                        let (t, mu) = (target(i), response[i]);
+                        2.0 * ((mu / t).ln() + t / mu - 1.0)
+                    }),
+                }
+            }
+        }
+    }
+}
+
+/// Weighted AUC: the probability that a random positive scores above a random negative (ties
+/// count half), both drawn in proportion to their weights. One sort, then a sweep over runs of
+/// tied scores.
+fn auc(target: &[f64], scores: &[f64], w: &[f64]) -> f64 {
+    let mut order: Vec<usize> = (0..target.len()).collect();
+    order.sort_by(|&a, &b| scores[a].total_cmp(&scores[b]));
+    let (mut negatives_below, mut area) = (0.0, 0.0);
+    let mut start = 0;
+    while start < order.len() {
+        let mut end = start;
+        let (mut pos, mut neg) = (0.0, 0.0);
+        while end < order.len() && scores[order[end]] == scores[order[start]] {
+            let i = order[end];
+            if target[i] > 0.5 {
+                pos += w[i];
+            } else {
+                neg += w[i];
+            }
+            end += 1;
+        }
+        area += pos * (negatives_below + 0.5 * neg);
+        negatives_below += neg;
+        start = end;
+    }
+    let positives: f64 = (0..target.len())
+        .filter(|&i| target[i] > 0.5)
+        .map(|i| w[i])
+        .sum();
+    if positives == 0.0 || negatives_below == 0.0 {
+        // One class only: no pair to rank.
+        return f64::NAN;
+    }
+    area / (positives * negatives_below)
+}
+
+impl FromStr for Metric {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        let name = s.trim().to_ascii_lowercase();
+        Ok(match name.as_str() {
+            "rmse" => Metric::Rmse,
+            "mae" => Metric::Mae,
+            "logloss" => Metric::Logloss,
+            "error" => Metric::Error,
+            "auc" => Metric::Auc,
+            "poisson_deviance" => Metric::PoissonDeviance,
+            "gamma_deviance" => Metric::GammaDeviance,
+            _ => {
+                return Err(Error::param(
+                    "metrics",
+                    format!("{s:?}"),
+                    format!("names among {}", Metric::NAMES.join(", ")),
+                ))
+            }
+        })
+    }
+}
+
+impl fmt::Display for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl serde::Serialize for Metric {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Metric {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// `metrics`: names separated by commas (empty: none).
+pub(crate) fn parse_metrics(value: &str) -> Result<Vec<Metric>> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+        .map(str::parse)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auc_counts_ordered_pairs_and_half_ties() {
+        // Positives at scores 0.9, 0.5; negatives at 0.5, 0.1: pairs (0.9 > 0.5, 0.9 > 0.1,
+        // 0.5 tie 0.5, 0.5 > 0.1) = (1 + 1 + 0.5 + 1)/4.
+        let target = [1.0, 1.0, 0.0, 0.0];
+        let scores = [0.9, 0.5, 0.5, 0.1];
+        assert_eq!(auc(&target, &scores, &[1.0; 4]), 3.5 / 4.0);
+        // Weight 2 on the first negative counts it twice.
+        assert_eq!(
+            auc(&target, &scores, &[1.0, 1.0, 2.0, 1.0]),
+            (2.0 + 1.0 + 1.0 + 1.0) / 6.0
+        );
+        assert!(auc(&[1.0, 1.0], &[0.1, 0.2], &[1.0, 1.0]).is_nan());
+    }
+
+    #[test]
+    fn names_parse_and_check_against_the_loss() {
+        assert_eq!(
+            parse_metrics("auc, logloss,").unwrap(),
+            vec![Metric::Auc, Metric::Logloss]
+        );
+        assert!(parse_metrics("accuracy").is_err());
+        let logistic: LossSpec = "logistic".parse().unwrap();
+        assert!(Metric::Auc.check(&logistic).is_ok());
+        assert!(Metric::Auc.check(&LossSpec::Squared).is_err());
+        assert!(Metric::PoissonDeviance.check(&LossSpec::Poisson).is_ok());
+        assert!(Metric::Rmse.check(&LossSpec::Softmax).is_err());
+    }
+}
