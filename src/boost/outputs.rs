@@ -166,12 +166,9 @@ impl Context<'_> {
             let (mut d1, mut d2) = (l2 * c, 0.0);
             match self.objective {
                 Objective::Scalar(loss) => {
-                    for &r in rows {
-                        let r = r as usize;
-                        let (_, g, h) = loss.value_and_derivatives(self.y[r], f[r] + c);
-                        d1 += w[r] * g;
-                        d2 += w[r] * h;
-                    }
+                    let (g, h) = loss.shifted_derivative_sums(self.y, f, w, rows, c);
+                    d1 += g;
+                    d2 += h;
                 }
                 Objective::Multiclass(loss) => {
                     let k = loss.n_classes();

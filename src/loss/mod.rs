@@ -181,6 +181,28 @@ pub trait Loss: Send + Sync + Debug {
         total / weight
     }
 
+    /// (Σ w ℓ'(y, f + c), Σ w ℓ''(y, f + c)) over `rows`, summed in their order: a Newton step
+    /// of the leaf search. The default is bit for bit the row-by-row sums of
+    /// `value_and_derivatives`; a loss whose calls are costly (a Python custom loss) makes one
+    /// call for all rows instead.
+    fn shifted_derivative_sums(
+        &self,
+        y: &[f64],
+        f: &[f64],
+        w: &[f64],
+        rows: &[u32],
+        c: f64,
+    ) -> (f64, f64) {
+        let (mut d1, mut d2) = (0.0, 0.0);
+        for &r in rows {
+            let r = r as usize;
+            let (_, g, h) = self.value_and_derivatives(y[r], f[r] + c);
+            d1 += w[r] * g;
+            d2 += w[r] * h;
+        }
+        (d1, d2)
+    }
+
     /// Writes ∂ℓ/∂f for every row into `out`.
     fn derivatives_into(&self, y: &[f64], f: &[f64], out: &mut [f64]) {
         for i in 0..y.len() {

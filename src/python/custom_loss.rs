@@ -271,6 +271,26 @@ impl Loss for PyLoss {
     fn mean_value(&self, y: &[f64], f: &[f64], w: &[f64]) -> f64 {
         self.sum_values(y, f, w) / w.iter().sum::<f64>()
     }
+    fn shifted_derivative_sums(
+        &self,
+        y: &[f64],
+        f: &[f64],
+        w: &[f64],
+        rows: &[u32],
+        c: f64,
+    ) -> (f64, f64) {
+        let y: Vec<f64> = rows.iter().map(|&r| y[r as usize]).collect();
+        let s: Vec<f64> = rows.iter().map(|&r| f[r as usize] + c).collect();
+        let (mut g, mut h) = (vec![0.0; y.len()], vec![0.0; y.len()]);
+        self.call(Part::Gradient, &y, &s, &mut g);
+        self.call(Part::Hessian, &y, &s, &mut h);
+        let (mut d1, mut d2) = (0.0, 0.0);
+        for (i, &r) in rows.iter().enumerate() {
+            d1 += w[r as usize] * g[i];
+            d2 += w[r as usize] * h[i];
+        }
+        (d1, d2)
+    }
     fn derivatives_into(&self, y: &[f64], f: &[f64], out: &mut [f64]) {
         self.call(Part::Gradient, y, f, out);
     }
