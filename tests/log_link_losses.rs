@@ -323,3 +323,75 @@ fn targets_outside_the_domain_are_named() {
     );
     assert_eq!(Tweedie::gamma().target_requirement(0.1), None);
 }
+
+/// σ for the default constant step is the largest ℓ'' at the start: e^{(2−p)f} closed forms.
+#[test]
+fn sigma_from_the_start_is_the_largest_curvature_there() {
+    let y = [0.0, 3.0, 40.0];
+    let f = [1.0, 2.0, 0.5];
+    for loss in losses() {
+        let p = loss.power();
+        let curvature = |y: f64, f: f64| {
+            (2.0 - p) * ((2.0 - p) * f).exp() - (1.0 - p) * y * ((1.0 - p) * f).exp()
+        };
+        let largest = (y.iter().zip(&f))
+            .map(|(&y, &f)| curvature(y, f))
+            .fold(0.0, f64::max);
+        let sigma = loss.sigma_from(&y, &f).unwrap();
+        assert!(
+            (sigma - largest).abs() <= 1e-12 * largest,
+            "p = {p}: {sigma} vs {largest}"
+        );
+    }
+}
+
+/// With its default ρ = 1/σ (σ from the data), no constant-step method diverges on counts of
+/// mean ~35, where ρ = 1 (σ unknown) diverged at the first iteration.
+#[test]
+fn constant_step_methods_descend_on_large_counts_with_their_defaults() {
+    use optboost::{Booster, Feature, Frame, Params, StopReason, TrainData};
+    let mut rng = Rng::new(7);
+    let n = 400;
+    let x: Vec<f64> = (0..n).map(|_| rng.uniform(0.0, 1.0)).collect();
+    let y: Vec<f64> = x
+        .iter()
+        .map(|&x| (35.0 * (1.0 + x) * rng.uniform(0.5, 1.5)).floor())
+        .collect();
+    for method in [
+        "rgbm",
+        "agbm",
+        "agbmr",
+        "vagbm",
+        "repeated_gbm",
+        "residual_gbm",
+    ] {
+        for loss in ["poisson", "tweedie(1.5)", "gamma"] {
+            let mut params = Params::default();
+            params
+                .set("method", method)
+                .unwrap()
+                .set("loss", loss)
+                .unwrap();
+            params.set("n_iter", "30").unwrap();
+            let train = TrainData {
+                frame: Frame::new(vec![Feature::numeric("x", &x)]).unwrap(),
+                y: &y,
+                weights: None,
+            };
+            let mut booster = Booster::new(params, &train, None).unwrap();
+            let reason = booster.run(|_| true).unwrap();
+            assert!(
+                !matches!(reason, StopReason::Diverged { .. }),
+                "{method} {loss}: {reason:?}"
+            );
+            let losses: Vec<f64> = booster
+                .history()
+                .records
+                .iter()
+                .map(|r| r.train_loss)
+                .collect();
+            assert_eq!(losses.len(), 30, "{method} {loss}");
+            assert!(losses[29] < 0.8 * losses[0], "{method} {loss}: {losses:?}");
+        }
+    }
+}

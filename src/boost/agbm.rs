@@ -242,8 +242,8 @@ impl BoostingMethod for Agbm {
         start: Start<'_>,
     ) -> Result<MethodState> {
         let loss = match objective {
-            Objective::Scalar(loss) => (loss.name(), loss.sigma(), loss.mu()),
-            Objective::Multiclass(loss) => (loss.name(), loss.sigma(), loss.mu()),
+            Objective::Scalar(loss) => (loss.name(), start.sigma, loss.mu()),
+            Objective::Multiclass(loss) => (loss.name(), start.sigma, loss.mu()),
         };
         Ok(MethodState::Agbm(AgbmState::new(
             params,

@@ -26,6 +26,8 @@ pub struct Context<'a> {
     pub y: &'a [f64],
     pub w: &'a Weights,
     pub objective: &'a Objective,
+    /// σ for the default constant step (`Loss::sigma_from` at the initial model).
+    pub sigma: Option<f64>,
     pub model: &'a mut Model,
     /// 1-based number of the iteration being performed.
     pub iteration: usize,

@@ -93,6 +93,8 @@ pub(crate) fn inverse_smoothness(sigma: Option<f64>) -> f64 {
 pub(crate) struct Start<'a> {
     pub train: &'a [f64],
     pub valid: Option<&'a [f64]>,
+    /// σ for the default constant step (`Loss::sigma_from` at the start).
+    pub sigma: Option<f64>,
 }
 
 impl Start<'_> {
@@ -170,17 +172,19 @@ method_states! {
 /// method's defaults for the loss.
 impl Params {
     /// The step rule in force (`step`, or the method's default for the loss's smoothness) and ρ
-    /// of the `constant` rule (`rho`, or the method's default). Validates the parameters first.
+    /// of the `constant` rule (`rho`, or the method's default; None when that default is set
+    /// from the data, for the losses of `LossSpec::sigma_from_data`). Validates the parameters
+    /// first.
     ///
     /// ```
     /// use optboost::{Params, StepRule};
     ///
     /// let mut params = Params::default();
     /// params.set("method", "rgbm")?.set("loss", "logistic")?;
-    /// assert_eq!(params.step_in_force()?, (StepRule::Constant, 4.0)); // ρ = 1/σ, σ = 1/4
+    /// assert_eq!(params.step_in_force()?, (StepRule::Constant, Some(4.0))); // ρ = 1/σ, σ = 1/4
     /// # Ok::<(), optboost::Error>(())
     /// ```
-    pub fn step_in_force(&self) -> Result<(StepRule, f64)> {
+    pub fn step_in_force(&self) -> Result<(StepRule, Option<f64>)> {
         self.validate()?;
         // σ does not depend on the number of classes: any K ≥ 2 builds the loss.
         // A custom loss (built from Python callables) states no smoothness constant.
@@ -193,9 +197,11 @@ impl Params {
         };
         let rules = method(self.method);
         let rule = self.step.unwrap_or_else(|| rules.default_step_rule(sigma));
-        let rho = self
-            .rho
-            .unwrap_or_else(|| rules.default_rho(sigma, self.lambda));
+        let rho = match self.rho {
+            Some(rho) => Some(rho),
+            None if self.loss.sigma_from_data() => None,
+            None => Some(rules.default_rho(sigma, self.lambda)),
+        };
         Ok((rule, rho))
     }
 }

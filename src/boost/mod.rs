@@ -90,6 +90,8 @@ pub struct Booster {
     y: Vec<f64>,
     w: Weights,
     objective: Objective,
+    /// σ for the default constant step (`Loss::sigma_from` at the initial model).
+    sigma: Option<f64>,
     valid: Option<Validation>,
     valid_pred: Option<Vec<f64>>,
     model: Model,
@@ -284,9 +286,14 @@ impl Booster {
         };
         let train_start = start(y.len(), offset);
         let valid_pred = valid.as_ref().map(|v| start(v.y.len(), valid_offset));
+        let sigma = match &objective {
+            Objective::Scalar(loss) => loss.sigma_from(&y, &train_start),
+            Objective::Multiclass(loss) => loss.sigma(),
+        };
         let start = Start {
             train: &train_start,
             valid: valid_pred.as_deref(),
+            sigma,
         };
         let state = method(params.method).start(&params, &objective, start)?;
         let rng = Rng::new(params.seed);
@@ -296,6 +303,7 @@ impl Booster {
             y,
             w,
             objective,
+            sigma,
             valid,
             valid_pred,
             model,
@@ -441,6 +449,7 @@ impl Booster {
             y: &self.y,
             w: &self.w,
             objective: &self.objective,
+            sigma: self.sigma,
             model: &mut self.model,
             iteration,
             train_loss,

@@ -45,10 +45,7 @@ impl Context<'_> {
     }
 
     pub fn sigma(&self) -> Option<f64> {
-        match self.objective {
-            Objective::Scalar(loss) => loss.sigma(),
-            Objective::Multiclass(loss) => loss.sigma(),
-        }
+        self.sigma
     }
 
     /// −∂ℓ/∂F at F (n × K), in a reused buffer (`Buffers::recycle_values` takes it back).

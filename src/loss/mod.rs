@@ -104,6 +104,12 @@ pub trait Loss: Send + Sync + Debug {
     }
     /// Smoothness constant σ (ℓ'' ≤ σ), if ℓ is smooth.
     fn sigma(&self) -> Option<f64>;
+    /// The σ that the default constant step ρ = 1/σ uses on rows `y` starting from `f`: `sigma()`
+    /// where it is a bound; for a smooth loss whose curvature has no bound (the log-link losses)
+    /// the largest ℓ''(yᵢ, fᵢ) at the start (docs/algorithms.md §3).
+    fn sigma_from(&self, _y: &[f64], _f: &[f64]) -> Option<f64> {
+        self.sigma()
+    }
     /// Strong-convexity constant μ (ℓ'' ≥ μ), if positive.
     fn mu(&self) -> Option<f64>;
     /// True when labels must be ±1.

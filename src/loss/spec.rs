@@ -136,6 +136,15 @@ impl LossSpec {
         }
     }
 
+    /// Smooth with a curvature that grows without bound (the log-link losses): the default
+    /// constant step takes σ from the data at the start (`Loss::sigma_from`).
+    pub fn sigma_from_data(&self) -> bool {
+        matches!(
+            self,
+            LossSpec::Poisson | LossSpec::Gamma | LossSpec::Tweedie { .. }
+        )
+    }
+
     /// Labels must be ±1.
     pub fn is_binary(&self) -> bool {
         matches!(

@@ -219,6 +219,12 @@ impl Loss for Tweedie {
     fn sigma(&self) -> Option<f64> {
         None
     }
+    fn sigma_from(&self, y: &[f64], f: &[f64]) -> Option<f64> {
+        let largest = (y.iter().zip(f))
+            .map(|(&y, &f)| self.second_derivative(y, f))
+            .fold(0.0, f64::max);
+        (largest.is_finite() && largest > 0.0).then_some(largest)
+    }
     fn mu(&self) -> Option<f64> {
         None
     }

@@ -20,7 +20,15 @@ fn leaf_wise_takes_the_largest_gain_first_and_ties_in_creation_order() {
         }),
         limits: NodeLimits::root(),
     };
-    let gains = [Some(1.0), None, Some(3.0), Some(1.0), None, Some(3.0), Some(2.0)];
+    let gains = [
+        Some(1.0),
+        None,
+        Some(3.0),
+        Some(1.0),
+        None,
+        Some(3.0),
+        Some(2.0),
+    ];
     // The scan the heap replaced: the first node of the largest gain, no split as −∞.
     let mut scanned: Vec<usize> = Vec::new();
     let mut left: Vec<(usize, f64)> = (gains.iter().enumerate())
