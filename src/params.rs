@@ -96,11 +96,12 @@ public_enum!(
 );
 
 public_enum!(
-    /// What the momentum methods do when an iteration raises the training loss. `restart`
-    /// rejects that iteration (its trees are removed, the iterate stays the previous one) and
-    /// restarts the momentum there, so the next iteration is a plain gradient step; `none` runs
-    /// the papers' recursions unguarded.
-    Safeguard, "safeguard" { Restart = "restart", None = "none" }
+    /// What the momentum methods do when a momentum step raises a monitored loss. `restart`
+    /// rejects a step that raised the training loss or, when there are validation rows (given or
+    /// held out), the validation loss: its trees are removed, the iterate stays the previous one
+    /// and the momentum restarts there, so the next iteration is a plain gradient step. `train`
+    /// watches the training loss only; `none` runs the papers' recursions unguarded.
+    Safeguard, "safeguard" { Restart = "restart", Train = "train", None = "none" }
 );
 
 public_enum!(

@@ -255,3 +255,87 @@ fn safeguard_none_and_the_papers_sign_are_the_printed_algorithm() {
     assert!(run.history().records.iter().all(|r| !r.restarted));
     assert_eq!(run.params().method, Method::Agbm);
 }
+
+/// Trains on the first 400 rows of housing with the other rows as validation data.
+fn housing_with_validation(
+    settings: &[(&str, &str)],
+    n_iter: usize,
+) -> (optboost::Booster, StopReason) {
+    let data = csv("boston_housing").shuffled(3);
+    let order: Vec<usize> = (0..data.n_rows()).collect();
+    let (train_rows, valid_rows) = (data.rows(&order[..400]), data.rows(&order[400..]));
+    let mut p = params(&[("learning_rate", "0.3"), ("max_depth", "4")]);
+    for (name, value) in settings {
+        p.set(name, value).unwrap();
+    }
+    p.n_iter = n_iter;
+    let valid = optboost::TrainData {
+        frame: valid_rows.frame(),
+        y: &valid_rows.y,
+        weights: None,
+    };
+    let train_data = optboost::TrainData {
+        frame: train_rows.frame(),
+        y: &train_rows.y,
+        weights: None,
+    };
+    let mut booster = optboost::Booster::new(p, &train_data, Some(&valid)).unwrap();
+    let reason = booster.run(|_| true).unwrap();
+    (booster, reason)
+}
+
+#[test]
+fn the_default_safeguard_also_undoes_momentum_steps_that_raise_the_validation_loss() {
+    for method in ["agbm", "vagbm", "accelerated_gbm", "accelerated_proximal"] {
+        let (guarded, _) = housing_with_validation(&[("method", method)], 150);
+        let records = &guarded.history().records;
+        let mut undone = 0;
+        for (i, r) in records.iter().enumerate().skip(1) {
+            let before = &records[i - 1];
+            undone += usize::from(r.restarted);
+            // A rise is allowed only at a plain step: the first iterations, and the steps right
+            // after a restart (one for AGBM and VAGBM; two for FISTA, whose momentum
+            // coefficient is 0 for the first step after β ← 1).
+            let plain = i < 2 || records[i - 2..i].iter().any(|q| q.restarted);
+            if r.valid_loss.unwrap() > before.valid_loss.unwrap() {
+                assert!(plain, "{method}: validation loss rose at {}", r.iteration);
+            }
+            if r.restarted {
+                assert_eq!(r.valid_loss, before.valid_loss, "{method}");
+                assert_eq!(r.n_trees, before.n_trees, "{method}");
+            }
+        }
+        assert!(
+            undone > 0,
+            "{method}: nothing to guard against in this test"
+        );
+        // `train` watches the training loss only: the same settings then let the validation
+        // loss rise at momentum steps.
+        let (train_only, _) =
+            housing_with_validation(&[("method", method), ("safeguard", "train")], 150);
+        let records = &train_only.history().records;
+        assert!(
+            records.windows(2).any(|p| !p[0].restarted
+                && p[1].iteration > 2
+                && p[1].valid_loss.unwrap() > p[0].valid_loss.unwrap()),
+            "{method}: safeguard=train never let the validation loss rise"
+        );
+    }
+}
+
+#[test]
+fn undone_iterations_do_not_use_up_the_early_stopping_patience() {
+    let patience = 10;
+    let (booster, reason) =
+        housing_with_validation(&[("method", "agbm"), ("early_stopping_rounds", "10")], 1000);
+    let StopReason::EarlyStopping { best_iteration } = reason else {
+        panic!("expected early stopping, got {reason:?}");
+    };
+    let after_best = &booster.history().records[best_iteration..];
+    let counted = after_best.iter().filter(|r| !r.restarted).count();
+    assert_eq!(counted, patience);
+    assert!(
+        after_best.len() > patience,
+        "no undone iteration after the best one"
+    );
+}

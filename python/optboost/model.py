@@ -503,7 +503,7 @@ class Model:
             restarts = sum(bool(r) for r in self._history.get("restarted") or [])
             if restarts:
                 lines.append(
-                    f"  safeguard: {restarts} iterations undone (training loss rose), "
+                    f"  safeguard: {restarts} iterations undone (training or validation loss rose), "
                     "momentum restarted"
                 )
             if self._last("valid_loss") != "-":

@@ -118,10 +118,11 @@ def _warn_about_outcome(booster: Any, start: int) -> None:
     model = booster.model()
     if restarted:
         warn(
-            f"{model.method}: a momentum step raised the training loss at "
+            f"{model.method}: a momentum step raised the training or validation loss at "
             f"{_iterations_text(restarted)}; the safeguard undid "
             f"{'them' if len(restarted) > 1 else 'it'} and restarted the momentum "
-            "(safeguard='restart'; safeguard='none' runs the papers' recursion unguarded)"
+            "(safeguard='restart'; 'train' watches the training loss only, 'none' runs the "
+            "papers' recursion unguarded)"
         )
     finished = booster.finished
     if finished is None or finished[0] == "early_stopping":

@@ -430,11 +430,11 @@ impl Booster {
             .history
             .last()
             .map_or(self.initial_train_loss, |r| r.train_loss);
-        // The safeguard (docs/algorithms.md): a momentum step that raises the training loss is
-        // undone and the momentum restarted. Only steps that use momentum are guarded: a plain
+        // The safeguard (docs/algorithms.md §9): a momentum step that raises the training loss,
+        // or (`restart`) the validation loss, is undone and the momentum restarted. Only steps that use momentum are guarded: a plain
         // step from the output is the descent step the restart falls back on, and rejecting it
         // would repeat it forever.
-        let guarded = (self.params.safeguard == Safeguard::Restart
+        let guarded = (self.params.safeguard != Safeguard::None
             && self.state.iterate().momentum_active())
         .then(|| {
             (
@@ -466,12 +466,12 @@ impl Booster {
         let (mut new_train_loss, mut valid_loss) = self.monitored_losses();
         let mut restarted = false;
         if let Some((state, valid_pred, n_trees)) = guarded {
-            // a NaN loss compares as None: it is undone like a rise
-            let rose = matches!(
-                new_train_loss.partial_cmp(&train_loss),
-                Some(std::cmp::Ordering::Greater) | None
-            );
-            if rose {
+            let previous_valid_loss = self.history.last().and_then(|r| r.valid_loss);
+            let valid_rose = self.params.safeguard == Safeguard::Restart
+                && valid_loss
+                    .zip(previous_valid_loss)
+                    .is_some_and(|(new, old)| rose(new, old));
+            if rose(new_train_loss, train_loss) || valid_rose {
                 self.state = state;
                 self.state.iterate_mut().restart_momentum();
                 self.valid_pred = valid_pred;
@@ -576,6 +576,14 @@ impl Booster {
 }
 
 /// The step rule in force: the user's, or the method's default.
+/// Whether a loss rose; a NaN loss counts as a rise, so that it is undone.
+fn rose(new: f64, old: f64) -> bool {
+    matches!(
+        new.partial_cmp(&old),
+        Some(std::cmp::Ordering::Greater) | None
+    )
+}
+
 fn step_rule_in_force(params: &Params, objective: &Objective) -> StepRule {
     let sigma = match objective {
         Objective::Scalar(loss) => loss.sigma(),

@@ -125,7 +125,12 @@ impl Booster {
             };
         }
         if let (Some(patience), Some(_)) = (self.params.early_stopping_rounds, record.valid_loss) {
-            if iteration - self.best.iteration >= patience {
+            // Iterations the safeguard undid changed nothing: they do not use up the patience.
+            let stale = self.history.records[self.best.iteration..]
+                .iter()
+                .filter(|r| !r.restarted)
+                .count();
+            if stale >= patience {
                 return Some(StopReason::EarlyStopping {
                     best_iteration: self.best.iteration,
                 });
