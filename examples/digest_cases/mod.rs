@@ -75,7 +75,7 @@ const METHODS: [&str; 11] = [
     "accelerated_gbm",
     "repeated_gbm",
 ];
-const LOSSES: [&str; 9] = [
+const LOSSES: [&str; 13] = [
     "squared",
     "logistic",
     "logistic(0.01)",
@@ -85,6 +85,10 @@ const LOSSES: [&str; 9] = [
     "absolute",
     "softmax",
     "multiclass_hinge",
+    "pinball(0.9)",
+    "poisson",
+    "gamma",
+    "tweedie(1.5)",
 ];
 const STEPS: [&str; 5] = ["", "constant", "line_search", "leaf_line_search", "newton"];
 
@@ -123,6 +127,8 @@ struct Data {
     categorical_regression: Vec<f64>,
     categorical_binary: Vec<f64>,
     categorical_classes: Vec<f64>,
+    /// A positive target with a log-linear mean, for the log-link losses.
+    positive: Vec<f64>,
 }
 
 /// SplitMix64 uniforms in [0, 1).
@@ -184,6 +190,9 @@ fn data(n: usize) -> Data {
             .collect::<Vec<f64>>()
     };
     Data {
+        positive: (0..n)
+            .map(|i| (0.5 * score[i] + 0.6 * noise[i]).exp())
+            .collect(),
         regression: regression(&score),
         binary: binary(&score),
         classes: classes(&score),
@@ -279,10 +288,13 @@ impl Case<'_> {
             return None;
         }
         let y = match (self.loss, self.categorical) {
-            ("squared" | "huber" | "absolute", false) => &data.regression,
+            ("poisson" | "gamma" | "tweedie(1.5)", _) => &data.positive,
+            ("squared" | "huber" | "absolute" | "pinball(0.9)", false) => &data.regression,
             ("softmax" | "multiclass_hinge", false) => &data.classes,
             (_, false) => &data.binary,
-            ("squared" | "huber" | "absolute", true) => &data.categorical_regression,
+            ("squared" | "huber" | "absolute" | "pinball(0.9)", true) => {
+                &data.categorical_regression
+            }
             ("softmax" | "multiclass_hinge", true) => &data.categorical_classes,
             (_, true) => &data.categorical_binary,
         };
