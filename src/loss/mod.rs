@@ -525,7 +525,7 @@ pub fn softmax_into(f: &[f64], out: &mut [f64]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tree::test_data::uniform;
+    use crate::rng::uniform;
 
     #[test]
     fn leaves_under_unit_weights_equal_leaves_with_weights_of_one() {

@@ -2,12 +2,10 @@
 //! that tell how to read new data. Prediction runs on raw columns, in parallel over rows.
 
 mod contrib;
-mod flat;
 mod io;
 mod predict;
 mod validate;
 
-pub(crate) use flat::{leaf_nodes_binned, FlatTree};
 pub use io::FORMAT_VERSION;
 pub use validate::{MAX_ABS_TERM, MAX_NODES, MAX_OUTPUTS, MAX_TREES};
 

@@ -1,12 +1,12 @@
 //! Prediction: rows in fixed blocks, processed in parallel; inside a block, tree after tree, so
 //! that one tree's nodes stay in cache while it visits the block's rows. Trees are first turned
-//! into their compact prediction form (`flat.rs`).
+//! into their compact prediction form (`tree/flat.rs`).
 
-use super::flat::{Predictor, RawColumns, BLOCK_ROWS};
 use super::Model;
 use crate::data::{BinMapper, BinnedMatrix, Feature, Frame};
 use crate::error::{Error, Result};
 use crate::loss::Objective;
+use crate::tree::{Predictor, RawColumns, BLOCK_ROWS};
 use rayon::prelude::*;
 use std::collections::HashMap;
 

@@ -11,7 +11,7 @@ const N_LEVELS: u32 = 5;
 struct Rng(u64);
 impl Rng {
     fn uniform(&mut self) -> f64 {
-        crate::tree::test_data::uniform(&mut self.0)
+        crate::rng::uniform(&mut self.0)
     }
     fn below(&mut self, n: usize) -> usize {
         (self.uniform() * n as f64) as usize
