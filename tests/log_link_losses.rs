@@ -3,7 +3,7 @@
 //! closed forms at extreme arguments), every 1-D minimisation against brute force and its closed
 //! form, the vocabulary, and target validation in training.
 
-use optboost::loss::{LeafScratch, Loss, LossSpec, Objective, Tweedie};
+use optboost::loss::{LeafScratch, LossSpec, ScalarLoss, Tweedie};
 
 /// xorshift64*: deterministic, dependency-free.
 struct Rng(u64);
@@ -298,9 +298,8 @@ fn vocabulary_parses_validates_and_round_trips() {
         LossSpec::Tweedie { p: 1.25 },
     ] {
         assert_eq!(parse(&spec.to_string()).unwrap(), spec);
-        let Objective::Scalar(loss) = spec.build(0).unwrap() else {
-            panic!("{spec} is a scalar loss")
-        };
+        let loss = spec.build(0).unwrap();
+        assert_eq!(loss.n_outputs(), 1, "{spec} is a scalar loss");
         assert_eq!(loss.name(), spec.name());
         assert!(!loss.is_binary() && loss.sigma().is_none());
     }

@@ -4,7 +4,7 @@
 
 use optboost::loss::{
     Absolute, Exponential, Hinge, Huber, LeafScratch, Logistic, Loss, LossSpec, MulticlassHinge,
-    MulticlassLoss, Objective, Pinball, Softmax, Squared,
+    Pinball, ScalarLoss, Softmax, Squared,
 };
 use optboost::Error;
 
@@ -44,7 +44,7 @@ impl Rng {
 
 /// A scalar loss with what the tests need to know about it.
 struct Case {
-    loss: Box<dyn Loss>,
+    loss: Box<dyn ScalarLoss>,
     binary: bool,
     /// Points where ℓ(y, ·) or ℓ'(y, ·) is not differentiable.
     kinks: Box<dyn Fn(f64) -> Vec<f64>>,
@@ -649,7 +649,7 @@ fn one_d_solutions_are_exact_on_known_answers() {
 #[test]
 fn extreme_margins_stay_finite() {
     let mut rng = Rng::new(8);
-    let scalar: Vec<Box<dyn Loss>> = vec![
+    let scalar: Vec<Box<dyn ScalarLoss>> = vec![
         Box::new(Logistic::new(0.0)),
         Box::new(Logistic::new(1e-4)),
         Box::new(Exponential::new(1.0)),
@@ -710,16 +710,16 @@ fn extreme_margins_stay_finite() {
     for f in [[1e6, -1e6, 0.0], [-1e6, 1e6, 1e6], [0.0, 0.0, -1e6]] {
         for y in 0..3 {
             let y = y as f64;
-            assert!(sm.value(y, &f).is_finite());
-            sm.gradient(y, &f, &mut out);
+            assert!(sm.row_value(y, &f).is_finite());
+            sm.row_gradient(y, &f, &mut out);
             assert!(out.iter().all(|x| x.is_finite()));
-            sm.hessian_diag(y, &f, &mut out);
+            sm.row_hessian(y, &f, &mut out);
             assert!(out.iter().all(|x| x.is_finite()));
             for lambda in [1e-3, 1.0, 1e3] {
-                sm.prox(y, &f, lambda, &mut out);
+                sm.row_prox(y, &f, lambda, &mut out);
                 assert!(out.iter().all(|x| x.is_finite()), "softmax prox {out:?}");
             }
-            sm.response(&f, &mut out);
+            sm.row_response(&f, &mut out);
             assert!((out.iter().sum::<f64>() - 1.0).abs() < 1e-12);
         }
         let fs: Vec<f64> = f.iter().chain(&f).copied().collect();
@@ -745,7 +745,7 @@ fn smoothness_constants_and_flags() {
     assert_eq!(Logistic::new(1e-4).sigma(), Some(0.25 + 1e-4));
     assert_eq!(Logistic::new(1e-4).mu(), Some(1e-4));
     for l in [
-        &Absolute as &dyn Loss,
+        &Absolute as &dyn ScalarLoss,
         &Pinball::new(0.5),
         &Exponential::new(1.0),
         &Hinge,
@@ -822,7 +822,7 @@ fn prox_into_equals_prox_bit_for_bit() {
 // ---------------------------------------------------------------------------------------------
 // Multiclass losses
 
-fn multiclass(k: usize) -> Vec<Box<dyn MulticlassLoss>> {
+fn multiclass(k: usize) -> Vec<Box<dyn Loss>> {
     vec![Box::new(Softmax::new(k)), Box::new(MulticlassHinge::new(k))]
 }
 
@@ -854,13 +854,13 @@ fn multiclass_gradient_and_hessian_match_finite_differences() {
                 }
                 checked += 1;
                 let (mut g, mut hd) = (vec![0.0; k], vec![0.0; k]);
-                l.gradient(y as f64, &f, &mut g);
-                l.hessian_diag(y as f64, &f, &mut hd);
+                l.row_gradient(y as f64, &f, &mut g);
+                l.row_hessian(y as f64, &f, &mut hd);
                 for j in 0..k {
                     let (mut fp, mut fm) = (f.clone(), f.clone());
                     fp[j] += h;
                     fm[j] -= h;
-                    let fd = (l.value(y as f64, &fp) - l.value(y as f64, &fm)) / (2.0 * h);
+                    let fd = (l.row_value(y as f64, &fp) - l.row_value(y as f64, &fm)) / (2.0 * h);
                     assert!(
                         (g[j] - fd).abs() < 1e-6,
                         "{} K={k}: ∂ℓ/∂f_{j} = {} vs FD {fd}",
@@ -868,8 +868,8 @@ fn multiclass_gradient_and_hessian_match_finite_differences() {
                         g[j]
                     );
                     let (mut gp, mut gm) = (vec![0.0; k], vec![0.0; k]);
-                    l.gradient(y as f64, &fp, &mut gp);
-                    l.gradient(y as f64, &fm, &mut gm);
+                    l.row_gradient(y as f64, &fp, &mut gp);
+                    l.row_gradient(y as f64, &fm, &mut gm);
                     let fd2 = (gp[j] - gm[j]) / (2.0 * h);
                     assert!(
                         (hd[j] - fd2).abs() < 1e-5,
@@ -883,15 +883,15 @@ fn multiclass_gradient_and_hessian_match_finite_differences() {
     }
 }
 
-fn check_multiclass_prox(l: &dyn MulticlassLoss, y: usize, z: &[f64], lambda: f64) {
+fn check_multiclass_prox(l: &dyn Loss, y: usize, z: &[f64], lambda: f64) {
     let k = z.len();
     let mut u = vec![0.0; k];
-    l.prox(y as f64, z, lambda, &mut u);
+    l.row_prox(y as f64, z, lambda, &mut u);
     assert!(u.iter().all(|x| x.is_finite()), "{}: prox {u:?}", l.name());
     let g: Vec<f64> = (0..k).map(|j| (z[j] - u[j]) / lambda).collect();
     if l.name() == "softmax" {
         let mut p = vec![0.0; k];
-        l.gradient(y as f64, &u, &mut p);
+        l.row_gradient(y as f64, &u, &mut p);
         for j in 0..k {
             assert!(
                 (g[j] - p[j]).abs() < 1e-9,
@@ -921,7 +921,7 @@ fn check_multiclass_prox(l: &dyn MulticlassLoss, y: usize, z: &[f64], lambda: f6
     }
     // No coordinate move improves the prox objective.
     let obj = |v: &[f64]| {
-        l.value(y as f64, v)
+        l.row_value(y as f64, v)
             + v.iter().zip(z).map(|(a, b)| (a - b) * (a - b)).sum::<f64>() / (2.0 * lambda)
     };
     let base = obj(&u);
@@ -1001,7 +1001,7 @@ fn multiclass_init_is_the_constant_minimiser() {
             let c = l.init(&d.y, &d.w);
             assert_eq!(c.len(), k);
             assert!(c.iter().all(|x| x.is_finite()), "{}: {c:?}", l.name());
-            let phi = |c: &[f64]| (0..n).map(|i| d.w[i] * l.value(d.y[i], c)).sum::<f64>();
+            let phi = |c: &[f64]| (0..n).map(|i| d.w[i] * l.row_value(d.y[i], c)).sum::<f64>();
             // Shift invariance: search c = (0, c1, c2) on a grid, then refine.
             let mut best = (f64::INFINITY, 0.0, 0.0);
             let scan = |best: &mut (f64, f64, f64), lo1: f64, lo2: f64, step: f64, m: usize| {
@@ -1041,7 +1041,7 @@ fn multiclass_leaf_value_and_line_search_match_brute_force() {
                 let d = mc_data(&mut rng, n, k);
                 let value = |fi: &dyn Fn(usize, usize) -> f64, i: usize| {
                     let row: Vec<f64> = (0..k).map(|j| fi(i, j)).collect();
-                    d.w[i] * l.value(d.y[i], &row)
+                    d.w[i] * l.row_value(d.y[i], &row)
                 };
                 let rows: Vec<u32> = (0..n as u32).filter(|_| rng.chance(0.7)).collect();
                 let class = rng.below(k);
@@ -1078,19 +1078,25 @@ fn multiclass_response_and_mean_value() {
     for l in multiclass(3) {
         let f = [0.5, -1.0, 2.0];
         let mut p = [0.0; 3];
-        l.response(&f, &mut p);
+        l.row_response(&f, &mut p);
         let z: f64 = f.iter().map(|x: &f64| x.exp()).sum();
         for j in 0..3 {
             assert!((p[j] - f[j].exp() / z).abs() < 1e-15);
         }
         let (y, fs, w) = ([0.0, 2.0], [0.5, -1.0, 2.0, 0.0, 1.0, 0.0], [1.0, 3.0]);
-        let want = (l.value(0.0, &fs[..3]) + 3.0 * l.value(2.0, &fs[3..])) / 4.0;
-        assert!((l.mean_value(&y, &fs, &w) - want).abs() < 1e-15);
+        let want = (l.row_value(0.0, &fs[..3]) + 3.0 * l.row_value(2.0, &fs[3..])) / 4.0;
+        assert!((l.sum_values(&y, &fs, &w) / 4.0 - want).abs() < 1e-15);
     }
     // Known values.
-    assert!((Softmax::new(2).value(0.0, &[0.0, 0.0]) - 2f64.ln()).abs() < 1e-15);
-    assert_eq!(MulticlassHinge::new(3).value(1.0, &[0.5, 1.0, -2.0]), 0.5);
-    assert_eq!(MulticlassHinge::new(3).value(1.0, &[0.0, 1.0, -2.0]), 0.0);
+    assert!((Softmax::new(2).row_value(0.0, &[0.0, 0.0]) - 2f64.ln()).abs() < 1e-15);
+    assert_eq!(
+        MulticlassHinge::new(3).row_value(1.0, &[0.5, 1.0, -2.0]),
+        0.5
+    );
+    assert_eq!(
+        MulticlassHinge::new(3).row_value(1.0, &[0.0, 1.0, -2.0]),
+        0.0
+    );
     assert_eq!(Softmax::new(3).sigma(), Some(0.5));
     assert_eq!(MulticlassHinge::new(3).sigma(), None);
 }
@@ -1129,13 +1135,8 @@ fn loss_spec_parses_every_name() {
         let spec: LossSpec = name.parse().unwrap();
         let built = spec.build(3).unwrap();
         assert_eq!(built.name(), *name);
-        assert_eq!(
-            matches!(built, Objective::Multiclass(_)),
-            spec.is_multiclass()
-        );
-        if let Objective::Scalar(l) = &built {
-            assert_eq!(l.is_binary(), spec.is_binary(), "{name}");
-        }
+        assert_eq!(built.n_outputs() == 3, spec.is_multiclass(), "{name}");
+        assert_eq!(built.is_binary(), spec.is_binary(), "{name}");
     }
     assert_eq!(LossSpec::NAMES.len(), 12);
 }

@@ -1,14 +1,15 @@
 //! The public vocabulary of losses: [`LossSpec`] names a loss and its parameter, parses from and
 //! prints to strings such as `"pinball(0.9)"`, validates, serialises (`{"name": "pinball",
-//! "tau": 0.9}`) and builds the [`Objective`] the booster runs on.
+//! "tau": 0.9}`) and builds the [`Loss`] the booster runs on.
 
 use super::{
-    Absolute, Exponential, Hinge, Huber, Logistic, Loss, MulticlassHinge, MulticlassLoss, Pinball,
-    Softmax, Squared, Tweedie,
+    Absolute, Exponential, Hinge, Huber, Logistic, Loss, MulticlassHinge, Pinball, Scalar, Softmax,
+    Squared, Tweedie,
 };
 use crate::error::{Error, Result};
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 /// A loss by name and parameter (docs/algorithms.md §6), as the `loss` parameter spells it.
 ///
@@ -48,29 +49,6 @@ pub enum LossSpec {
     /// A scalar loss given as an object (Python's `CustomLoss`), not rebuilt from its name: a
     /// model trained with it keeps its trees and predicts the link only.
     Custom,
-}
-
-/// A built loss: scalar (one score per row) or multiclass (K scores per row).
-#[derive(Debug)]
-pub enum Objective {
-    Scalar(Box<dyn Loss>),
-    Multiclass(Box<dyn MulticlassLoss>),
-}
-
-impl Objective {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Objective::Scalar(l) => l.name(),
-            Objective::Multiclass(l) => l.name(),
-        }
-    }
-    /// Scores per row: 1 for a scalar loss, K for a multiclass one.
-    pub fn n_outputs(&self) -> usize {
-        match self {
-            Objective::Scalar(_) => 1,
-            Objective::Multiclass(l) => l.n_classes(),
-        }
-    }
 }
 
 const ALLOWED: &str = "one of squared, absolute, pinball, pinball(tau), huber, huber(delta), logistic, \
@@ -137,7 +115,7 @@ impl LossSpec {
     }
 
     /// Smooth with a curvature that grows without bound (the log-link losses): the default
-    /// constant step takes σ from the data at the start (`Loss::sigma_from`).
+    /// constant step takes σ from the data at the start (`ScalarLoss::sigma_from`).
     pub fn sigma_from_data(&self) -> bool {
         matches!(
             self,
@@ -159,7 +137,7 @@ impl LossSpec {
     }
 
     /// Validates and builds the loss; `n_classes` is used by multiclass losses only (≥ 2).
-    pub fn build(&self, n_classes: usize) -> Result<Objective> {
+    pub fn build(&self, n_classes: usize) -> Result<Arc<dyn Loss>> {
         self.validate()?;
         if self.is_multiclass() && n_classes < 2 {
             return Err(Error::param(
@@ -169,20 +147,18 @@ impl LossSpec {
             ));
         }
         Ok(match *self {
-            LossSpec::Squared => Objective::Scalar(Box::new(Squared)),
-            LossSpec::Absolute => Objective::Scalar(Box::new(Absolute)),
-            LossSpec::Pinball { tau } => Objective::Scalar(Box::new(Pinball::new(tau))),
-            LossSpec::Huber { delta } => Objective::Scalar(Box::new(Huber::new(delta))),
-            LossSpec::Logistic { ridge } => Objective::Scalar(Box::new(Logistic::new(ridge))),
-            LossSpec::Exponential { beta } => Objective::Scalar(Box::new(Exponential::new(beta))),
-            LossSpec::Hinge => Objective::Scalar(Box::new(Hinge)),
-            LossSpec::Softmax => Objective::Multiclass(Box::new(Softmax::new(n_classes))),
-            LossSpec::MulticlassHinge => {
-                Objective::Multiclass(Box::new(MulticlassHinge::new(n_classes)))
-            }
-            LossSpec::Poisson => Objective::Scalar(Box::new(Tweedie::poisson())),
-            LossSpec::Gamma => Objective::Scalar(Box::new(Tweedie::gamma())),
-            LossSpec::Tweedie { p } => Objective::Scalar(Box::new(Tweedie::new(p))),
+            LossSpec::Squared => Arc::new(Scalar(Squared)),
+            LossSpec::Absolute => Arc::new(Scalar(Absolute)),
+            LossSpec::Pinball { tau } => Arc::new(Scalar(Pinball::new(tau))),
+            LossSpec::Huber { delta } => Arc::new(Scalar(Huber::new(delta))),
+            LossSpec::Logistic { ridge } => Arc::new(Scalar(Logistic::new(ridge))),
+            LossSpec::Exponential { beta } => Arc::new(Scalar(Exponential::new(beta))),
+            LossSpec::Hinge => Arc::new(Scalar(Hinge)),
+            LossSpec::Softmax => Arc::new(Softmax::new(n_classes)),
+            LossSpec::MulticlassHinge => Arc::new(MulticlassHinge::new(n_classes)),
+            LossSpec::Poisson => Arc::new(Scalar(Tweedie::poisson())),
+            LossSpec::Gamma => Arc::new(Scalar(Tweedie::gamma())),
+            LossSpec::Tweedie { p } => Arc::new(Scalar(Tweedie::new(p))),
             LossSpec::Custom => {
                 return Err(Error::param(
                     "loss",

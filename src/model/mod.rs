@@ -10,10 +10,12 @@ pub use io::FORMAT_VERSION;
 pub use validate::{MAX_ABS_TERM, MAX_NODES, MAX_OUTPUTS, MAX_TREES};
 
 use crate::data::{BinMapper, FeatureKind};
-use crate::loss::LossSpec;
+use crate::error::Result;
+use crate::loss::{Loss, LossSpec};
 use crate::params::Method;
 use crate::tree::Tree;
 use serde::{Deserialize, Serialize};
+use std::sync::{Arc, OnceLock};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FeatureSpec {
@@ -57,9 +59,48 @@ pub struct Model {
     /// weights, so iteration k's model is not the first trees of the final one; for the other
     /// methods it is, and this stays empty.
     pub iteration_weights: Vec<Vec<f64>>,
+    /// The loss built from `loss` and `n_outputs`, for `response`.
+    pub(crate) built_loss: BuiltLoss,
+}
+
+/// A model's loss, built from its spec and output count on first use and kept (with the error,
+/// for a loss that does not build), keyed by the two: if a caller changes those public fields,
+/// the loss is built anew. Models compare and print without it, as it follows from them.
+#[derive(Clone, Default)]
+pub(crate) struct BuiltLoss(OnceLock<Built>);
+
+/// The spec and output count a loss was built from, and the loss or the error.
+type Built = (LossSpec, usize, Result<Arc<dyn Loss>>);
+
+impl PartialEq for BuiltLoss {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for BuiltLoss {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BuiltLoss")
+    }
 }
 
 impl Model {
+    /// The model's loss, built with K = `n_outputs` classes for a multiclass loss (which needs
+    /// K ≥ 2); built once, then read from `built_loss`.
+    pub(crate) fn loss(&self) -> Result<Arc<dyn Loss>> {
+        let build = || {
+            (self.loss.build(self.n_outputs))
+                .map_err(|e| validate::model_error(format!("loss {}: {e}", self.loss)))
+        };
+        let (spec, n_outputs, built) =
+            (self.built_loss.0).get_or_init(|| (self.loss.clone(), self.n_outputs, build()));
+        if *spec == self.loss && *n_outputs == self.n_outputs {
+            built.clone()
+        } else {
+            build()
+        }
+    }
+
     pub fn n_trees(&self) -> usize {
         self.trees.len()
     }
