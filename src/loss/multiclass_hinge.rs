@@ -3,7 +3,7 @@
 //! Δ_k = 1 − [k = y].
 //!
 //! * Subgradient: e_{k*} − e_y with k* the first arg max_{k≠y} f_k when 1 + f_{k*} − f_y > 0, else 0.
-//!   Hessian 0; σ, μ = None. `response` is the softmax of the scores.
+//!   Hessian 0; σ, μ = None. The response (`row_response`, provided) is the softmax of the scores.
 //! * prox, exact: by duality ℓ(u) = max_{α ∈ simplex} ⟨α − e_y, u⟩ + ⟨α, Δ⟩, and
 //!   prox_{λℓ}(z) = z − λ(α − e_y) with α the Euclidean projection of e_y + (z + Δ)/λ onto the
 //!   simplex (sort-based, O(K log K)).
