@@ -51,6 +51,7 @@ impl SubAssign for BinStats {
 
 impl std::ops::Sub for BinStats {
     type Output = BinStats;
+    #[inline]
     fn sub(mut self, o: Self) -> Self {
         self -= o;
         self
@@ -59,6 +60,7 @@ impl std::ops::Sub for BinStats {
 
 impl std::ops::Add for BinStats {
     type Output = BinStats;
+    #[inline]
     fn add(mut self, o: Self) -> Self {
         self += o;
         self
@@ -101,6 +103,7 @@ impl CountBounds {
 
     /// Whether a set of weight `sum_v` surely has at least `m` rows (`Some(true)`), surely has
     /// fewer (`Some(false)`), or may have either.
+    #[inline]
     pub(super) fn at_least(&self, sum_v: f64, m: usize) -> Option<bool> {
         let m = m as f64;
         if (sum_v - self.slack) / self.max_v >= m {
