@@ -179,3 +179,54 @@ impl Model {
         (gain, splits)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::Method;
+
+    fn model(loss: LossSpec, n_outputs: usize) -> Model {
+        Model {
+            method: Method::Gbm,
+            loss,
+            n_outputs,
+            bias: vec![0.0; n_outputs],
+            trees: Vec::new(),
+            weights: Vec::new(),
+            tree_outputs: Vec::new(),
+            features: Vec::new(),
+            best_iteration: None,
+            iteration_trees: Vec::new(),
+            iteration_weights: Vec::new(),
+            built_loss: BuiltLoss::default(),
+        }
+    }
+
+    #[test]
+    fn the_built_loss_is_kept_follows_the_spec_and_keeps_its_error() {
+        let mut m = model(LossSpec::Logistic { ridge: 0.0 }, 1);
+        let first = m.loss().unwrap();
+        assert!(Arc::ptr_eq(&first, &m.loss().unwrap()), "built once");
+        assert!(
+            Arc::ptr_eq(&first, &m.clone().loss().unwrap()),
+            "kept by copies"
+        );
+        assert_eq!(m.response(vec![0.0]).unwrap(), vec![0.5]);
+        // The spec is a public field: a changed one is built anew, not answered by the old loss.
+        m.loss = LossSpec::Squared;
+        assert_eq!(m.response(vec![0.0, 2.0]).unwrap(), vec![0.0, 2.0]);
+        // A loss that does not build fails every call with its own error.
+        let mut bad = model(LossSpec::Pinball { tau: 2.0 }, 1);
+        for _ in 0..2 {
+            let error = bad.response(vec![0.0]).unwrap_err().to_string();
+            assert!(
+                error.contains("loss pinball(2)") && error.contains("tau"),
+                "{error}"
+            );
+        }
+        bad.n_outputs = 3;
+        bad.loss = LossSpec::Softmax;
+        let p = bad.response(vec![0.0, 0.0, 0.0]).unwrap();
+        assert!(p.iter().all(|&p| (p - 1.0 / 3.0).abs() < 1e-15), "{p:?}");
+    }
+}
