@@ -2,9 +2,9 @@
 //! untrusted data, and nothing read from it may panic, crash, hang or make prediction return
 //! NaN/∞. (The seeded mutation fuzzing is in `model_fuzz.rs`.)
 
-mod common;
 mod fuzz_support;
 
+use fuzz_support::common;
 use optboost::BinMapper;
 use optboost::{Booster, Frame, LossSpec, Model, Params, TrainData};
 use optboost::{Node, Tree};

@@ -4,9 +4,10 @@
 //! without panicking and in reasonable time.
 #![allow(dead_code)]
 
-// Its own copy of the shared test helpers: the fuzzer is also built as an example.
+// The shared test helpers, through this module (the fuzzer is also built as an example, and a
+// test that includes both modules would load common twice).
 #[path = "../common/mod.rs"]
-mod common;
+pub mod common;
 
 use common::TestRng;
 use optboost::{Booster, Feature, Frame, Model, Params, TrainData};
