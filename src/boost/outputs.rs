@@ -128,10 +128,12 @@ impl Context<'_> {
         let l2 = self.params.tree.l2_leaf;
         let mut c = 0.0;
         for step in 0..steps {
-            // d2 holds the loss's own curvature: a leaf without any (absolute, pinball,
-            // hinge) takes the exact search, however large l2_leaf.
+            // d1 starts from the penalty's gradient λc; d2 holds the loss's own curvature: a
+            // leaf without any (absolute, pinball, hinge) takes the exact search, however large
+            // l2_leaf.
             let (d1, d2) =
-                (self.loss).shifted_derivative_sums(self.y, f, w, rows, (class, c), l2 * c);
+                self.loss
+                    .shifted_derivative_sums(self.y, f, w, rows, (class, c), l2 * c);
             if !(d2 > 0.0 && d2.is_finite() && d1.is_finite()) {
                 return (step > 0).then_some(c);
             }
