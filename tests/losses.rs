@@ -1108,12 +1108,15 @@ fn loss_spec_parses_every_name() {
     }
     for name in LossSpec::NAMES {
         let spec: LossSpec = name.parse().unwrap();
+        assert_eq!(spec.name(), *name);
         let built = spec.build(3).unwrap();
         assert_eq!(built.name(), *name);
         assert_eq!(built.n_outputs() == 3, spec.is_multiclass(), "{name}");
         assert_eq!(built.is_binary(), spec.is_binary(), "{name}");
     }
     assert_eq!(LossSpec::NAMES.len(), 12);
+    assert_eq!("custom".parse::<LossSpec>().unwrap(), LossSpec::Custom);
+    assert_eq!(LossSpec::Custom.name(), "custom");
 }
 
 #[test]
@@ -1192,6 +1195,15 @@ fn loss_spec_rejects_bad_parameters() {
     for name in LossSpec::NAMES {
         assert!(err.contains(name), "message should list `{name}`: {err}");
     }
+    for form in [
+        "pinball(tau)",
+        "huber(delta)",
+        "logistic(ridge)",
+        "tweedie(p)",
+    ] {
+        assert!(err.contains(form), "message should list `{form}`: {err}");
+    }
+    assert!("custom(1)".parse::<LossSpec>().is_err());
     for (spec, param) in [
         (LossSpec::Pinball { tau: f64::NAN }, "tau"),
         (LossSpec::Huber { delta: 0.0 }, "delta"),
