@@ -8,7 +8,7 @@
 //! every loss of a task. Means are weighted by the sample weights.
 
 use crate::error::{Error, Result};
-use crate::loss::{LossSpec, Objective};
+use crate::loss::{Loss, LossSpec};
 use std::fmt;
 use std::str::FromStr;
 
@@ -91,63 +91,61 @@ impl Metric {
 
     /// The metric over rows with targets `y` (engine encoding), link scores `scores` (n × K for
     /// a multiclass loss) and weights `w`.
-    pub fn evaluate(&self, objective: &Objective, y: &[f64], scores: &[f64], w: &[f64]) -> f64 {
+    pub fn evaluate(&self, loss: &dyn Loss, y: &[f64], scores: &[f64], w: &[f64]) -> f64 {
         let total: f64 = w.iter().sum();
         let mean = |term: &dyn Fn(usize) -> f64| -> f64 {
             (0..y.len()).map(|i| w[i] * term(i)).sum::<f64>() / total
         };
-        match objective {
-            Objective::Multiclass(loss) => {
-                let k = loss.n_classes();
-                let mut p = vec![0.0; k];
-                let mut per_row = |i: usize| -> (f64, bool) {
-                    loss.response(&scores[i * k..(i + 1) * k], &mut p);
+        let mut response = vec![0.0; scores.len()];
+        loss.response_into(scores, &mut response);
+        let k = loss.n_outputs();
+        if k > 1 {
+            // Class probabilities: the log loss of the true class, or whether another is likelier.
+            let rows: Vec<(f64, bool)> = (0..y.len())
+                .map(|i| {
+                    let p = &response[i * k..(i + 1) * k];
                     let class = y[i] as usize;
                     let best = (0..k).max_by(|&a, &b| p[a].total_cmp(&p[b])).unwrap_or(0);
                     (-p[class].max(f64::MIN_POSITIVE).ln(), best != class)
-                };
-                let rows: Vec<(f64, bool)> = (0..y.len()).map(&mut per_row).collect();
-                match self {
-                    Metric::Logloss => mean(&|i| rows[i].0),
-                    _ => mean(&|i| f64::from(u8::from(rows[i].1))),
-                }
+                })
+                .collect();
+            return match self {
+                Metric::Logloss => mean(&|i| rows[i].0),
+                _ => mean(&|i| f64::from(u8::from(rows[i].1))),
+            };
+        }
+        // Binary targets ±1 inside the engine; metrics read them as 0/1.
+        let target = |i: usize| {
+            if loss.is_binary() {
+                f64::from(u8::from(y[i] > 0.0))
+            } else {
+                y[i]
             }
-            Objective::Scalar(loss) => {
-                let response: Vec<f64> = scores.iter().map(|&f| loss.response(f)).collect();
-                // Binary targets ±1 inside the engine; metrics read them as 0/1.
-                let target = |i: usize| {
-                    if loss.is_binary() {
-                        f64::from(u8::from(y[i] > 0.0))
-                    } else {
-                        y[i]
-                    }
+        };
+        match self {
+            Metric::Rmse => mean(&|i| (target(i) - response[i]).powi(2)).sqrt(),
+            Metric::Mae => mean(&|i| (target(i) - response[i]).abs()),
+            Metric::Logloss => mean(&|i| {
+                let p = if target(i) > 0.5 {
+                    response[i]
+                } else {
+                    1.0 - response[i]
                 };
-                match self {
-                    Metric::Rmse => mean(&|i| (target(i) - response[i]).powi(2)).sqrt(),
-                    Metric::Mae => mean(&|i| (target(i) - response[i]).abs()),
-                    Metric::Logloss => mean(&|i| {
-                        let p = if target(i) > 0.5 {
-                            response[i]
-                        } else {
-                            1.0 - response[i]
-                        };
-                        -p.max(f64::MIN_POSITIVE).ln()
-                    }),
-                    Metric::Error => {
-                        mean(&|i| f64::from(u8::from((response[i] > 0.5) != (target(i) > 0.5))))
-                    }
-                    Metric::Auc => auc(&(0..y.len()).map(target).collect::<Vec<_>>(), scores, w),
-                    Metric::PoissonDeviance => mean(&|i| {
-                        let (t, mu) = (target(i), response[i]);
-                        let t_ln = if t > 0.0 { t * (t / mu).ln() } else { 0.0 };
-                        2.0 * (t_ln - (t - mu))
-                    }),
-                    Metric::GammaDeviance => mean(&|i| {
-                        let (t, mu) = (target(i), response[i]);
-                        2.0 * ((mu / t).ln() + t / mu - 1.0)
-                    }),
-                }
+                -p.max(f64::MIN_POSITIVE).ln()
+            }),
+            Metric::Error => {
+                mean(&|i| f64::from(u8::from((response[i] > 0.5) != (target(i) > 0.5))))
             }
+            Metric::Auc => auc(&(0..y.len()).map(target).collect::<Vec<_>>(), scores, w),
+            Metric::PoissonDeviance => mean(&|i| {
+                let (t, mu) = (target(i), response[i]);
+                let t_ln = if t > 0.0 { t * (t / mu).ln() } else { 0.0 };
+                2.0 * (t_ln - (t - mu))
+            }),
+            Metric::GammaDeviance => mean(&|i| {
+                let (t, mu) = (target(i), response[i]);
+                2.0 * ((mu / t).ln() + t / mu - 1.0)
+            }),
         }
     }
 }

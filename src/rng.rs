@@ -40,3 +40,13 @@ impl Rng {
         pool
     }
 }
+
+/// A uniform draw in [0, 1) from a 64-bit LCG: the seeded data of the unit tests, in the
+/// lowest module so that any layer's tests can draw it.
+#[cfg(test)]
+pub(crate) fn uniform(state: &mut u64) -> f64 {
+    *state = state
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (*state >> 11) as f64 / (1u64 << 53) as f64
+}

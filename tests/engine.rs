@@ -287,18 +287,12 @@ fn mixed_frame_columns(rng: &mut Rng, n: usize) -> (Vec<Vec<f64>>, Vec<i32>) {
     (numeric, codes)
 }
 
-fn mixed_frame<'a>(numeric: &'a [Vec<f64>], codes: &'a [i32]) -> Frame<'a> {
-    let mut features = common::numeric_features(numeric);
-    features.push(Feature::categorical("c", codes, 8));
-    Frame::new(features).unwrap()
-}
-
 #[test]
 fn histogram_subtraction_equals_direct_construction() {
     let mut rng = Rng::new(3);
     let n = 30_000; // several histogram blocks at the root
     let (numeric, codes) = mixed_frame_columns(&mut rng, n);
-    let frame = mixed_frame(&numeric, &codes);
+    let frame = common::mixed_frame(&numeric, &codes, 8);
     let data = BinnedData::learn(
         &frame,
         &BinningParams {
@@ -403,7 +397,7 @@ fn a_tree_restricted_to_some_features_is_the_tree_of_those_columns() {
     let mut rng = Rng::new(11);
     let n = 40_000;
     let (numeric, codes) = mixed_frame_columns(&mut rng, n);
-    let frame = mixed_frame(&numeric, &codes);
+    let frame = common::mixed_frame(&numeric, &codes, 8);
     let params = BinningParams {
         max_bins: 64,
         min_category_count: 1,
@@ -466,7 +460,7 @@ fn same_model_with_one_and_two_threads() {
     // Unit weights take the kernel's one-statistic path, sample weights the general one.
     // rgbm with t = 1 builds the histograms of one feature only, column by column.
     let fit = |threads: usize, growth: &str, weights: Option<&[f64]>, method: &str| {
-        let frame = mixed_frame(&numeric, &codes);
+        let frame = common::mixed_frame(&numeric, &codes, 8);
         let mut params = Params::default();
         params
             .set("n_iter", "4")
@@ -529,17 +523,18 @@ fn compact_prediction_equals_tree_traversal() {
         })
         .collect();
     for with_categorical in [false, true] {
-        let features = |rows: usize| {
-            let mut f: Vec<Feature> = numeric
-                .iter()
-                .enumerate()
-                .map(|(j, c)| Feature::numeric(format!("x{j}"), &c[..rows]))
-                .collect();
-            if with_categorical {
-                f.push(Feature::categorical("c", &codes[..rows], 8));
-            }
-            f
+        // The first `rows` rows, with or without the categorical column.
+        let prefix = |rows: usize| -> (Vec<Vec<f64>>, Vec<i32>) {
+            let columns = numeric.iter().map(|c| c[..rows].to_vec()).collect();
+            (columns, codes[..rows].to_vec())
         };
+        fn frame((numeric, codes): &(Vec<Vec<f64>>, Vec<i32>), categorical: bool) -> Frame<'_> {
+            if categorical {
+                common::mixed_frame(numeric, codes, 8)
+            } else {
+                common::numeric_frame(numeric)
+            }
+        }
         let mut p = Params::default();
         p.set("n_iter", "8")
             .unwrap()
@@ -548,8 +543,9 @@ fn compact_prediction_equals_tree_traversal() {
             .set("growth", "leafwise")
             .unwrap();
         p.set("min_category_count", "1").unwrap();
+        let all = prefix(n);
         let train = TrainData {
-            frame: Frame::new(features(n)).unwrap(),
+            frame: frame(&all, with_categorical),
             y: &y,
             weights: None,
         };
@@ -561,7 +557,8 @@ fn compact_prediction_equals_tree_traversal() {
             model.trees.iter().any(|t| !t.categories.is_empty())
         );
         for rows in [3, 8, n] {
-            let frame = Frame::new(features(rows)).unwrap();
+            let first = prefix(rows);
+            let frame = frame(&first, with_categorical);
             let pred = model.predict(&frame).unwrap();
             for i in 0..rows {
                 let mut expected = model.bias[0];
@@ -839,7 +836,7 @@ fn train_mixed(n: usize, seed: u64, params: &[(&str, &str)]) -> (Model, Vec<Vec<
     for (k, v) in params {
         p.set(k, v).unwrap();
     }
-    let frame = mixed_frame(&numeric, &codes);
+    let frame = common::mixed_frame(&numeric, &codes, 8);
     let mut booster = Booster::new(
         p,
         &TrainData {
@@ -914,7 +911,7 @@ fn raw_and_binned_predictions_agree() {
     for growth in ["depthwise", "leafwise"] {
         let (model, numeric, codes) =
             train_mixed(3_000, 8, &[("growth", growth), ("max_bins", "16")]);
-        let frame = mixed_frame(&numeric, &codes);
+        let frame = common::mixed_frame(&numeric, &codes, 8);
         let mappers: Vec<_> = model.features.iter().map(|f| f.mapper.clone()).collect();
         let binned = BinnedMatrix::from_frame(&frame, &mappers).unwrap();
         assert_eq!(

@@ -3,23 +3,10 @@
 //! closed forms at extreme arguments), every 1-D minimisation against brute force and its closed
 //! form, the vocabulary, and target validation in training.
 
-use optboost::loss::{LeafScratch, Loss, LossSpec, Objective, Tweedie};
+mod common;
 
-/// xorshift64*: deterministic, dependency-free.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Self {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    fn uniform(&mut self, a: f64, b: f64) -> f64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        let u = (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64;
-        a + (b - a) * u
-    }
-}
+use common::TestRng;
+use optboost::loss::{LeafScratch, LossSpec, ScalarLoss, Tweedie};
 
 fn losses() -> Vec<Tweedie> {
     vec![
@@ -32,16 +19,16 @@ fn losses() -> Vec<Tweedie> {
 }
 
 /// A valid target: counts (zeros among them) for p < 2, positive amounts for the gamma loss.
-fn target(rng: &mut Rng, loss: &Tweedie) -> f64 {
-    let u = rng.uniform(0.0, 1.0);
+fn target(rng: &mut TestRng, loss: &Tweedie) -> f64 {
+    let u = rng.uniform_in(0.0, 1.0);
     if loss.power() == 2.0 {
-        rng.uniform(0.05, 20.0)
+        rng.uniform_in(0.05, 20.0)
     } else if u < 0.3 {
         0.0
     } else if u < 0.7 {
-        (rng.uniform(0.0, 8.0)).floor()
+        (rng.uniform_in(0.0, 8.0)).floor()
     } else {
-        rng.uniform(0.0, 30.0)
+        rng.uniform_in(0.0, 30.0)
     }
 }
 
@@ -103,11 +90,11 @@ fn values_are_half_deviances() {
 
 #[test]
 fn derivatives_match_finite_differences() {
-    let mut rng = Rng::new(7);
+    let mut rng = TestRng::new(7);
     for loss in losses() {
         for _ in 0..300 {
             let y = target(&mut rng, &loss);
-            let f = rng.uniform(-4.0, 4.0);
+            let f = rng.uniform_in(-4.0, 4.0);
             let h = 1e-5;
             let fd1 = (loss.value(y, f + h) - loss.value(y, f - h)) / (2.0 * h);
             let fd2 = (loss.derivative(y, f + h) - loss.derivative(y, f - h)) / (2.0 * h);
@@ -132,13 +119,13 @@ fn derivatives_match_finite_differences() {
 
 #[test]
 fn prox_satisfies_its_optimality_condition() {
-    let mut rng = Rng::new(11);
+    let mut rng = TestRng::new(11);
     for loss in losses() {
         let mut points: Vec<(f64, f64, f64)> = (0..400)
             .map(|_| {
                 let y = target(&mut rng, &loss);
-                let z = rng.uniform(-6.0, 6.0);
-                let lambda = 10f64.powf(rng.uniform(-3.0, 2.0));
+                let z = rng.uniform_in(-6.0, 6.0);
+                let lambda = 10f64.powf(rng.uniform_in(-3.0, 2.0));
                 (y, z, lambda)
             })
             .collect();
@@ -183,14 +170,14 @@ fn prox_satisfies_its_optimality_condition() {
 
 #[test]
 fn constant_leaf_and_line_search_are_exact() {
-    let mut rng = Rng::new(5);
+    let mut rng = TestRng::new(5);
     for loss in losses() {
         for trial in 0..30 {
-            let n = 1 + (rng.uniform(0.0, 40.0) as usize);
+            let n = 1 + (rng.uniform_in(0.0, 40.0) as usize);
             let y: Vec<f64> = (0..n).map(|_| target(&mut rng, &loss)).collect();
-            let f: Vec<f64> = (0..n).map(|_| rng.uniform(-2.0, 2.0)).collect();
-            let b: Vec<f64> = (0..n).map(|_| rng.uniform(-1.5, 1.5)).collect();
-            let w: Vec<f64> = (0..n).map(|_| rng.uniform(0.2, 3.0)).collect();
+            let f: Vec<f64> = (0..n).map(|_| rng.uniform_in(-2.0, 2.0)).collect();
+            let b: Vec<f64> = (0..n).map(|_| rng.uniform_in(-1.5, 1.5)).collect();
+            let w: Vec<f64> = (0..n).map(|_| rng.uniform_in(0.2, 3.0)).collect();
             let phi = |f: &[f64], b: &[f64], c: f64| -> f64 {
                 (0..n)
                     .map(|i| w[i] * loss.value(y[i], f[i] + c * b[i]))
@@ -222,13 +209,13 @@ fn constant_leaf_and_line_search_are_exact() {
 
 #[test]
 fn leaf_values_of_a_tree_equal_one_leaf_at_a_time() {
-    let mut rng = Rng::new(3);
+    let mut rng = TestRng::new(3);
     let n = 3000;
     for loss in losses() {
         let y: Vec<f64> = (0..n).map(|_| target(&mut rng, &loss)).collect();
-        let f: Vec<f64> = (0..n).map(|_| rng.uniform(-1.0, 1.0)).collect();
+        let f: Vec<f64> = (0..n).map(|_| rng.uniform_in(-1.0, 1.0)).collect();
         let w = vec![1.0; n];
-        let leaf_of: Vec<u32> = (0..n).map(|_| rng.uniform(0.0, 5.0) as u32).collect();
+        let leaf_of: Vec<u32> = (0..n).map(|_| rng.uniform_in(0.0, 5.0) as u32).collect();
         let leaves: Vec<Vec<u32>> = (0..5)
             .map(|j| {
                 (0..n as u32)
@@ -298,9 +285,8 @@ fn vocabulary_parses_validates_and_round_trips() {
         LossSpec::Tweedie { p: 1.25 },
     ] {
         assert_eq!(parse(&spec.to_string()).unwrap(), spec);
-        let Objective::Scalar(loss) = spec.build(0).unwrap() else {
-            panic!("{spec} is a scalar loss")
-        };
+        let loss = spec.build(0).unwrap();
+        assert_eq!(loss.n_outputs(), 1, "{spec} is a scalar loss");
         assert_eq!(loss.name(), spec.name());
         assert!(!loss.is_binary() && loss.sigma().is_none());
     }
@@ -349,14 +335,15 @@ fn sigma_from_the_start_is_the_largest_curvature_there() {
 /// mean ~35, where ρ = 1 (σ unknown) diverged at the first iteration.
 #[test]
 fn constant_step_methods_descend_on_large_counts_with_their_defaults() {
-    use optboost::{Booster, Feature, Frame, Params, StopReason, TrainData};
-    let mut rng = Rng::new(7);
+    use optboost::{Booster, Params, StopReason, TrainData};
+    let mut rng = TestRng::new(7);
     let n = 400;
-    let x: Vec<f64> = (0..n).map(|_| rng.uniform(0.0, 1.0)).collect();
+    let x: Vec<f64> = (0..n).map(|_| rng.uniform_in(0.0, 1.0)).collect();
     let y: Vec<f64> = x
         .iter()
-        .map(|&x| (35.0 * (1.0 + x) * rng.uniform(0.5, 1.5)).floor())
+        .map(|&x| (35.0 * (1.0 + x) * rng.uniform_in(0.5, 1.5)).floor())
         .collect();
+    let columns = vec![x];
     for method in [
         "rgbm",
         "agbm",
@@ -374,7 +361,7 @@ fn constant_step_methods_descend_on_large_counts_with_their_defaults() {
                 .unwrap();
             params.set("n_iter", "30").unwrap();
             let train = TrainData {
-                frame: Frame::new(vec![Feature::numeric("x", &x)]).unwrap(),
+                frame: common::numeric_frame(&columns),
                 y: &y,
                 weights: None,
             };

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use optboost::loss::{Loss, Squared};
+use optboost::loss::{ScalarLoss, Squared};
 use optboost::state::MethodState;
 use optboost::{Booster, Checkpoint, Error, Method, Params, StopReason, TrainData};
 

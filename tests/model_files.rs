@@ -4,13 +4,15 @@
 
 mod fuzz_support;
 
+use fuzz_support::common;
 use optboost::BinMapper;
-use optboost::{Booster, Feature, Frame, LossSpec, Model, Params, TrainData};
+use optboost::{Booster, Frame, LossSpec, Model, Params, TrainData};
 use optboost::{Node, Tree};
 use std::time::{Duration, Instant};
 
 struct Data {
-    x: Vec<f64>,
+    /// One numeric column.
+    x: Vec<Vec<f64>>,
     codes: Vec<i32>,
     y: Vec<f64>,
 }
@@ -32,14 +34,14 @@ impl Data {
         let y = (0..n)
             .map(|i| (i % 17) as f64 * 0.3 + if codes[i] == 2 { 2.0 } else { 0.0 })
             .collect();
-        Data { x, codes, y }
+        Data {
+            x: vec![x],
+            codes,
+            y,
+        }
     }
     fn frame(&self) -> Frame<'_> {
-        Frame::new(vec![
-            Feature::numeric("x", &self.x),
-            Feature::categorical("c", &self.codes, 5),
-        ])
-        .unwrap()
+        common::mixed_frame(&self.x, &self.codes, 5)
     }
 }
 

@@ -34,7 +34,7 @@ use super::vectors::{par_fill, CHUNK};
 use super::{Context, Iteration};
 use crate::data::BinnedData;
 use crate::error::{Error, Result};
-use crate::loss::Objective;
+use crate::loss::Loss;
 use crate::params::{CorrectedResidual, Method, Params, Restart, StepRule};
 use crate::rng::Rng;
 use crate::tree::Candidates;
@@ -235,16 +235,8 @@ impl BoostingMethod for Agbm {
     fn candidates(&self, _params: &Params, _data: &BinnedData, _rng: &mut Rng) -> Candidates {
         Candidates::All
     }
-    fn start(
-        &self,
-        params: &Params,
-        objective: &Objective,
-        start: Start<'_>,
-    ) -> Result<MethodState> {
-        let loss = match objective {
-            Objective::Scalar(loss) => (loss.name(), start.sigma, loss.mu()),
-            Objective::Multiclass(loss) => (loss.name(), start.sigma, loss.mu()),
-        };
+    fn start(&self, params: &Params, loss: &dyn Loss, start: Start<'_>) -> Result<MethodState> {
+        let loss = (loss.name(), start.sigma, loss.mu());
         Ok(MethodState::Agbm(AgbmState::new(
             params,
             loss,

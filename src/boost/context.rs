@@ -12,7 +12,7 @@ use super::training_data::Validation;
 use super::vectors::{add_column, par_fill};
 use super::weights::Weights;
 use crate::data::BinnedData;
-use crate::loss::Objective;
+use crate::loss::Loss;
 use crate::model::Model;
 use crate::params::{Params, Schedule, StepRule};
 use crate::tree::{Constraints, GrownTree, Tree};
@@ -25,7 +25,7 @@ pub struct Context<'a> {
     pub data: &'a BinnedData,
     pub y: &'a [f64],
     pub w: &'a Weights,
-    pub objective: &'a Objective,
+    pub loss: &'a dyn Loss,
     /// σ for the default constant step (`Loss::sigma_from` at the initial model).
     pub sigma: Option<f64>,
     pub model: &'a mut Model,
@@ -48,7 +48,7 @@ pub struct Context<'a> {
 impl Context<'_> {
     /// The step rule in force: the user's, or the method's default.
     pub fn step_rule(&self) -> StepRule {
-        step_rule_in_force(self.params, self.objective)
+        step_rule_in_force(self.params, self.loss)
     }
 
     /// ρ of the `constant` step rule: the user's, or the method's default.

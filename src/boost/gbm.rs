@@ -17,7 +17,7 @@ use super::tracked::Tracked;
 use super::{Context, Iteration};
 use crate::data::BinnedData;
 use crate::error::Result;
-use crate::loss::Objective;
+use crate::loss::Loss;
 use crate::params::Params;
 use crate::params::StepRule;
 use crate::rng::Rng;
@@ -87,7 +87,7 @@ fn newton_step(
     nu: f64,
 ) -> Iteration {
     let k = ctx.n_outputs();
-    let need = newton_need(ctx.objective);
+    let need = newton_need(ctx.loss);
     ctx.derivatives_at_output(&state.f, need);
     let derivs = std::mem::take(ctx.derivs);
     let hessian: &[f64] = match need {
@@ -159,12 +159,7 @@ impl BoostingMethod for Gbm {
     fn candidates(&self, _params: &Params, _data: &BinnedData, _rng: &mut Rng) -> Candidates {
         Candidates::All
     }
-    fn start(
-        &self,
-        _params: &Params,
-        _objective: &Objective,
-        start: Start<'_>,
-    ) -> Result<MethodState> {
+    fn start(&self, _params: &Params, _loss: &dyn Loss, start: Start<'_>) -> Result<MethodState> {
         Ok(MethodState::Gbm(GbmState {
             f: start.train.to_vec(),
         }))

@@ -16,7 +16,7 @@ use super::{agbm, gbm, projection, proximal, rgbm, vagbm};
 use super::{AgbmState, GbmState, MetaState, RepeatedState, VagbmState};
 use crate::data::BinnedData;
 use crate::error::Result;
-use crate::loss::{LossSpec, Objective};
+use crate::loss::{Loss, LossSpec};
 use crate::params::{Method, Params, StepRule};
 use crate::rng::Rng;
 use crate::tree::Candidates;
@@ -40,12 +40,7 @@ pub(crate) trait BoostingMethod: Sync {
     /// The split candidates of this iteration's trees (RGBM's random sets; all for the others).
     fn candidates(&self, params: &Params, data: &BinnedData, rng: &mut Rng) -> Candidates;
     /// The state before the first iteration, every sequence at `start`.
-    fn start(
-        &self,
-        params: &Params,
-        objective: &Objective,
-        start: Start<'_>,
-    ) -> Result<MethodState>;
+    fn start(&self, params: &Params, loss: &dyn Loss, start: Start<'_>) -> Result<MethodState>;
 }
 
 /// The rules of `name`: the registry of methods.
@@ -190,10 +185,7 @@ impl Params {
         // A custom loss (built from Python callables) states no smoothness constant.
         let sigma = match self.loss {
             LossSpec::Custom => None,
-            _ => match self.loss.build(2)? {
-                Objective::Scalar(loss) => loss.sigma(),
-                Objective::Multiclass(loss) => loss.sigma(),
-            },
+            _ => self.loss.build(2)?.sigma(),
         };
         let rules = method(self.method);
         let rule = self.step.unwrap_or_else(|| rules.default_step_rule(sigma));

@@ -42,8 +42,8 @@ pub use vagbm::VagbmState;
 
 use crate::data::BinnedData;
 use crate::error::{Error, Result};
-use crate::loss::{Loss, LossSpec, Objective};
-use crate::model::{FeatureSpec, Model};
+use crate::loss::{Loss, LossSpec};
+use crate::model::{BuiltLoss, FeatureSpec, Model};
 use crate::params::{Init, Params, Safeguard, StepRule};
 use crate::tree::Constraints;
 use buffers::Buffers;
@@ -89,7 +89,7 @@ pub struct Booster {
     data: BinnedData,
     y: Vec<f64>,
     w: Weights,
-    objective: Objective,
+    loss: Arc<dyn Loss>,
     /// σ for the default constant step (`Loss::sigma_from` at the initial model).
     sigma: Option<f64>,
     valid: Option<Validation>,
@@ -143,8 +143,9 @@ impl Booster {
         })
     }
 
-    /// `with_offsets` with a scalar loss given as an object rather than by `params.loss` (which
-    /// must then be `custom`): a loss defined outside the crate, e.g. by Python callables.
+    /// `with_offsets` with a scalar loss (one score per row) given as an object rather than by
+    /// `params.loss` (which must then be `custom`): a loss defined outside the crate, e.g. by
+    /// Python callables.
     pub fn with_loss(
         params: Params,
         train: &TrainData<'_>,
@@ -157,6 +158,13 @@ impl Booster {
                 "loss",
                 params.loss.to_string(),
                 "`custom` when a loss object is given",
+            ));
+        }
+        if loss.n_outputs() != 1 {
+            return Err(Error::param(
+                "loss",
+                loss.name(),
+                "a loss object with one score per row (a custom loss is scalar)",
             ));
         }
         params.validate()?;
@@ -198,16 +206,16 @@ impl Booster {
         } else {
             2
         };
-        let objective = match custom {
-            Some(loss) => Objective::Scalar(loss),
+        let loss: Arc<dyn Loss> = match custom {
+            Some(loss) => Arc::from(loss),
             None => params.loss.build(n_classes)?,
         };
         let constraints = Constraints::by_name(&params.monotone, &params.interactions, &data)?;
-        let (y, w) = checked_target(train, &objective, "training")?;
+        let (y, w) = checked_target(train, &*loss, "training")?;
         let w = Weights::new(w, y.len());
         let valid = valid
             .map(|v| -> Result<Validation> {
-                let (y, w) = checked_target(v, &objective, "validation")?;
+                let (y, w) = checked_target(v, &*loss, "validation")?;
                 Ok(Validation {
                     matrix: data.bin(&v.frame)?,
                     w: w.unwrap_or_else(|| vec![1.0; y.len()]),
@@ -215,7 +223,7 @@ impl Booster {
                 })
             })
             .transpose()?;
-        let k = objective.n_outputs();
+        let k = loss.n_outputs();
         let offset = checked_offset(offsets.train, y.len() * k, "training")?;
         let valid_offset = match &valid {
             Some(v) => checked_offset(offsets.valid, v.y.len() * k, "validation")?,
@@ -232,22 +240,17 @@ impl Booster {
                 }
             };
             let rows: Vec<u32>;
-            match (params.init, &objective, offset) {
-                (Init::Optimal, Objective::Scalar(loss), None) => vec![loss.init(&y, w)],
-                (Init::Optimal, Objective::Multiclass(loss), None) => loss.init(&y, w),
+            match (params.init, offset) {
+                (Init::Optimal, None) => loss.init(&y, w),
                 // The constant that fits best on top of the offset, as glm's intercept does
                 // (for K classes, class by class).
-                (Init::Optimal, Objective::Scalar(loss), Some(offset)) => {
-                    rows = (0..y.len() as u32).collect();
-                    vec![loss.leaf_value(&y, offset, w, &rows)]
-                }
-                (Init::Optimal, Objective::Multiclass(loss), Some(offset)) => {
+                (Init::Optimal, Some(offset)) => {
                     rows = (0..y.len() as u32).collect();
                     (0..k)
                         .map(|class| loss.leaf_value(&y, offset, w, &rows, class))
                         .collect()
                 }
-                (Init::Zero, _, _) => vec![0.0; k],
+                (Init::Zero, _) => vec![0.0; k],
             }
         };
         if let Some(b) = bias.iter().find(|b| !b.is_finite()) {
@@ -276,6 +279,7 @@ impl Booster {
             best_iteration: None,
             iteration_trees: Vec::new(),
             iteration_weights: Vec::new(),
+            built_loss: BuiltLoss::default(),
         };
         let start = |n: usize, offset: Option<&[f64]>| -> Vec<f64> {
             let mut start = bias.repeat(n);
@@ -286,23 +290,20 @@ impl Booster {
         };
         let train_start = start(y.len(), offset);
         let valid_pred = valid.as_ref().map(|v| start(v.y.len(), valid_offset));
-        let sigma = match &objective {
-            Objective::Scalar(loss) => loss.sigma_from(&y, &train_start),
-            Objective::Multiclass(loss) => loss.sigma(),
-        };
+        let sigma = loss.sigma_from(&y, &train_start);
         let start = Start {
             train: &train_start,
             valid: valid_pred.as_deref(),
             sigma,
         };
-        let state = method(params.method).start(&params, &objective, start)?;
+        let state = method(params.method).start(&params, &*loss, start)?;
         let rng = Rng::new(params.seed);
         let mut booster = Booster {
             params,
             data,
             y,
             w,
-            objective,
+            loss,
             sigma,
             valid,
             valid_pred,
@@ -358,16 +359,10 @@ impl Booster {
     /// loss) on the training rows and, if any, the validation rows: what evaluation metrics
     /// computed outside the core read after each iteration.
     pub fn response_outputs(&self) -> (Vec<f64>, Option<Vec<f64>>) {
-        let response = |scores: &[f64]| match &self.objective {
-            Objective::Scalar(loss) => scores.iter().map(|&f| loss.response(f)).collect(),
-            Objective::Multiclass(loss) => {
-                let k = loss.n_classes();
-                let mut out = vec![0.0; scores.len()];
-                for (row, p) in scores.chunks(k).zip(out.chunks_mut(k)) {
-                    loss.response(row, p);
-                }
-                out
-            }
+        let response = |scores: &[f64]| {
+            let mut out = vec![0.0; scores.len()];
+            self.loss.response_into(scores, &mut out);
+            out
         };
         (
             response(self.state.iterate().output()),
@@ -448,7 +443,7 @@ impl Booster {
             data: &self.data,
             y: &self.y,
             w: &self.w,
-            objective: &self.objective,
+            loss: &*self.loss,
             sigma: self.sigma,
             model: &mut self.model,
             iteration,
@@ -522,7 +517,7 @@ impl Booster {
     fn monitored_losses(&mut self) -> (f64, Option<f64>) {
         let need = self.output_need();
         let train = train_loss_pass(
-            &self.objective,
+            &*self.loss,
             &self.y,
             self.state.iterate().output(),
             &self.w,
@@ -533,7 +528,7 @@ impl Booster {
             .valid
             .as_ref()
             .zip(self.valid_pred.as_ref())
-            .map(|(v, pred)| mean_loss(&self.objective, &v.y, pred, &v.w));
+            .map(|(v, pred)| mean_loss(&*self.loss, &v.y, pred, &v.w));
         (train, valid)
     }
 
@@ -541,10 +536,10 @@ impl Booster {
     /// from it (`gbm`, `rgbm`, `repeated_gbm`, `residual_gbm`), and the Hessian too for Newton
     /// steps. The others start from another point or use the proximal direction.
     fn output_need(&self) -> Option<Need> {
-        let newton = step_rule_in_force(&self.params, &self.objective) == StepRule::Newton;
+        let newton = step_rule_in_force(&self.params, &*self.loss) == StepRule::Newton;
         let at_output = method(self.params.method).starts_from_output();
         at_output.then_some(if newton {
-            newton_need(&self.objective)
+            newton_need(&*self.loss)
         } else {
             Need::Gradient
         })
@@ -562,12 +557,12 @@ impl Booster {
         let train_output = self.state.iterate().output();
         let train = metrics
             .iter()
-            .map(|m| m.evaluate(&self.objective, &self.y, train_output, self.w.slice()))
+            .map(|m| m.evaluate(&*self.loss, &self.y, train_output, self.w.slice()))
             .collect();
         let valid = match (self.valid.as_ref(), self.valid_pred.as_ref()) {
             (Some(v), Some(pred)) => metrics
                 .iter()
-                .map(|m| m.evaluate(&self.objective, &v.y, pred, &v.w))
+                .map(|m| m.evaluate(&*self.loss, &v.y, pred, &v.w))
                 .collect(),
             _ => Vec::new(),
         };
@@ -584,14 +579,10 @@ fn rose(new: f64, old: f64) -> bool {
     )
 }
 
-fn step_rule_in_force(params: &Params, objective: &Objective) -> StepRule {
-    let sigma = match objective {
-        Objective::Scalar(loss) => loss.sigma(),
-        Objective::Multiclass(loss) => loss.sigma(),
-    };
+fn step_rule_in_force(params: &Params, loss: &dyn Loss) -> StepRule {
     params
         .step
-        .unwrap_or_else(|| method(params.method).default_step_rule(sigma))
+        .unwrap_or_else(|| method(params.method).default_step_rule(loss.sigma()))
 }
 
 /// The pool of `n_threads` threads (capped at the machine's), shared with other boosters.

@@ -34,7 +34,7 @@ use super::vectors::axpy;
 use super::{Context, Iteration};
 use crate::data::BinnedData;
 use crate::error::Result;
-use crate::loss::Objective;
+use crate::loss::Loss;
 use crate::params::{Params, StepRule};
 use crate::rng::Rng;
 use crate::tree::Candidates;
@@ -255,12 +255,7 @@ impl BoostingMethod for MetaMethod {
     fn candidates(&self, _params: &Params, _data: &BinnedData, _rng: &mut Rng) -> Candidates {
         Candidates::All
     }
-    fn start(
-        &self,
-        _params: &Params,
-        _objective: &Objective,
-        start: Start<'_>,
-    ) -> Result<MethodState> {
+    fn start(&self, _params: &Params, _loss: &dyn Loss, start: Start<'_>) -> Result<MethodState> {
         Ok(MethodState::Meta(MetaState::new(self.0, start.tracked())))
     }
 }

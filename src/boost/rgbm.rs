@@ -15,7 +15,7 @@ use super::method::{inverse_smoothness, BoostingMethod, MethodState, Start};
 use super::GbmState;
 use crate::data::BinnedData;
 use crate::error::Result;
-use crate::loss::Objective;
+use crate::loss::Loss;
 use crate::params::{Params, Selection, StepRule};
 use crate::rng::Rng;
 use crate::tree::Candidates;
@@ -88,12 +88,7 @@ impl BoostingMethod for Rgbm {
     fn candidates(&self, params: &Params, data: &BinnedData, rng: &mut Rng) -> Candidates {
         draw(params, data, rng)
     }
-    fn start(
-        &self,
-        _params: &Params,
-        _objective: &Objective,
-        start: Start<'_>,
-    ) -> Result<MethodState> {
+    fn start(&self, _params: &Params, _loss: &dyn Loss, start: Start<'_>) -> Result<MethodState> {
         Ok(MethodState::Gbm(GbmState {
             f: start.train.to_vec(),
         }))

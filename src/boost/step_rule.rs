@@ -3,7 +3,6 @@
 
 use super::fit::{bound_leaf, Direction};
 use super::Context;
-use crate::loss::Objective;
 use crate::params::StepRule;
 use crate::tree::enforce_monotone;
 use rayon::prelude::*;
@@ -52,8 +51,7 @@ pub fn apply_step_rule(
                 let leaves: Vec<&[u32]> =
                     grown.leaves().iter().map(|l| grown.leaf_rows(l)).collect();
                 // One Newton step on the squared loss is its exact search, which has a closed form.
-                let closed_form = matches!(ctx.objective, Objective::Scalar(loss) if loss.unit_curvature())
-                    && ctx.params.tree.l2_leaf == 0.0;
+                let closed_form = ctx.loss.unit_curvature() && ctx.params.tree.l2_leaf == 0.0;
                 let newton = if closed_form {
                     0
                 } else {
@@ -69,19 +67,12 @@ pub fn apply_step_rule(
                 };
                 // Leaves without curvature (piecewise-linear losses) take the exact search.
                 let exact = |ctx: &Context<'_>| -> Vec<f64> {
-                    match ctx.objective {
-                        Objective::Scalar(loss) => {
-                            let mut scratch = ctx.buffers.leaf_scratch();
-                            let w = ctx.line_search_weights();
-                            scratch.assume_unit_weights(w.given().is_none());
-                            loss.leaf_values(ctx.y, f, w.slice(), &leaves, &leaf_of, &mut scratch)
-                        }
-                        // Leaves are independent one-dimensional problems: solve them in parallel.
-                        Objective::Multiclass(_) => leaves
-                            .par_iter()
-                            .map(|rows| ctx.leaf_value(f, rows, class))
-                            .collect(),
-                    }
+                    let mut scratch = ctx.buffers.leaf_scratch();
+                    let w = ctx.line_search_weights();
+                    scratch.assume_unit_weights(w.given().is_none());
+                    let (y, w) = (ctx.y, w.slice());
+                    ctx.loss
+                        .leaf_values(y, f, w, &leaves, &leaf_of, &mut scratch, class)
                 };
                 let values: Vec<f64> = if newton_values.iter().all(Option::is_some) {
                     newton_values.into_iter().flatten().collect()

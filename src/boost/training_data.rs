@@ -3,7 +3,7 @@
 
 use crate::data::{BinnedMatrix, Frame};
 use crate::error::{Error, Result};
-use crate::loss::Objective;
+use crate::loss::Loss;
 
 /// Per-row link offsets, row-major n × K like the scores, added to the initial constant before
 /// the first iteration: R's `offset`, LightGBM's `init_score`, XGBoost's `base_margin`. The
@@ -69,11 +69,12 @@ pub(super) fn count_classes(y: &[f64]) -> Result<usize> {
     Ok(y.iter().fold(0.0f64, |m, &v| m.max(v)) as usize + 1)
 }
 
-/// Checks the target and weights of a data set; binary losses get labels mapped to ±1,
-/// multiclass losses need class indices below K.
+/// Checks the target and weights of a data set: every label must suit the loss
+/// (`Loss::target_error`: class indices below K for a multiclass loss), and binary losses get
+/// 0/1 labels mapped to ±1.
 pub(super) fn checked_target(
     data: &TrainData<'_>,
-    objective: &Objective,
+    loss: &dyn Loss,
     role: &str,
 ) -> Result<(Vec<f64>, Option<Vec<f64>>)> {
     let n = data.frame.n_rows();
@@ -90,41 +91,10 @@ pub(super) fn checked_target(
         ));
     }
     let mut y = data.y.to_vec();
-    if let Objective::Multiclass(loss) = objective {
-        let k = loss.n_classes();
-        if let Some(bad) = y
-            .iter()
-            .find(|&&v| !(v >= 0.0 && v.fract() == 0.0 && (v as usize) < k))
-        {
-            return Err(Error::value(
-                format!("{role} target"),
-                format!(
-                    "the {} loss with {k} classes needs class indices 0..{}, found {bad}",
-                    loss.name(),
-                    k - 1
-                ),
-            ));
-        }
+    if let Some(error) = loss.target_error(&y) {
+        return Err(Error::value(format!("{role} target"), error));
     }
-    if let Objective::Scalar(loss) = objective {
-        if let Some((row, rule)) = (y.iter().enumerate())
-            .find_map(|(row, &v)| loss.target_requirement(v).map(|rule| (row, rule)))
-        {
-            return Err(Error::value(
-                format!("{role} target"),
-                format!(
-                    "row {row} is {} (the {} loss needs {rule})",
-                    y[row],
-                    loss.name()
-                ),
-            ));
-        }
-    }
-    let binary = match objective {
-        Objective::Scalar(loss) if loss.is_binary() => Some(loss),
-        _ => None,
-    };
-    if let Some(loss) = binary {
+    if loss.is_binary() {
         let zero_one = y.iter().all(|&v| v == 0.0 || v == 1.0);
         let signs = y.iter().all(|&v| v == -1.0 || v == 1.0);
         if !(zero_one || signs) {

@@ -21,29 +21,6 @@ pub fn par_sum_ranges(n: usize, chunk_sum: impl Fn(Range<usize>) -> f64 + Sync) 
     partials.iter().sum()
 }
 
-/// Σ_i term(i, a_i, b_i) over the n rows of the row-major n × k matrices `a` and `b` (row i's
-/// entries are passed mutably; `b` may be empty, then every b_i is), summed in the fixed row
-/// chunks and order of `par_sum`: a pass that both sums and fills gives the same sum.
-pub fn par_sum_rows_mut(
-    k: usize,
-    a: &mut [f64],
-    b: &mut [f64],
-    term: impl Fn(usize, &mut [f64], &mut [f64]) -> f64 + Sync,
-) -> f64 {
-    par_sum_chunks_mut(k, a, b, |start, a, b| {
-        (0..a.len() / k)
-            .map(|j| {
-                let b_row = if b.is_empty() {
-                    &mut [][..]
-                } else {
-                    &mut b[j * k..(j + 1) * k]
-                };
-                term(start + j, &mut a[j * k..(j + 1) * k], b_row)
-            })
-            .sum::<f64>()
-    })
-}
-
 /// Σ over the fixed row chunks of `par_sum` of `chunk_sum(first row, a rows, b rows)`, where the
 /// row-major n × k matrices `a` and `b` (`b` may be empty) are cut into those chunks.
 pub fn par_sum_chunks_mut(
@@ -67,13 +44,13 @@ pub fn par_sum_chunks_mut(
     partials.iter().sum()
 }
 
-/// `fill(first row, rows' entries of out)` over fixed row chunks of `out`, in parallel: a kernel
-/// that takes a chunk at a time (a `Loss` batch method) is called once per chunk rather than
-/// once per row through `dyn`.
-pub fn par_fill_chunks(out: &mut [f64], fill: impl Fn(usize, &mut [f64]) + Sync) {
-    out.par_chunks_mut(CHUNK)
+/// `fill(rows, their entries of out)` over the fixed row chunks of `par_sum`, `out` being
+/// row-major n × k, in parallel: a kernel that takes a chunk at a time (a `Loss` batch method)
+/// is called once per chunk rather than once per row through `dyn`.
+pub fn par_fill_rows(k: usize, out: &mut [f64], fill: impl Fn(Range<usize>, &mut [f64]) + Sync) {
+    out.par_chunks_mut(CHUNK * k)
         .enumerate()
-        .for_each(|(c, out)| fill(c * CHUNK, out));
+        .for_each(|(c, out)| fill(c * CHUNK..c * CHUNK + out.len() / k, out));
 }
 
 /// out[i] = value(i) for every row, in parallel.

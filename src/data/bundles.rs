@@ -245,66 +245,8 @@ fn column_of(columns: &[u8], f: usize, n_rows: usize) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tree::test_data::{binned, uniform};
-    use crate::tree::{BinStats, Histogram};
-
-    #[test]
-    fn bundled_sparse_features_give_every_feature_its_own_histogram() {
-        // Three one-hot encoded variables (4, 6 and 3 levels; the last has a level with a third
-        // of the rows), a rare binary flag, and a dense feature that bundles with none.
-        let mut state = 11;
-        let n = 6_000; // one block: the kernel adds rows in row order, as below
-        let mut columns: Vec<Vec<f64>> = Vec::new();
-        for levels in [4usize, 6, 3] {
-            let codes: Vec<usize> = (0..n)
-                .map(|_| (uniform(&mut state) * levels as f64) as usize)
-                .collect();
-            for level in 0..levels {
-                columns.push(codes.iter().map(|&c| f64::from(c == level)).collect());
-            }
-        }
-        columns.push(
-            (0..n)
-                .map(|_| f64::from(uniform(&mut state) < 0.02))
-                .collect(),
-        );
-        columns.push((0..n).map(|_| uniform(&mut state)).collect());
-        let data = binned(&columns);
-        let bundles = data.bundles().expect("one-hot features bundle");
-        assert!(bundles.matrix().n_features() < columns.len() - 1);
-        let vt: Vec<f64> = (0..n).map(|_| uniform(&mut state) - 0.4).collect();
-        let v: Vec<f64> = (0..n).map(|_| 0.1 + uniform(&mut state)).collect();
-        let all: Vec<u32> = (0..n as u32).collect();
-        let some: Vec<u32> = all.iter().copied().filter(|r| r % 5 < 2).collect();
-        for rows in [&all, &some] {
-            // Every feature's bins summed row by row.
-            let mut expected = vec![BinStats::default(); data.total_bins()];
-            for &r in rows.iter() {
-                let r = r as usize;
-                for f in 0..data.n_features() {
-                    expected[data.offsets()[f] + data.column(f)[r] as usize] += BinStats {
-                        sum_vt: vt[r],
-                        sum_v: v[r],
-                        count: 1,
-                    };
-                }
-            }
-            let scale: f64 = rows.iter().map(|&r| vt[r as usize].abs()).sum();
-            let hist = Histogram::build(&data, rows, &vt, &v);
-            let mut inexact = 0;
-            for (b, (got, want)) in hist.bins.iter().zip(&expected).enumerate() {
-                assert_eq!(got.count, want.count, "bin {b}");
-                if got != want {
-                    // Only a bundled feature's default bin is summed from partial sums.
-                    inexact += 1;
-                    assert!((got.sum_vt - want.sum_vt).abs() <= 1e-12 * scale, "bin {b}");
-                    assert!((got.sum_v - want.sum_v).abs() <= 1e-12 * scale, "bin {b}");
-                }
-            }
-            // At most one inexact bin per feature but the dense one.
-            assert!(inexact < columns.len());
-        }
-    }
+    use crate::data::test_data::binned;
+    use crate::rng::uniform;
 
     #[test]
     fn dense_features_are_not_bundled() {

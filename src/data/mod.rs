@@ -6,6 +6,8 @@ mod binning;
 mod bundles;
 mod frame;
 pub(crate) mod nonfinite;
+#[cfg(test)]
+pub(crate) mod test_data;
 
 pub use binned::BinnedMatrix;
 pub use binning::{BinMapper, BinningParams};

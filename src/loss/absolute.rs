@@ -12,12 +12,12 @@
 //! * Neither smooth nor strongly convex: σ, μ = None.
 
 use super::solve::{self, Kink};
-use super::{Loss, Terms};
+use super::{ScalarLoss, Terms};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Absolute;
 
-impl Loss for Absolute {
+impl ScalarLoss for Absolute {
     fn name(&self) -> &'static str {
         "absolute"
     }

@@ -17,7 +17,7 @@
 //! * `response` = σ(2βf), the population minimiser's probability (f* = ln(p/(1−p))/(2β)).
 
 use super::solve::{self, log_sum_exp, sigmoid, Slope};
-use super::{Loss, Terms};
+use super::{ScalarLoss, Terms};
 
 #[derive(Debug, Clone, Copy)]
 pub struct Exponential {
@@ -53,7 +53,7 @@ impl Exponential {
     }
 }
 
-impl Loss for Exponential {
+impl ScalarLoss for Exponential {
     fn name(&self) -> &'static str {
         "exponential"
     }

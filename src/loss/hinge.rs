@@ -15,12 +15,12 @@
 //! * σ, μ = None.
 
 use super::solve::{self, Kink};
-use super::{Loss, Terms};
+use super::{ScalarLoss, Terms};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Hinge;
 
-impl Loss for Hinge {
+impl ScalarLoss for Hinge {
     fn name(&self) -> &'static str {
         "hinge"
     }

@@ -14,7 +14,7 @@
 //!   interval (every row saturated, balanced), its midpoint is returned. Negative steps are
 //!   allowed.
 
-use super::{Loss, Terms};
+use super::{ScalarLoss, Terms};
 
 #[derive(Debug, Clone, Copy)]
 pub struct Huber {
@@ -318,7 +318,7 @@ impl Huber {
     }
 }
 
-impl Loss for Huber {
+impl ScalarLoss for Huber {
     fn name(&self) -> &'static str {
         "huber"
     }

@@ -19,7 +19,7 @@
 
 use super::solve::{self, sigmoid, softplus, Slope};
 use super::vectorized::{exp_nonpositive, with_avx2};
-use super::{Loss, Terms};
+use super::{ScalarLoss, Terms};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Logistic {
@@ -161,7 +161,7 @@ impl Logistic {
     }
 }
 
-impl Loss for Logistic {
+impl ScalarLoss for Logistic {
     fn name(&self) -> &'static str {
         "logistic"
     }

@@ -1,11 +1,13 @@
 //! Losses ℓ(y, f) (docs/algorithms.md §6). A scalar loss maps one label and one score to a number;
 //! a multiclass loss maps a class index and K scores. Binary labels are ±1 inside the engine.
+//! The booster, the model and the metrics see every loss as a [`Loss`] (K scores per row, built
+//! by `LossSpec::build`); a scalar loss is written as a [`ScalarLoss`] and wrapped in [`Scalar`].
 //!
 //! Every one-dimensional minimisation the step rules need (`init`, per-leaf line search, line search
 //! along a tree) is `argmin_c Σ w_i ℓ(y_i, f_i + c·b_i)` over some rows; each loss answers it in
 //! closed form where one exists and with the shared safeguarded solvers of `solve.rs` otherwise.
-//! A scalar loss implements it once, as `Loss::minimize` over [`Terms`]; the three entry points
-//! are provided methods that only describe their terms.
+//! A scalar loss implements it once, as `ScalarLoss::minimize` over [`Terms`]; the three entry
+//! points are provided methods that only describe their terms.
 //!
 //! Conventions shared by every loss:
 //! * `derivative` is ∂ℓ/∂f (squared: f − y); at a kink it is a subgradient (the paper's choice).
@@ -23,6 +25,7 @@ mod exponential;
 mod hinge;
 mod huber;
 mod logistic;
+mod matrix;
 mod multiclass_hinge;
 mod pinball;
 mod softmax;
@@ -37,10 +40,11 @@ pub use exponential::Exponential;
 pub use hinge::Hinge;
 pub use huber::Huber;
 pub use logistic::Logistic;
+pub use matrix::{Loss, Scalar};
 pub use multiclass_hinge::MulticlassHinge;
 pub use pinball::Pinball;
 pub use softmax::Softmax;
-pub use spec::{LossSpec, Objective};
+pub use spec::LossSpec;
 pub use squared::Squared;
 pub use tweedie::Tweedie;
 
@@ -48,8 +52,9 @@ use crate::rows::group_slots;
 use rayon::prelude::*;
 use std::fmt::Debug;
 
-/// A scalar loss. Slices `y`, `f`, `b`, `w` are aligned by row; `w` are sample weights.
-pub trait Loss: Send + Sync + Debug {
+/// A scalar loss: one score per row. Slices `y`, `f`, `b`, `w` are aligned by row; `w` are sample
+/// weights. [`Scalar`]`(loss)` is the [`Loss`] of K = 1 it defines.
+pub trait ScalarLoss: Send + Sync + Debug {
     /// The public name, as accepted by `LossSpec::from_str`.
     fn name(&self) -> &'static str;
     /// ℓ(y, f).
@@ -293,7 +298,7 @@ impl<'a> Terms<'a> {
     }
 }
 
-/// Storage for [`Loss::leaf_values`]: the terms `y`, `f`, `w` of every leaf copied out
+/// Storage for [`ScalarLoss::leaf_values`]: the terms `y`, `f`, `w` of every leaf copied out
 /// contiguously, leaf after leaf (`w` only when the weights are not all 1), and `index` = 0, 1,
 /// … to address a leaf's part. Kept by the caller from one tree to the next: fresh vectors for
 /// 1M rows cost more in page faults than the copy itself.
@@ -468,47 +473,6 @@ impl Iterator for TermsIter<'_> {
 
 impl ExactSizeIterator for TermsIter<'_> {}
 
-/// A multiclass loss: labels are class indices 0..K−1 stored as f64, scores are K values per row,
-/// stored row-major (n × K) in every slice argument `f`, `b`, `z`.
-pub trait MulticlassLoss: Send + Sync + Debug {
-    /// The public name, as accepted by `LossSpec::from_str`.
-    fn name(&self) -> &'static str;
-    /// K.
-    fn n_classes(&self) -> usize;
-    /// ℓ(y, f), `f` has K entries.
-    fn value(&self, y: f64, f: &[f64]) -> f64;
-    /// ∂ℓ/∂f_k (a subgradient where ℓ has a kink) into `out` (K entries).
-    fn gradient(&self, y: f64, f: &[f64], out: &mut [f64]);
-    /// ∂²ℓ/∂f_k² into `out` (softmax p_k(1 − p_k); zero for piecewise-linear losses).
-    fn hessian_diag(&self, y: f64, f: &[f64], out: &mut [f64]);
-    /// argmin_u ℓ(y, u) + ‖u − z‖²/(2λ) into `out`.
-    fn prox(&self, y: f64, z: &[f64], lambda: f64, out: &mut [f64]);
-    /// The constant minimiser argmin_c Σ w ℓ(y, c) (K values, finite even if a class is absent).
-    fn init(&self, y: &[f64], w: &[f64]) -> Vec<f64>;
-    /// argmin_c Σ_{i ∈ rows} w_i ℓ(y_i, F_i + c e_class): the per-leaf line search of one class.
-    fn leaf_value(&self, y: &[f64], f: &[f64], w: &[f64], rows: &[u32], class: usize) -> f64;
-    /// argmin_γ Σ w_i ℓ(y_i, F_i + γ B_i) with F, B row-major n × K.
-    fn line_search(&self, y: &[f64], f: &[f64], b: &[f64], w: &[f64]) -> f64;
-    /// Class probabilities: the softmax of the scores, into `out`.
-    fn response(&self, f: &[f64], out: &mut [f64]) {
-        softmax_into(f, out);
-    }
-    /// Smoothness constant (largest Hessian eigenvalue bound), if ℓ is smooth.
-    fn sigma(&self) -> Option<f64>;
-    /// Strong-convexity constant, if positive.
-    fn mu(&self) -> Option<f64>;
-    /// Σ w ℓ(y, F) / Σ w with F row-major n × K.
-    fn mean_value(&self, y: &[f64], f: &[f64], w: &[f64]) -> f64 {
-        let k = self.n_classes();
-        let (mut total, mut weight) = (0.0, 0.0);
-        for i in 0..y.len() {
-            total += w[i] * self.value(y[i], &f[i * k..(i + 1) * k]);
-            weight += w[i];
-        }
-        total / weight
-    }
-}
-
 /// out = softmax(f), overflow-safe (the maximum is subtracted first).
 pub fn softmax_into(f: &[f64], out: &mut [f64]) {
     let m = f.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -525,7 +489,7 @@ pub fn softmax_into(f: &[f64], out: &mut [f64]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tree::test_data::uniform;
+    use crate::rng::uniform;
 
     #[test]
     fn leaves_under_unit_weights_equal_leaves_with_weights_of_one() {
@@ -549,7 +513,7 @@ mod tests {
             })
             .collect();
         let slices: Vec<&[u32]> = leaves.iter().map(|r| &r[..]).collect();
-        let losses: [&dyn Loss; 3] = [&Logistic::new(0.0), &Absolute, &Huber::new(0.5)];
+        let losses: [&dyn ScalarLoss; 3] = [&Logistic::new(0.0), &Absolute, &Huber::new(0.5)];
         let mut scratch = LeafScratch::default();
         for loss in losses {
             let mut solve = |w: &[f64], unit: bool| {

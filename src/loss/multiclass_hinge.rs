@@ -3,7 +3,7 @@
 //! Δ_k = 1 − [k = y].
 //!
 //! * Subgradient: e_{k*} − e_y with k* the first arg max_{k≠y} f_k when 1 + f_{k*} − f_y > 0, else 0.
-//!   Hessian 0; σ, μ = None. `response` is the softmax of the scores.
+//!   Hessian 0; σ, μ = None. The response (`row_response`, provided) is the softmax of the scores.
 //! * prox, exact: by duality ℓ(u) = max_{α ∈ simplex} ⟨α − e_y, u⟩ + ⟨α, Δ⟩, and
 //!   prox_{λℓ}(z) = z − λ(α − e_y) with α the Euclidean projection of e_y + (z + Δ)/λ onto the
 //!   simplex (sort-based, O(K log K)).
@@ -16,7 +16,7 @@
 //!   point closest to 0. Negative steps are allowed.
 
 use super::solve::{self, Kink};
-use super::MulticlassLoss;
+use super::Loss;
 
 #[derive(Debug, Clone, Copy)]
 pub struct MulticlassHinge {
@@ -108,14 +108,14 @@ fn project_simplex(v: &mut [f64]) {
     }
 }
 
-impl MulticlassLoss for MulticlassHinge {
+impl Loss for MulticlassHinge {
     fn name(&self) -> &'static str {
         "multiclass_hinge"
     }
-    fn n_classes(&self) -> usize {
+    fn n_outputs(&self) -> usize {
         self.n_classes
     }
-    fn value(&self, y: f64, f: &[f64]) -> f64 {
+    fn row_value(&self, y: f64, f: &[f64]) -> f64 {
         let yk = y as usize;
         let m = f
             .iter()
@@ -125,7 +125,7 @@ impl MulticlassLoss for MulticlassHinge {
             .fold(f64::NEG_INFINITY, f64::max);
         (1.0 + m - f[yk]).max(0.0)
     }
-    fn gradient(&self, y: f64, f: &[f64], out: &mut [f64]) {
+    fn row_gradient(&self, y: f64, f: &[f64], out: &mut [f64]) {
         let yk = y as usize;
         out.fill(0.0);
         let mut best: Option<usize> = None;
@@ -141,10 +141,10 @@ impl MulticlassLoss for MulticlassHinge {
             }
         }
     }
-    fn hessian_diag(&self, _y: f64, _f: &[f64], out: &mut [f64]) {
+    fn row_hessian(&self, _y: f64, _f: &[f64], out: &mut [f64]) {
         out.fill(0.0);
     }
-    fn prox(&self, y: f64, z: &[f64], lambda: f64, out: &mut [f64]) {
+    fn row_prox(&self, y: f64, z: &[f64], lambda: f64, out: &mut [f64]) {
         let yk = y as usize;
         for (j, o) in out.iter_mut().enumerate() {
             let (e, delta) = if j == yk { (1.0, 0.0) } else { (0.0, 1.0) };

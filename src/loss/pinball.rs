@@ -10,7 +10,7 @@
 //! * σ, μ = None.
 
 use super::solve::{self, Kink};
-use super::{Loss, Terms};
+use super::{ScalarLoss, Terms};
 
 #[derive(Debug, Clone, Copy)]
 pub struct Pinball {
@@ -23,7 +23,7 @@ impl Pinball {
     }
 }
 
-impl Loss for Pinball {
+impl ScalarLoss for Pinball {
     fn name(&self) -> &'static str {
         "pinball"
     }

@@ -16,7 +16,7 @@
 //!   φ'' = Σ w Var_p(B_i). Negative steps are allowed; infima at infinity stop at a finite step.
 
 use super::solve::{self, log_sum_exp, sigmoid, Slope};
-use super::{softmax_into, MulticlassLoss};
+use super::{softmax_into, Loss};
 
 #[derive(Debug, Clone, Copy)]
 pub struct Softmax {
@@ -29,29 +29,29 @@ impl Softmax {
     }
 }
 
-impl MulticlassLoss for Softmax {
+impl Loss for Softmax {
     fn name(&self) -> &'static str {
         "softmax"
     }
-    fn n_classes(&self) -> usize {
+    fn n_outputs(&self) -> usize {
         self.n_classes
     }
-    fn value(&self, y: f64, f: &[f64]) -> f64 {
+    fn row_value(&self, y: f64, f: &[f64]) -> f64 {
         let yk = y as usize;
         // ln Σ e^{f_k − f_y}: exact also when f_y is the largest score.
         log_sum_exp(f.iter().map(|&x| x - f[yk]))
     }
-    fn gradient(&self, y: f64, f: &[f64], out: &mut [f64]) {
+    fn row_gradient(&self, y: f64, f: &[f64], out: &mut [f64]) {
         softmax_into(f, out);
         out[y as usize] -= 1.0;
     }
-    fn hessian_diag(&self, _y: f64, f: &[f64], out: &mut [f64]) {
+    fn row_hessian(&self, _y: f64, f: &[f64], out: &mut [f64]) {
         softmax_into(f, out);
         for p in out.iter_mut() {
             *p *= 1.0 - *p;
         }
     }
-    fn prox(&self, y: f64, z: &[f64], lambda: f64, out: &mut [f64]) {
+    fn row_prox(&self, y: f64, z: &[f64], lambda: f64, out: &mut [f64]) {
         let yk = y as usize;
         out.copy_from_slice(z);
         out[yk] += lambda; // out = c = z + λ e_y

@@ -1,14 +1,15 @@
 //! The public vocabulary of losses: [`LossSpec`] names a loss and its parameter, parses from and
 //! prints to strings such as `"pinball(0.9)"`, validates, serialises (`{"name": "pinball",
-//! "tau": 0.9}`) and builds the [`Objective`] the booster runs on.
+//! "tau": 0.9}`) and builds the [`Loss`] the booster runs on.
 
 use super::{
-    Absolute, Exponential, Hinge, Huber, Logistic, Loss, MulticlassHinge, MulticlassLoss, Pinball,
-    Softmax, Squared, Tweedie,
+    Absolute, Exponential, Hinge, Huber, Logistic, Loss, MulticlassHinge, Pinball, Scalar, Softmax,
+    Squared, Tweedie,
 };
 use crate::error::{Error, Result};
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 /// A loss by name and parameter (docs/algorithms.md §6), as the `loss` parameter spells it.
 ///
@@ -50,65 +51,70 @@ pub enum LossSpec {
     Custom,
 }
 
-/// A built loss: scalar (one score per row) or multiclass (K scores per row).
-#[derive(Debug)]
-pub enum Objective {
-    Scalar(Box<dyn Loss>),
-    Multiclass(Box<dyn MulticlassLoss>),
+/// A loss of the vocabulary: its name and, for a loss with a parameter, the parameter's name and
+/// default; `spec` makes the spec from the parameter (ignored without one).
+struct Entry {
+    name: &'static str,
+    param: Option<(&'static str, f64)>,
+    spec: fn(f64) -> LossSpec,
 }
 
-impl Objective {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Objective::Scalar(l) => l.name(),
-            Objective::Multiclass(l) => l.name(),
-        }
-    }
-    /// Scores per row: 1 for a scalar loss, K for a multiclass one.
-    pub fn n_outputs(&self) -> usize {
-        match self {
-            Objective::Scalar(_) => 1,
-            Objective::Multiclass(l) => l.n_classes(),
-        }
-    }
+const fn entry(
+    name: &'static str,
+    param: Option<(&'static str, f64)>,
+    spec: fn(f64) -> LossSpec,
+) -> Entry {
+    Entry { name, param, spec }
 }
 
-const ALLOWED: &str = "one of squared, absolute, pinball, pinball(tau), huber, huber(delta), logistic, \
-                       logistic(ridge), exponential, exponential(beta), hinge, softmax, multiclass_hinge, poisson, \
-                       gamma, tweedie, tweedie(p)";
+/// Every loss by name, one row each: parsing, `LossSpec::name`, `LossSpec::NAMES` and the list of
+/// the error message all read it. Defaults: pinball τ = 0.5, huber δ = 1, logistic ridge 0,
+/// exponential β = 1, tweedie p = 1.5 (LightGBM's and XGBoost's default variance power, midway
+/// between Poisson and gamma).
+#[rustfmt::skip]
+const VOCABULARY: [Entry; 12] = [
+    entry("squared", None, |_| LossSpec::Squared),
+    entry("absolute", None, |_| LossSpec::Absolute),
+    entry("pinball", Some(("tau", 0.5)), |tau| LossSpec::Pinball { tau }),
+    entry("huber", Some(("delta", 1.0)), |delta| LossSpec::Huber { delta }),
+    entry("logistic", Some(("ridge", 0.0)), |ridge| LossSpec::Logistic { ridge }),
+    entry("exponential", Some(("beta", 1.0)), |beta| LossSpec::Exponential { beta }),
+    entry("hinge", None, |_| LossSpec::Hinge),
+    entry("softmax", None, |_| LossSpec::Softmax),
+    entry("multiclass_hinge", None, |_| LossSpec::MulticlassHinge),
+    entry("poisson", None, |_| LossSpec::Poisson),
+    entry("gamma", None, |_| LossSpec::Gamma),
+    entry("tweedie", Some(("p", 1.5)), |p| LossSpec::Tweedie { p }),
+];
+
+/// The names accepted by `from_str`, for error messages: `pinball` and `pinball(tau)` alike.
+fn allowed() -> String {
+    let forms: Vec<String> = (VOCABULARY.iter())
+        .flat_map(|e| {
+            let with_param = e.param.map(|(param, _)| format!("{}({param})", e.name));
+            [e.name.to_string()].into_iter().chain(with_param)
+        })
+        .collect();
+    format!("one of {}", forms.join(", "))
+}
 
 impl LossSpec {
-    pub const NAMES: &'static [&'static str] = &[
-        "squared",
-        "absolute",
-        "pinball",
-        "huber",
-        "logistic",
-        "exponential",
-        "hinge",
-        "softmax",
-        "multiclass_hinge",
-        "poisson",
-        "gamma",
-        "tweedie",
-    ];
+    /// Every loss's name, in the order of `VOCABULARY`.
+    pub const NAMES: &'static [&'static str] = &{
+        let mut names = [""; VOCABULARY.len()];
+        let mut i = 0;
+        while i < names.len() {
+            names[i] = VOCABULARY[i].name;
+            i += 1;
+        }
+        names
+    };
 
     pub fn name(&self) -> &'static str {
-        match self {
-            LossSpec::Squared => "squared",
-            LossSpec::Absolute => "absolute",
-            LossSpec::Pinball { .. } => "pinball",
-            LossSpec::Huber { .. } => "huber",
-            LossSpec::Logistic { .. } => "logistic",
-            LossSpec::Exponential { .. } => "exponential",
-            LossSpec::Hinge => "hinge",
-            LossSpec::Softmax => "softmax",
-            LossSpec::MulticlassHinge => "multiclass_hinge",
-            LossSpec::Poisson => "poisson",
-            LossSpec::Gamma => "gamma",
-            LossSpec::Tweedie { .. } => "tweedie",
-            LossSpec::Custom => "custom",
-        }
+        let kind = std::mem::discriminant(self);
+        (VOCABULARY.iter())
+            .find(|e| std::mem::discriminant(&(e.spec)(e.param.map_or(0.0, |(_, d)| d))) == kind)
+            .map_or("custom", |e| e.name)
     }
 
     /// Checks the parameter: τ ∈ (0, 1), δ > 0 finite, ridge ≥ 0 finite, β > 0 finite,
@@ -137,7 +143,7 @@ impl LossSpec {
     }
 
     /// Smooth with a curvature that grows without bound (the log-link losses): the default
-    /// constant step takes σ from the data at the start (`Loss::sigma_from`).
+    /// constant step takes σ from the data at the start (`ScalarLoss::sigma_from`).
     pub fn sigma_from_data(&self) -> bool {
         matches!(
             self,
@@ -159,7 +165,7 @@ impl LossSpec {
     }
 
     /// Validates and builds the loss; `n_classes` is used by multiclass losses only (≥ 2).
-    pub fn build(&self, n_classes: usize) -> Result<Objective> {
+    pub fn build(&self, n_classes: usize) -> Result<Arc<dyn Loss>> {
         self.validate()?;
         if self.is_multiclass() && n_classes < 2 {
             return Err(Error::param(
@@ -169,20 +175,18 @@ impl LossSpec {
             ));
         }
         Ok(match *self {
-            LossSpec::Squared => Objective::Scalar(Box::new(Squared)),
-            LossSpec::Absolute => Objective::Scalar(Box::new(Absolute)),
-            LossSpec::Pinball { tau } => Objective::Scalar(Box::new(Pinball::new(tau))),
-            LossSpec::Huber { delta } => Objective::Scalar(Box::new(Huber::new(delta))),
-            LossSpec::Logistic { ridge } => Objective::Scalar(Box::new(Logistic::new(ridge))),
-            LossSpec::Exponential { beta } => Objective::Scalar(Box::new(Exponential::new(beta))),
-            LossSpec::Hinge => Objective::Scalar(Box::new(Hinge)),
-            LossSpec::Softmax => Objective::Multiclass(Box::new(Softmax::new(n_classes))),
-            LossSpec::MulticlassHinge => {
-                Objective::Multiclass(Box::new(MulticlassHinge::new(n_classes)))
-            }
-            LossSpec::Poisson => Objective::Scalar(Box::new(Tweedie::poisson())),
-            LossSpec::Gamma => Objective::Scalar(Box::new(Tweedie::gamma())),
-            LossSpec::Tweedie { p } => Objective::Scalar(Box::new(Tweedie::new(p))),
+            LossSpec::Squared => Arc::new(Scalar(Squared)),
+            LossSpec::Absolute => Arc::new(Scalar(Absolute)),
+            LossSpec::Pinball { tau } => Arc::new(Scalar(Pinball::new(tau))),
+            LossSpec::Huber { delta } => Arc::new(Scalar(Huber::new(delta))),
+            LossSpec::Logistic { ridge } => Arc::new(Scalar(Logistic::new(ridge))),
+            LossSpec::Exponential { beta } => Arc::new(Scalar(Exponential::new(beta))),
+            LossSpec::Hinge => Arc::new(Scalar(Hinge)),
+            LossSpec::Softmax => Arc::new(Softmax::new(n_classes)),
+            LossSpec::MulticlassHinge => Arc::new(MulticlassHinge::new(n_classes)),
+            LossSpec::Poisson => Arc::new(Scalar(Tweedie::poisson())),
+            LossSpec::Gamma => Arc::new(Scalar(Tweedie::gamma())),
+            LossSpec::Tweedie { p } => Arc::new(Scalar(Tweedie::new(p))),
             LossSpec::Custom => {
                 return Err(Error::param(
                     "loss",
@@ -198,10 +202,8 @@ impl LossSpec {
 impl FromStr for LossSpec {
     type Err = Error;
 
-    /// `name` or `name(parameter)`, case-insensitive, `-` accepted for `_`. Defaults: pinball τ = 0.5,
-    /// huber δ = 1, logistic ridge 0, exponential β = 1, tweedie p = 1.5 (LightGBM's and
-    /// XGBoost's default variance power, midway between Poisson and gamma). The result is
-    /// validated.
+    /// `name` or `name(parameter)`, case-insensitive, `-` accepted for `_`, with the defaults of
+    /// `VOCABULARY` for a parameter left out. The result is validated.
     fn from_str(s: &str) -> Result<Self> {
         let text = s.trim().to_ascii_lowercase();
         let (name, arg) = match text.find('(') {
@@ -209,65 +211,34 @@ impl FromStr for LossSpec {
                 text[..open].trim(),
                 Some(text[open + 1..text.len() - 1].trim()),
             ),
-            Some(_) => return Err(Error::param("loss", s, ALLOWED)),
+            Some(_) => return Err(Error::param("loss", s, allowed())),
             None => (text.as_str(), None),
         };
         let name = name.replace('-', "_");
-        let name = name.as_str();
-        let number = |param: &str, default: f64| -> Result<f64> {
-            match arg {
-                None => Ok(default),
-                // `huber(2)` and `huber(delta=2)` alike, as the README's table spells them
-                Some(a) => a
-                    .strip_prefix(param)
-                    .and_then(|rest| rest.trim_start().strip_prefix('='))
-                    .unwrap_or(a)
-                    .trim()
-                    .parse::<f64>()
-                    .map_err(|_| Error::param(param, a, "a number")),
-            }
-        };
-        let spec = match name {
-            "squared" => LossSpec::Squared,
-            "absolute" => LossSpec::Absolute,
-            "pinball" => LossSpec::Pinball {
-                tau: number("tau", 0.5)?,
-            },
-            "huber" => LossSpec::Huber {
-                delta: number("delta", 1.0)?,
-            },
-            "logistic" => LossSpec::Logistic {
-                ridge: number("ridge", 0.0)?,
-            },
-            "exponential" => LossSpec::Exponential {
-                beta: number("beta", 1.0)?,
-            },
-            "hinge" => LossSpec::Hinge,
-            "softmax" => LossSpec::Softmax,
-            "multiclass_hinge" => LossSpec::MulticlassHinge,
-            "poisson" => LossSpec::Poisson,
-            "gamma" => LossSpec::Gamma,
-            "tweedie" => LossSpec::Tweedie {
-                p: number("p", 1.5)?,
-            },
-            "custom" => LossSpec::Custom,
-            _ => return Err(Error::param("loss", s, ALLOWED)),
-        };
-        let parametric = matches!(
-            spec,
-            LossSpec::Pinball { .. }
-                | LossSpec::Huber { .. }
-                | LossSpec::Logistic { .. }
-                | LossSpec::Exponential { .. }
-                | LossSpec::Tweedie { .. }
-        );
-        if arg.is_some() && !parametric {
+        let entry = VOCABULARY.iter().find(|e| e.name == name);
+        if entry.is_none() && name != "custom" {
+            return Err(Error::param("loss", s, allowed()));
+        }
+        let param = entry.and_then(|e| e.param);
+        if arg.is_some() && param.is_none() {
             return Err(Error::param(
                 "loss",
                 s,
                 format!("`{name}` without a parameter"),
             ));
         }
+        let value = match (param, arg) {
+            (None, _) => 0.0,
+            (Some((_, default)), None) => default,
+            // `huber(2)` and `huber(delta=2)` alike, as the README's table spells them
+            (Some((param, _)), Some(a)) => (a.strip_prefix(param))
+                .and_then(|rest| rest.trim_start().strip_prefix('='))
+                .unwrap_or(a)
+                .trim()
+                .parse::<f64>()
+                .map_err(|_| Error::param(param, a, "a number"))?,
+        };
+        let spec = entry.map_or(LossSpec::Custom, |e| (e.spec)(value));
         spec.validate()?;
         Ok(spec)
     }

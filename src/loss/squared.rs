@@ -1,13 +1,13 @@
 //! Squared loss ℓ(y, f) = (y − f)²/2. σ = μ = 1; every minimisation has the closed form
 //! Σ w b (y − f) / Σ w b² (weighted means when b = 1), and prox_{λℓ}(z) = (z + λy)/(1 + λ).
 
-use super::{LeafScratch, Loss, Terms};
+use super::{LeafScratch, ScalarLoss, Terms};
 use rayon::prelude::*;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Squared;
 
-impl Loss for Squared {
+impl ScalarLoss for Squared {
     fn name(&self) -> &'static str {
         "squared"
     }

@@ -25,7 +25,7 @@
 //! * `response` = e^f, the mean.
 
 use super::solve::{self, log_sum_exp, Slope};
-use super::{Loss, Terms};
+use super::{ScalarLoss, Terms};
 
 /// A Tweedie-family loss with power `p` ∈ [1, 2]: `poisson` at 1, `gamma` at 2.
 #[derive(Debug, Clone, Copy)]
@@ -136,7 +136,7 @@ fn polish(u: f64, (h, dh): (f64, f64)) -> f64 {
     }
 }
 
-impl Loss for Tweedie {
+impl ScalarLoss for Tweedie {
     fn name(&self) -> &'static str {
         if self.p == 1.0 {
             "poisson"

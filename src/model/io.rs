@@ -6,7 +6,7 @@
 //! a third of a version-2 file. Version 1 files, a list of node objects per tree, are still
 //! read. All give the same in-memory `Model`, which is then validated.
 
-use super::{FeatureSpec, Model};
+use super::{BuiltLoss, FeatureSpec, Model};
 use crate::data::BinMapper;
 use crate::error::{Error, Result};
 use crate::loss::LossSpec;
@@ -304,6 +304,7 @@ impl<'de> Deserialize<'de> for Model {
             best_iteration: file.best_iteration,
             iteration_trees: file.iteration_trees,
             iteration_weights: file.iteration_weights,
+            built_loss: BuiltLoss::default(),
         })
     }
 }

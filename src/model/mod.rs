@@ -2,20 +2,20 @@
 //! that tell how to read new data. Prediction runs on raw columns, in parallel over rows.
 
 mod contrib;
-mod flat;
 mod io;
 mod predict;
 mod validate;
 
-pub(crate) use flat::{leaf_nodes_binned, FlatTree};
 pub use io::FORMAT_VERSION;
 pub use validate::{MAX_ABS_TERM, MAX_NODES, MAX_OUTPUTS, MAX_TREES};
 
 use crate::data::{BinMapper, FeatureKind};
-use crate::loss::LossSpec;
+use crate::error::Result;
+use crate::loss::{Loss, LossSpec};
 use crate::params::Method;
 use crate::tree::Tree;
 use serde::{Deserialize, Serialize};
+use std::sync::{Arc, OnceLock};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FeatureSpec {
@@ -59,9 +59,48 @@ pub struct Model {
     /// weights, so iteration k's model is not the first trees of the final one; for the other
     /// methods it is, and this stays empty.
     pub iteration_weights: Vec<Vec<f64>>,
+    /// The loss built from `loss` and `n_outputs`, for `response`.
+    pub(crate) built_loss: BuiltLoss,
+}
+
+/// A model's loss, built from its spec and output count on first use and kept (with the error,
+/// for a loss that does not build), keyed by the two: if a caller changes those public fields,
+/// the loss is built anew. Models compare and print without it, as it follows from them.
+#[derive(Clone, Default)]
+pub(crate) struct BuiltLoss(OnceLock<Built>);
+
+/// The spec and output count a loss was built from, and the loss or the error.
+type Built = (LossSpec, usize, Result<Arc<dyn Loss>>);
+
+impl PartialEq for BuiltLoss {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for BuiltLoss {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BuiltLoss")
+    }
 }
 
 impl Model {
+    /// The model's loss, built with K = `n_outputs` classes for a multiclass loss (which needs
+    /// K ≥ 2); built once, then read from `built_loss`.
+    pub(crate) fn loss(&self) -> Result<Arc<dyn Loss>> {
+        let build = || {
+            (self.loss.build(self.n_outputs))
+                .map_err(|e| validate::model_error(format!("loss {}: {e}", self.loss)))
+        };
+        let (spec, n_outputs, built) =
+            (self.built_loss.0).get_or_init(|| (self.loss.clone(), self.n_outputs, build()));
+        if *spec == self.loss && *n_outputs == self.n_outputs {
+            built.clone()
+        } else {
+            build()
+        }
+    }
+
     pub fn n_trees(&self) -> usize {
         self.trees.len()
     }
@@ -138,5 +177,56 @@ impl Model {
             }
         }
         (gain, splits)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::Method;
+
+    fn model(loss: LossSpec, n_outputs: usize) -> Model {
+        Model {
+            method: Method::Gbm,
+            loss,
+            n_outputs,
+            bias: vec![0.0; n_outputs],
+            trees: Vec::new(),
+            weights: Vec::new(),
+            tree_outputs: Vec::new(),
+            features: Vec::new(),
+            best_iteration: None,
+            iteration_trees: Vec::new(),
+            iteration_weights: Vec::new(),
+            built_loss: BuiltLoss::default(),
+        }
+    }
+
+    #[test]
+    fn the_built_loss_is_kept_follows_the_spec_and_keeps_its_error() {
+        let mut m = model(LossSpec::Logistic { ridge: 0.0 }, 1);
+        let first = m.loss().unwrap();
+        assert!(Arc::ptr_eq(&first, &m.loss().unwrap()), "built once");
+        assert!(
+            Arc::ptr_eq(&first, &m.clone().loss().unwrap()),
+            "kept by copies"
+        );
+        assert_eq!(m.response(vec![0.0]).unwrap(), vec![0.5]);
+        // The spec is a public field: a changed one is built anew, not answered by the old loss.
+        m.loss = LossSpec::Squared;
+        assert_eq!(m.response(vec![0.0, 2.0]).unwrap(), vec![0.0, 2.0]);
+        // A loss that does not build fails every call with its own error.
+        let mut bad = model(LossSpec::Pinball { tau: 2.0 }, 1);
+        for _ in 0..2 {
+            let error = bad.response(vec![0.0]).unwrap_err().to_string();
+            assert!(
+                error.contains("loss pinball(2)") && error.contains("tau"),
+                "{error}"
+            );
+        }
+        bad.n_outputs = 3;
+        bad.loss = LossSpec::Softmax;
+        let p = bad.response(vec![0.0, 0.0, 0.0]).unwrap();
+        assert!(p.iter().all(|&p| (p - 1.0 / 3.0).abs() < 1e-15), "{p:?}");
     }
 }

@@ -1,12 +1,11 @@
 //! Prediction: rows in fixed blocks, processed in parallel; inside a block, tree after tree, so
 //! that one tree's nodes stay in cache while it visits the block's rows. Trees are first turned
-//! into their compact prediction form (`flat.rs`).
+//! into their compact prediction form (`tree/flat.rs`).
 
-use super::flat::{Predictor, RawColumns, BLOCK_ROWS};
 use super::Model;
 use crate::data::{BinMapper, BinnedMatrix, Feature, Frame};
 use crate::error::{Error, Result};
-use crate::loss::Objective;
+use crate::tree::{Predictor, RawColumns, BLOCK_ROWS};
 use rayon::prelude::*;
 use std::collections::HashMap;
 
@@ -133,17 +132,14 @@ impl Model {
     /// the scores unchanged, for a loss that does not build (a parameter out of range, or a
     /// multiclass loss with fewer than 2 outputs): loaded models were checked for that already.
     pub fn response(&self, mut scores: Vec<f64>) -> Result<Vec<f64>> {
-        match self.objective()? {
-            Objective::Scalar(loss) => scores
-                .par_iter_mut()
-                .with_min_len(BLOCK_ROWS)
-                .for_each(|s| *s = loss.response(*s)),
-            // Class probabilities: the softmax of each row's K scores.
-            Objective::Multiclass(loss) => scores.par_chunks_mut(self.n_outputs).for_each(|row| {
-                let f = row.to_vec();
-                loss.response(&f, row);
-            }),
-        }
+        let loss = self.loss()?;
+        // In place, a block of rows at a time: the block's scores are copied out first.
+        scores
+            .par_chunks_mut(BLOCK_ROWS * loss.n_outputs())
+            .for_each(|out| {
+                let scores = out.to_vec();
+                loss.response_into(&scores, out);
+            });
         Ok(scores)
     }
 

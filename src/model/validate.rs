@@ -6,7 +6,7 @@
 use super::{FeatureSpec, Model};
 use crate::data::BinMapper;
 use crate::error::{Error, Result};
-use crate::loss::{LossSpec, Objective};
+use crate::loss::LossSpec;
 use crate::tree::{Node, Tree, MAX_DEPTH};
 
 /// Trees per model: 2^24 is 16.7 million, more than any run trains (iterations × classes), and
@@ -80,7 +80,7 @@ impl Model {
         let expected = if self.loss == LossSpec::Custom {
             1
         } else {
-            self.objective()?.n_outputs()
+            self.loss()?.n_outputs()
         };
         if self.n_outputs != expected {
             return bad(format!(
@@ -102,14 +102,6 @@ impl Model {
             ));
         }
         Ok(())
-    }
-
-    /// The loss of the model, built from its spec: with K = `n_outputs` classes for a multiclass
-    /// loss (which needs K ≥ 2).
-    pub(super) fn objective(&self) -> Result<Objective> {
-        self.loss
-            .build(self.n_outputs)
-            .map_err(|e| model_error(format!("loss {}: {e}", self.loss)))
     }
 
     /// Errors start with the node ("node 3: ..."): the caller prefixes the tree.
@@ -285,7 +277,7 @@ fn within_term_bound(x: f64) -> bool {
     x.abs() <= MAX_ABS_TERM
 }
 
-fn model_error(msg: String) -> Error {
+pub(super) fn model_error(msg: String) -> Error {
     Error::Model(format!("inconsistent model: {msg}"))
 }
 

@@ -7,6 +7,7 @@ use super::custom_loss::PyLoss;
 use super::errors::{guarded, DataError, TrainingError};
 use super::model::PyModel;
 use crate::boost::{Booster, Offsets, Step, StopReason, TrainData};
+use crate::loss::Scalar;
 use crate::params::Params;
 use numpy::PyReadonlyArray1;
 use pyo3::exceptions::PyUserWarning;
@@ -171,9 +172,13 @@ impl PyBooster {
         let custom_error = custom.as_ref().map(|loss| Arc::clone(&loss.error));
         let booster = py.detach(|| {
             guarded(|| match custom {
-                Some(loss) => {
-                    Booster::with_loss(params, &train, valid.as_ref(), offsets, Box::new(loss))
-                }
+                Some(loss) => Booster::with_loss(
+                    params,
+                    &train,
+                    valid.as_ref(),
+                    offsets,
+                    Box::new(Scalar(loss)),
+                ),
                 None => Booster::with_offsets(params, &train, valid.as_ref(), offsets),
             })
         });

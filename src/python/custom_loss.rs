@@ -15,7 +15,7 @@
 //! NaN, which the booster reports as divergence; `PyBooster` raises the kept error instead.
 
 use crate::loss::solve::{self, Slope};
-use crate::loss::{Loss, Terms};
+use crate::loss::{ScalarLoss, Terms};
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
 use std::sync::{Arc, Mutex};
@@ -135,7 +135,7 @@ impl PyLoss {
     }
 }
 
-impl Loss for PyLoss {
+impl ScalarLoss for PyLoss {
     fn name(&self) -> &'static str {
         "custom"
     }

@@ -2,13 +2,15 @@
 //! first, as in LightGBM). Only the smaller child's histogram is built; the larger child's is the
 //! parent's minus it.
 
+use super::bins::BinStats;
 use super::categorical::CategoricalParams;
 use super::constraints::Constraints;
 use super::grown::{
     cover_every_row, leaf_of_bins, sort_rows_into_leaves, BinLeaves, GrownTree, LeafRows,
 };
-use super::histogram::{BinStats, Features, Histogram, RowStats};
+use super::histogram::{Features, Histogram, RowStats};
 use super::partition::split_rows;
+use super::pending::{Growth, PendingNodes, Ranked};
 use super::regression_tree::{CategorySplit, Node, Tree};
 use super::split::{
     best_split_bounded, best_split_constrained, Candidates, NeedCounts, NodeConstraint,
@@ -18,28 +20,6 @@ use crate::data::{BinMapper, BinnedData};
 use crate::error::{Error, Result};
 use crate::rng::Rng;
 use serde::{Deserialize, Serialize};
-
-#[path = "pending.rs"]
-mod pending;
-use pending::PendingNodes;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Growth {
-    Depthwise,
-    Leafwise,
-}
-
-impl std::str::FromStr for Growth {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "depthwise" => Ok(Growth::Depthwise),
-            "leafwise" => Ok(Growth::Leafwise),
-            _ => Err(Error::param("growth", s, "\"depthwise\", \"leafwise\"")),
-        }
-    }
-}
 
 /// The largest `max_depth`: no grown tree is deeper, depth-wise or leaf-wise (model files with
 /// deeper trees are rejected).
@@ -143,6 +123,12 @@ struct Pending {
     hist: Option<Histogram>,
     split: Option<SplitCandidate>,
     limits: NodeLimits,
+}
+
+impl Ranked for Pending {
+    fn gain(&self) -> f64 {
+        self.split.as_ref().map_or(f64::NEG_INFINITY, |s| s.gain)
+    }
 }
 
 /// What the splits above a node impose on it (see `Constraints`).

@@ -1,6 +1,7 @@
 use super::*;
+use crate::data::test_data::binned;
 use crate::data::{BinningParams, Feature, Frame};
-use crate::tree::test_data::{binned, uniform};
+use crate::rng::uniform;
 
 #[test]
 fn leaf_wise_takes_the_largest_gain_first_and_ties_in_creation_order() {

@@ -2,10 +2,10 @@
 //! rows use to find a row's leaf without walking the tree (from the leaf row lists, or from the
 //! bin of a one-feature tree).
 
+use super::flat::{leaf_nodes_binned, FlatTree};
 use super::partition::rows_by_group;
 use super::regression_tree::Tree;
 use crate::data::BinnedData;
-use crate::model::{leaf_nodes_binned, FlatTree};
 use crate::rows::{block_cuts, group_slots};
 use rayon::prelude::*;
 

@@ -2,26 +2,31 @@
 //! `argmin_b Σ v_i (t_i − b(x_i))²` plus an L2 leaf penalty, grown on gradient-statistics
 //! histograms over binned features.
 
+mod bins;
 mod categorical;
 mod constraints;
+mod flat;
 mod grower;
 mod grown;
 mod histogram;
 mod partition;
+mod pending;
 mod regression_tree;
 mod split;
 #[cfg(test)]
 pub(crate) mod test_data;
 
+pub use bins::{BinSet, BinStats};
 pub use categorical::CategoricalParams;
 pub use constraints::{enforce_monotone, Constraints};
+pub(crate) use flat::{Predictor, RawColumns, BLOCK_ROWS};
 pub use grower::{
-    fraction_of, grow, grow_with_options, FitStats, GrowBuffers, GrowOptions, Growth, TreeParams,
-    MAX_DEPTH,
+    fraction_of, grow, grow_with_options, FitStats, GrowBuffers, GrowOptions, TreeParams, MAX_DEPTH,
 };
 pub use grown::GrownTree;
 pub(crate) use grown::ROW_CHUNK;
-pub use histogram::{BinStats, Histogram};
+pub use histogram::Histogram;
+pub use pending::Growth;
 pub(crate) use regression_tree::TreeFile;
 pub use regression_tree::{CategorySplit, Node, Tree};
-pub use split::{best_split, BinSet, Candidates, SplitParams};
+pub use split::{best_split, Candidates, SplitParams};

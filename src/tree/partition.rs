@@ -8,7 +8,7 @@
 //! copied back in parallel (every chunk's left rows, then every chunk's right rows, in chunk
 //! order): the result does not depend on the thread count.
 
-use super::split::BinSet;
+use super::bins::BinSet;
 use crate::rows::group_slots;
 use rayon::prelude::*;
 
@@ -151,7 +151,7 @@ impl Move<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tree::test_data::uniform;
+    use crate::rng::uniform;
 
     #[test]
     fn split_rows_is_a_stable_partition() {

@@ -1,40 +1,65 @@
 //! The queue of nodes the grower has yet to split: level by level (depth-wise) or largest gain
-//! first (leaf-wise).
+//! first (leaf-wise), the order `Growth` names.
 
-use super::{Growth, Pending};
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
+
+/// The order in which a tree grows: level by level, or the waiting node of largest gain first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Growth {
+    Depthwise,
+    Leafwise,
+}
+
+impl std::str::FromStr for Growth {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "depthwise" => Ok(Growth::Depthwise),
+            "leafwise" => Ok(Growth::Leafwise),
+            _ => Err(Error::param("growth", s, "\"depthwise\", \"leafwise\"")),
+        }
+    }
+}
+
+/// A node waiting in the queue: the gain of its best split, −∞ when it has none.
+pub(super) trait Ranked {
+    fn gain(&self) -> f64;
+}
 
 /// The nodes waiting to be split or made leaves. Depth-wise takes them in creation order (level
 /// by level); leaf-wise the largest gain first (a node without a split counts as −∞), ties to
 /// the earliest created. A heap keeps leaf-wise growth linear-logarithmic in the leaves (a scan
 /// of all waiting nodes per split made it quadratic).
-pub(super) struct PendingNodes {
+pub(super) struct PendingNodes<T> {
     growth: Growth,
-    fifo: VecDeque<Pending>,
-    heap: BinaryHeap<ByGain>,
+    fifo: VecDeque<T>,
+    heap: BinaryHeap<ByGain<T>>,
     created: u64,
 }
 
 /// A waiting node ordered by gain, then by creation (earlier first).
-struct ByGain {
+struct ByGain<T> {
     gain: f64,
     created: u64,
-    node: Pending,
+    node: T,
 }
 
-impl PartialEq for ByGain {
+impl<T> PartialEq for ByGain<T> {
     fn eq(&self, other: &Self) -> bool {
         self.cmp(other) == Ordering::Equal
     }
 }
-impl Eq for ByGain {}
-impl PartialOrd for ByGain {
+impl<T> Eq for ByGain<T> {}
+impl<T> PartialOrd for ByGain<T> {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
-impl Ord for ByGain {
+impl<T> Ord for ByGain<T> {
     fn cmp(&self, other: &Self) -> Ordering {
         // Gains are never NaN (the split search admits only gains > 0).
         self.gain
@@ -43,7 +68,7 @@ impl Ord for ByGain {
     }
 }
 
-impl PendingNodes {
+impl<T: Ranked> PendingNodes<T> {
     pub(super) fn new(growth: Growth) -> Self {
         PendingNodes {
             growth,
@@ -53,11 +78,11 @@ impl PendingNodes {
         }
     }
 
-    pub(super) fn push(&mut self, node: Pending) {
+    pub(super) fn push(&mut self, node: T) {
         match self.growth {
             Growth::Depthwise => self.fifo.push_back(node),
             Growth::Leafwise => {
-                let gain = node.split.as_ref().map_or(f64::NEG_INFINITY, |s| s.gain);
+                let gain = node.gain();
                 self.heap.push(ByGain {
                     gain,
                     created: self.created,
@@ -68,7 +93,7 @@ impl PendingNodes {
         }
     }
 
-    pub(super) fn pop(&mut self) -> Option<Pending> {
+    pub(super) fn pop(&mut self) -> Option<T> {
         match self.growth {
             Growth::Depthwise => self.fifo.pop_front(),
             Growth::Leafwise => self.heap.pop().map(|ranked| ranked.node),

@@ -2,7 +2,7 @@
 //! binned data and the raw rule (`x ≤ threshold`, or a set of category codes) used on raw data;
 //! both send every row the same way.
 
-use super::split::BinSet;
+use super::bins::BinSet;
 use crate::data::nonfinite::NonFinite;
 use crate::data::{FeatureValues, Frame};
 use serde::ser::SerializeStruct;

@@ -3,28 +3,11 @@
 //! prefixes (exact for least squares, as in LightGBM). Missing values (bin 0) are tried on both
 //! sides and the better side becomes the default direction.
 
-use super::categorical::{best_categorical, CategoricalParams};
-use super::histogram::{BinStats, Histogram};
+use super::bins::{BinSet, BinStats, CountBounds};
+use super::categorical::CategoricalParams;
+use super::histogram::Histogram;
 use crate::data::BinnedData;
-use serde::{Deserialize, Serialize};
 use std::cell::Cell;
-
-/// A set of bins (0..=255) as a 256-bit mask.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BinSet(pub [u64; 4]);
-
-impl BinSet {
-    #[inline]
-    pub fn contains(&self, bin: u8) -> bool {
-        self.0[(bin >> 6) as usize] >> (bin & 63) & 1 == 1
-    }
-    pub fn insert(&mut self, bin: u8) {
-        self.0[(bin >> 6) as usize] |= 1 << (bin & 63);
-    }
-    pub fn remove(&mut self, bin: u8) {
-        self.0[(bin >> 6) as usize] &= !(1 << (bin & 63));
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SplitParams {
@@ -93,62 +76,14 @@ fn decrease(s: &BinStats, l2: f64, value: f64) -> f64 {
     2.0 * s.sum_vt * value - (s.sum_v + l2) * value * value
 }
 
-/// Bounds on the row count of a set of rows from its weight Σ v, when every weight lies in
-/// [min_v, max_v]: count ≥ Σv / max_v and count ≤ Σv / min_v, with Σv widened by `slack`, a bound
-/// on the rounding error of any bin or prefix sum of v. A bin of a node at depth d is a sum of
-/// at most n terms (error ≤ n ε Σ) or its parent's minus a child's, so at most d + 1 such sums
-/// and d subtractions; prefix sums add at most 256 terms. With Σ ≤ n max_v:
-/// slack = 2 (d + 2) (n + 1024) ε n max_v covers both sides of a split.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CountBounds {
-    min_v: f64,
-    max_v: f64,
-    slack: f64,
-}
-
-impl CountBounds {
-    /// Bounds for weights in [min_v, max_v] on `n_rows` rows, in trees of at most `max_depth`
-    /// levels; `None` when the weights bound nothing (none positive, or not finite).
-    pub(crate) fn new(
-        min_v: f64,
-        max_v: f64,
-        n_rows: usize,
-        max_depth: usize,
-    ) -> Option<CountBounds> {
-        let n = n_rows as f64;
-        let levels = max_depth as f64 + 2.0;
-        let slack = 2.0 * levels * (n + 1024.0) * f64::EPSILON * n * max_v;
-        (min_v >= 0.0 && max_v > 0.0 && max_v.is_finite() && slack.is_finite()).then_some(
-            CountBounds {
-                min_v,
-                max_v,
-                slack,
-            },
-        )
-    }
-
-    /// Whether a set of weight `sum_v` surely has at least `m` rows (`Some(true)`), surely has
-    /// fewer (`Some(false)`), or may have either.
-    fn at_least(&self, sum_v: f64, m: usize) -> Option<bool> {
-        let m = m as f64;
-        if (sum_v - self.slack) / self.max_v >= m {
-            Some(true)
-        } else if (sum_v + self.slack) < m * self.min_v {
-            Some(false)
-        } else {
-            None
-        }
-    }
-}
-
 /// A split search needs the bin counts of this node: the bounds could not decide whether a
 /// candidate that might win has enough rows on each side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct NeedCounts;
 
-pub(super) struct Scan<'a> {
-    pub(super) params: &'a SplitParams,
-    pub(super) total: BinStats,
+struct Scan<'a> {
+    params: &'a SplitParams,
+    total: BinStats,
     parent_score: f64,
     /// `None`: no monotone constraint and no bounds, the plain least-squares gains.
     constraint: Option<&'a NodeConstraint<'a>>,
@@ -162,7 +97,7 @@ impl Scan<'_> {
     /// Gain of sending `left` left and the rest right, if both children are admissible; the
     /// split is on a feature of monotone direction `direction` (0: free).
     #[inline]
-    pub(super) fn gain(&self, left: BinStats, direction: i8) -> Option<f64> {
+    fn gain(&self, left: BinStats, direction: i8) -> Option<f64> {
         let right = self.total - left;
         let p = self.params;
         // The row minimum first: it rejects most candidates of small nodes, and costs no
@@ -340,6 +275,88 @@ fn best_numeric(
     Some(SplitCandidate {
         threshold: Some(t as u8),
         ..split
+    })
+}
+
+/// The best split of a categorical feature from its bins (bin 0: missing values).
+fn best_categorical(
+    scan: &Scan,
+    bins: &[BinStats],
+    feature: usize,
+    candidates: &Candidates,
+) -> Option<SplitCandidate> {
+    let p = scan.params.categorical;
+    let total = scan.total;
+    let node_mean = if total.sum_v > 0.0 {
+        total.sum_vt / total.sum_v
+    } else {
+        0.0
+    };
+    let placed = |s: &BinStats| {
+        let denominator = s.sum_v + p.cat_smooth;
+        if denominator > 0.0 {
+            (s.sum_vt + p.cat_smooth * node_mean) / denominator
+        } else {
+            0.0
+        }
+    };
+    let mut order: Vec<u8> = (1..bins.len())
+        .filter(|&b| bins[b].count > 0 && bins[b].count as usize >= p.min_data_per_group.max(1))
+        .map(|b| b as u8)
+        .collect();
+    order.sort_by(|&a, &b| {
+        placed(&bins[a as usize])
+            .total_cmp(&placed(&bins[b as usize]))
+            .then(a.cmp(&b))
+    });
+    let missing = bins[0];
+    let n = order.len();
+    // Rows of levels too rare to be ordered: they stay right.
+    let ordered: u64 = order.iter().map(|&b| bins[b as usize].count as u64).sum();
+    let rare = total.count as u64 > ordered + missing.count as u64;
+    let mut best: Option<(f64, usize, bool)> = None;
+    let mut prefix = BinStats::default();
+    for k in 1..=n {
+        prefix += bins[order[k - 1] as usize];
+        if k.min(n - k) > p.max_cat_threshold || !candidates.allows(feature, k) {
+            continue;
+        }
+        let mut consider = |left: BinStats, missing_left: bool| {
+            if let Some(gain) = scan.gain(left, 0) {
+                if best.is_none_or(|(g, _, _)| gain > g) {
+                    best = Some((gain, k, missing_left));
+                }
+            }
+        };
+        if missing.count == 0 {
+            // No missing values here: send future missing values to the larger child.
+            let right_count = total.count - prefix.count;
+            consider(prefix, prefix.count >= right_count);
+        } else {
+            consider(prefix, false);
+            if k < n || rare {
+                consider(prefix + missing, true);
+            }
+        }
+    }
+    let (gain, k, missing_left) = best?;
+    let mut left_bins = BinSet::default();
+    let mut left = BinStats::default();
+    for &b in &order[..k] {
+        left_bins.insert(b);
+        left += bins[b as usize];
+    }
+    if missing_left {
+        left_bins.insert(0);
+        left += missing;
+    }
+    Some(SplitCandidate {
+        feature,
+        gain,
+        threshold: None,
+        left_bins,
+        left,
+        right: total - left,
     })
 }
 

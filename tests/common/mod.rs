@@ -77,6 +77,14 @@ pub fn numeric_frame(columns: &[Vec<f64>]) -> Frame<'_> {
     Frame::new(numeric_features(columns)).unwrap()
 }
 
+/// `numeric_features` and then a categorical column `c` of `levels` levels (negative codes are
+/// missing values).
+pub fn mixed_frame<'a>(numeric: &'a [Vec<f64>], codes: &'a [i32], levels: u32) -> Frame<'a> {
+    let mut features = numeric_features(numeric);
+    features.push(Feature::categorical("c", codes, levels));
+    Frame::new(features).unwrap()
+}
+
 impl Data {
     pub fn frame(&self) -> Frame<'_> {
         numeric_frame(&self.columns)

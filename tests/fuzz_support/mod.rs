@@ -4,6 +4,12 @@
 //! without panicking and in reasonable time.
 #![allow(dead_code)]
 
+// The shared test helpers, through this module (the fuzzer is also built as an example, and a
+// test that includes both modules would load common twice).
+#[path = "../common/mod.rs"]
+pub mod common;
+
+use common::TestRng;
 use optboost::{Booster, Feature, Frame, Model, Params, TrainData};
 use serde_json::{json, Value};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -12,33 +18,9 @@ use std::time::{Duration, Instant};
 /// A case taking longer than this (load and predict of a small frame) counts as a hang.
 pub const SLOW: Duration = Duration::from_secs(10);
 
-/// SplitMix64: seeded and dependency-free.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Rng(seed)
-    }
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Uniform in 0..n (n ≥ 1).
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-    pub fn uniform(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    pub fn chance(&mut self, p: f64) -> bool {
-        self.uniform() < p
-    }
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
+/// An item of `items`, uniformly.
+fn pick<'a, T>(rng: &mut TestRng, items: &'a [T]) -> &'a T {
+    &items[rng.below(items.len())]
 }
 
 // ------------------------------------------------------------------ the models mutated
@@ -57,7 +39,7 @@ struct TrainingSet {
 const N_LEVELS: u32 = 6;
 
 fn training_set(n: usize) -> TrainingSet {
-    let mut rng = Rng::new(7);
+    let mut rng = TestRng::new(7);
     let mut set = TrainingSet {
         x0: Vec::new(),
         x1: Vec::new(),
@@ -432,7 +414,7 @@ const OVERFLOWING_FLOAT: &str = "__OVERFLOWING_FLOAT__";
 const DEEP_NESTING: &str = "__DEEP_NESTING__";
 const SHALLOW_NESTING: &str = "__SHALLOW_NESTING__";
 
-fn extreme_number(rng: &mut Rng) -> Value {
+fn extreme_number(rng: &mut TestRng) -> Value {
     let extremes = [
         json!(0),
         json!(-1),
@@ -461,10 +443,10 @@ fn extreme_number(rng: &mut Rng) -> Value {
         json!(HUGE_INTEGER),
         json!(OVERFLOWING_FLOAT),
     ];
-    rng.pick(&extremes).clone()
+    pick(rng, &extremes).clone()
 }
 
-fn any_value(rng: &mut Rng) -> Value {
+fn any_value(rng: &mut TestRng) -> Value {
     match rng.below(9) {
         0 => Value::Null,
         1 => json!(true),
@@ -481,7 +463,7 @@ fn any_value(rng: &mut Rng) -> Value {
 /// A node reached by a random descent from `root`: at each level stop with probability
 /// `p_stop` (always at a scalar or an empty container), else go to a random key or element.
 /// Top-level fields are hit often, and so are the fields of single tree nodes.
-fn random_node<'a>(root: &'a mut Value, rng: &mut Rng, p_stop: f64) -> &'a mut Value {
+fn random_node<'a>(root: &'a mut Value, rng: &mut TestRng, p_stop: f64) -> &'a mut Value {
     let mut node = root;
     loop {
         let size = match &*node {
@@ -503,7 +485,7 @@ fn random_node<'a>(root: &'a mut Value, rng: &mut Rng, p_stop: f64) -> &'a mut V
 
 /// An extreme, or a plausible other value (a small index, a rescaled value): those often still
 /// load and exercise prediction.
-fn mutate_number(number: &serde_json::Number, rng: &mut Rng) -> Value {
+fn mutate_number(number: &serde_json::Number, rng: &mut TestRng) -> Value {
     match (number.as_u64(), rng.below(8)) {
         (Some(k), 0) => json!(k.wrapping_add(1)),
         (Some(k), 1) => json!(k.wrapping_sub(1)),
@@ -515,14 +497,14 @@ fn mutate_number(number: &serde_json::Number, rng: &mut Rng) -> Value {
 }
 
 /// Another number for a number, any value for anything else.
-fn replacement(node: &Value, rng: &mut Rng) -> Value {
+fn replacement(node: &Value, rng: &mut TestRng) -> Value {
     match node {
         Value::Number(n) => mutate_number(n, rng),
         _ => any_value(rng),
     }
 }
 
-fn mutate_array(a: &mut Vec<Value>, rng: &mut Rng) {
+fn mutate_array(a: &mut Vec<Value>, rng: &mut TestRng) {
     if a.is_empty() {
         a.push(any_value(rng));
         return;
@@ -558,7 +540,7 @@ fn mutate_array(a: &mut Vec<Value>, rng: &mut Rng) {
 /// Mutations that keep most files readable, so that many reach validation and prediction:
 /// a number replaced (mostly by another number), a child pointer moved, an array reordered or
 /// resized; and now and then a value of another type or a key removed or added.
-fn mutate_value(root: &mut Value, rng: &mut Rng) {
+fn mutate_value(root: &mut Value, rng: &mut TestRng) {
     // Mostly inside the model: damage to the header is rejected before the model is read.
     let start = match root.get_mut("model") {
         Some(model) if rng.chance(0.95) => model,
@@ -595,7 +577,7 @@ fn mutate_value(root: &mut Value, rng: &mut Rng) {
 
 /// Points a child of a random split node at another node (before, after, itself, past the end,
 /// or a node that already has a parent), in either layout of trees.
-fn retarget_children(model: &mut Value, rng: &mut Rng) {
+fn retarget_children(model: &mut Value, rng: &mut TestRng) {
     // `get_mut`, not indexing: indexing a `Value` that a previous mutation turned into a
     // non-object panics.
     let Some(trees) = model.get_mut("trees").and_then(Value::as_array_mut) else {
@@ -676,13 +658,13 @@ fn finish_text(value: &Value) -> String {
 }
 
 /// Text-level damage: truncation, a stray character, a deleted stretch.
-fn mutate_text(text: &str, rng: &mut Rng) -> String {
+fn mutate_text(text: &str, rng: &mut TestRng) -> String {
     let mut bytes = text.as_bytes().to_vec();
     let at = rng.below(bytes.len().max(1));
     match rng.below(3) {
         0 => bytes.truncate(at),
         1 => {
-            let stray = *rng.pick(b",:{}[]\"0-9e.an ");
+            let stray = *pick(rng, b",:{}[]\"0-9e.an ");
             if at < bytes.len() {
                 bytes[at] = stray;
             }
@@ -698,7 +680,7 @@ fn mutate_text(text: &str, rng: &mut Rng) -> String {
 /// Mutation `case` of `base` (a parsed model file) under `seed`: one or two value-level
 /// mutations, sometimes followed by text-level damage.
 pub fn mutate(base: &Value, seed: u64, case: u64) -> String {
-    let mut rng = Rng::new(seed ^ case.wrapping_mul(0xd134_2543_de82_ef95));
+    let mut rng = TestRng::new(seed ^ case.wrapping_mul(0xd134_2543_de82_ef95));
     let mut value = base.clone();
     for _ in 0..1 + rng.below(2) {
         mutate_value(&mut value, &mut rng);

@@ -125,7 +125,8 @@ fn add_in_order(sums: Vec<(f64, f64, f64)>) -> (f64, f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tree::test_data::{binned, uniform};
+    use crate::data::test_data::binned;
+    use crate::rng::uniform;
     use crate::tree::{grow, Candidates, CategoricalParams, FitStats, Growth, TreeParams};
 
     /// The fused passes against the tree walked row by row, on enough rows for several chunks

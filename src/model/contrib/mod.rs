@@ -17,11 +17,11 @@
 //! Rows are processed in parallel in fixed blocks; each row's sums run over the trees in model
 //! order, so results do not depend on the number of threads.
 
-use super::flat::BLOCK_ROWS;
 use super::Model;
 use crate::data::{FeatureValues, Frame};
 use crate::error::Result;
 use crate::tree::Tree;
+use crate::tree::BLOCK_ROWS;
 use rayon::prelude::*;
 use tables::{Layout, LeafTables, GROUP_TABLE_ENTRIES};
 

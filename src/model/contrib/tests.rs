@@ -1,7 +1,7 @@
 use super::*;
 use crate::data::{BinMapper, Feature};
 use crate::loss::LossSpec;
-use crate::model::FeatureSpec;
+use crate::model::{BuiltLoss, FeatureSpec};
 use crate::params::Method;
 use crate::tree::test_data::leaf;
 use crate::tree::CategorySplit;
@@ -11,7 +11,7 @@ const N_LEVELS: u32 = 5;
 struct Rng(u64);
 impl Rng {
     fn uniform(&mut self) -> f64 {
-        crate::tree::test_data::uniform(&mut self.0)
+        crate::rng::uniform(&mut self.0)
     }
     fn below(&mut self, n: usize) -> usize {
         (self.uniform() * n as f64) as usize
@@ -96,6 +96,7 @@ impl Case {
             best_iteration: None,
             iteration_trees: Vec::new(),
             iteration_weights: Vec::new(),
+            built_loss: BuiltLoss::default(),
         };
         for t in 0..4 * n_outputs {
             let tree = random_tree(&mut rng, categorical, 4);

@@ -21,8 +21,8 @@
 //! admits only trees whose children, tested features and category sets are in range and whose
 //! rules fit their feature's kind, and `add_to` checks the row range once per call.
 
+use super::regression_tree::Tree;
 use crate::data::{BinnedMatrix, FeatureValues, Frame};
-use crate::tree::Tree;
 
 const LANES: usize = 8;
 /// Rows per block of raw prediction (`RawBlock`), a power of two.
