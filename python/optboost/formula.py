@@ -919,11 +919,12 @@ def _parse_simple(
         (added if sign == "+" else removed).append(term.strip("`") if term != "." else term)
     if added[:1] == ["."] and len(added) > 1:
         return None
+    columns = frame.columns  # built anew at each call: once here
     if added == ["."]:
-        names = [c for c in frame.columns if c not in (target, weights_column)]
+        names = [c for c in columns if c not in (target, weights_column)]
     else:
         names = list(dict.fromkeys(added))
-    present = set(frame.columns)
+    present = set(columns)
     for name in [target, *removed]:
         if name not in present:
             raise MissingColumnError(
