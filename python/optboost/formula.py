@@ -710,7 +710,11 @@ def build_design(
             term
             for term in terms
             # an offset column is not also a feature (through '.', say)
-            if (term != offset_column if type(term) is str else not isinstance(term[0].tree, Offset))
+            if (
+                term != offset_column
+                if type(term) is str
+                else not isinstance(term[0].tree, Offset)
+            )
         ]
     features: list[Feature] = []
     spec_terms: list[TermSpec] = []

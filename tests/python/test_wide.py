@@ -228,7 +228,8 @@ def test_wide_frames_give_the_models_and_predictions_of_single_columns(monkeypat
     with monkeypatch.context() as patch:
         one_by_one(patch)
         single = optboost.boost("y ~ .", frame, **settings)
-        assert all(isinstance(c, FeatureColumn) for c in formula.build_design("y ~ .", frame).features)
+        features = formula.build_design("y ~ .", frame).features
+        assert all(isinstance(c, FeatureColumn) for c in features)
         reference = single.predict(frame, type="link")
     assert fast.spec.to_dict() == single.spec.to_dict()
     assert fast.trees().equals(single.trees())
