@@ -137,6 +137,27 @@ class Feature:
     levels: tuple[str, ...] | None = None
     materialised: bool = False
 
+    @classmethod
+    def numeric_columns(cls, names: Sequence[str]) -> list[Feature]:
+        """``Feature(name, "numeric", name, (name,))`` for each of ``names`` (bare numeric
+        columns), filled in without the frozen dataclass's ``__init__``, whose
+        ``object.__setattr__`` per field costs half as much again on a wide frame's
+        thousands of columns."""
+        new = object.__new__
+        features = []
+        for name in names:
+            feature = new(cls)
+            feature.__dict__.update(
+                name=name,
+                kind="numeric",
+                source=name,
+                source_columns=(name,),
+                levels=None,
+                materialised=False,
+            )
+            features.append(feature)
+        return features
+
     @property
     def n_levels(self) -> int:
         return len(self.levels) if self.levels is not None else 0
@@ -722,6 +743,10 @@ def build_design(
     others = _other_columns(frame)
     plain: list[str] = []  # the features that are bare columns of numbers
     schema: dict[str, pl.DataType] | None = None  # read only for the other columns
+    if not computed_terms and others.isdisjoint(terms):  # y ~ . on numbers: all at once
+        plain = terms
+        features = Feature.numeric_columns(plain)
+        terms = []
     for term in terms:
         if type(term) is str:
             if term not in others:  # a column of numbers (the frame has it: checked above)

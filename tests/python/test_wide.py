@@ -4,6 +4,7 @@ bit, as the same columns handed over one by one."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -274,3 +275,17 @@ def test_a_wide_model_refuses_text_where_numbers_were_by_name():
         with pytest.raises(DataTypeError, match="x7"):
             model.predict(broken)
     assert model.predict(frame.head(5)).shape == (5,)  # and the frame of numbers still works
+
+
+def test_features_of_numeric_columns_are_those_of_the_dataclass():
+    """Feature.numeric_columns fills features in without __init__: every field, the same
+    values, equal and hashing alike."""
+    built = formula.Feature.numeric_columns(["a", "b c"])
+    expected = [formula.Feature(n, "numeric", n, (n,)) for n in ("a", "b c")]
+    assert built == expected
+    assert [hash(f) for f in built] == [hash(f) for f in expected]
+    fields = [f.name for f in dataclasses.fields(formula.Feature)]
+    assert [list(vars(f)) for f in built] == [fields, fields]
+    assert [dataclasses.asdict(f) for f in built] == [dataclasses.asdict(f) for f in expected]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built[0].name = "z"
