@@ -289,3 +289,20 @@ def test_features_of_numeric_columns_are_those_of_the_dataclass():
     assert [dataclasses.asdict(f) for f in built] == [dataclasses.asdict(f) for f in expected]
     with pytest.raises(dataclasses.FrozenInstanceError):
         built[0].name = "z"
+
+
+def test_bare_names_parsed_by_formulaic_are_the_features_of_the_simple_parse():
+    """Parentheses send a formula to formulaic; its bare names become the same features, in
+    the same order, with the same columns for the core, as ``y ~ .``."""
+    frame = mixed_wide_frame(p=70)
+    names = [c for c in frame.columns if c != "y"]
+    spelled = "y ~ (" + " + ".join(names) + ")"
+    assert formula._parse_simple(spelled, frame, None) is None
+    dotted, parsed = (formula.build_design(f, frame) for f in ("y ~ .", spelled))
+    assert parsed.spec.to_dict()["features"] == dotted.spec.to_dict()["features"]
+    for a, b in zip(per_column(dotted.features), per_column(parsed.features)):
+        assert (a.name, a.kind, a.n_levels) == (b.name, b.kind, b.n_levels)
+        if a.kind == "numeric":
+            assert np.array_equal(bits(a.values), bits(b.values)), a.name
+        else:
+            assert np.array_equal(a.values, b.values), a.name
