@@ -4,9 +4,10 @@ formulaic parses the formula's structure (``+``, ``-``, ``.``, ``:``, ``*``);
 it never evaluates anything here. Terms then take one of two paths:
 
 * bare columns (``a``) and ``C(column)`` / ``factor(column)``: numeric columns
-  go to the core zero-copy where possible, string / Categorical / Enum columns
-  and ``C(...)`` become native categorical codes (trees split on categories
-  directly, no dummies);
+  go to the core zero-copy where possible (a short, wide frame's in one block,
+  with no Python object per column on the way but its ``Feature``), string /
+  Categorical / Enum columns and ``C(...)`` become native categorical codes
+  (trees split on categories directly, no dummies);
 * every other term (transforms, interactions) is computed by :mod:`.terms`, a
   small closed expression language evaluated without ``eval``, with full
   dummy sets for categorical factors and missing inputs giving NaN (no row is
