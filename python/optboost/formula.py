@@ -4,9 +4,10 @@ formulaic parses the formula's structure (``+``, ``-``, ``.``, ``:``, ``*``);
 it never evaluates anything here. Terms then take one of two paths:
 
 * bare columns (``a``) and ``C(column)`` / ``factor(column)``: numeric columns
-  go to the core zero-copy where possible, string / Categorical / Enum columns
-  and ``C(...)`` become native categorical codes (trees split on categories
-  directly, no dummies);
+  go to the core zero-copy where possible (a short, wide frame's in one block,
+  with no Python object per column on the way but its ``Feature``), string /
+  Categorical / Enum columns and ``C(...)`` become native categorical codes
+  (trees split on categories directly, no dummies);
 * every other term (transforms, interactions) is computed by :mod:`.terms`, a
   small closed expression language evaluated without ``eval``, with full
   dummy sets for categorical factors and missing inputs giving NaN (no row is
@@ -23,10 +24,11 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Union
 
 import numpy as np
 import polars as pl
+import polars.selectors as cs
 
 from .errors import DataError, FormulaError
 from .frames import (
@@ -74,6 +76,9 @@ SPEC_VERSION = 2
 # code named by the file; those with bare columns and C(...) only still load.
 OLD_SPEC_VERSION = 1
 MAX_LEVELS = 1_000_000
+
+# A right-hand-side term: a bare column's name, or the parsed factors of any other term.
+Term = Union[str, list[Factor]]
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _NON_IDENTIFIER_PREFIX = "_optboost_column_"
@@ -132,6 +137,27 @@ class Feature:
     source_columns: tuple[str, ...]
     levels: tuple[str, ...] | None = None
     materialised: bool = False
+
+    @classmethod
+    def numeric_columns(cls, names: Sequence[str]) -> list[Feature]:
+        """``Feature(name, "numeric", name, (name,))`` for each of ``names`` (bare numeric
+        columns), filled in without the frozen dataclass's ``__init__``, whose
+        ``object.__setattr__`` per field costs half as much again on a wide frame's
+        thousands of columns."""
+        new = object.__new__
+        features = []
+        for name in names:
+            feature = new(cls)
+            feature.__dict__.update(
+                name=name,
+                kind="numeric",
+                source=name,
+                source_columns=(name,),
+                levels=None,
+                materialised=False,
+            )
+            features.append(feature)
+        return features
 
     @property
     def n_levels(self) -> int:
@@ -240,6 +266,11 @@ class DesignSpec:
     target_expression: str | None = None
     # R's offset(column) term: the column added to the link at fit and predict.
     offset_column: str | None = None
+    # (frame columns, each feature's position among them or None if one is absent, whether
+    # to convert the whole frame) of the last frame of ``_wide_block``.
+    _layout: tuple[list[str], slice | np.ndarray | None, bool] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @property
     def task(self) -> str:
@@ -264,6 +295,14 @@ class DesignSpec:
         # Kept: every prediction checks them, and a spec's features never change.
         return tuple(dict.fromkeys(c for f in self.features for c in f.source_columns))
 
+    @cached_property
+    def _all_bare_numeric(self) -> bool:
+        """Whether every feature is a numeric column read as is (``y ~ .`` on numbers)."""
+        return not self.terms and all(
+            f.kind == "numeric" and not f.materialised and f.source_columns == (f.name,)
+            for f in self.features
+        )
+
     @property
     def functions(self) -> list[str]:
         """Names of your own functions the formula calls (to pass in ``context=``)."""
@@ -280,6 +319,9 @@ class DesignSpec:
         A short, wide frame's numeric columns come in blocks (``per_column``
         splits them)."""
         frame = to_polars(data)
+        block = self._wide_block(frame)
+        if block is not None:
+            return [FeatureBlock(list(self._input_columns), block)]  # the feature names
         present = set(frame.columns)
         missing = [c for c in self._input_columns if c not in present]
         if missing:
@@ -301,6 +343,36 @@ class DesignSpec:
                 f"{[name for name, _ in computed][:10]}, the model has {expected[:10]}"
             )
         return self._feature_columns(frame, [values for _, values in computed])
+
+    def _wide_block(self, frame: pl.DataFrame, whole: bool = True) -> np.ndarray | None:
+        """Every feature of a wide model of bare numeric columns (``y ~ .`` on numbers), as the
+        block of a short frame, or None: for other models and frames, and when a column is
+        absent or not numbers (``columns`` then says which). Where each feature is in the frame
+        is kept for the next frame of the same columns: finding thousands of names again costs
+        more than a prediction of a few rows. whole=False: the frame has columns that are not
+        numbers (so not to be converted all together)."""
+        if not self._all_bare_numeric or frame.height > BLOCK_MAX_ROWS:
+            return None
+        names = self._input_columns
+        if len(names) < BLOCK_MIN_COLUMNS:
+            return None
+        columns = frame.columns
+        layout = self._layout
+        if layout is None or layout[0] != columns:
+            position = {name: j for j, name in enumerate(columns)}
+            index = [position.get(name) for name in names]
+            whole = whole and 2 * len(names) >= len(columns)
+            layout = (columns, None if None in index else _picker(index), whole)
+            self._layout = layout
+        _, picker, whole = layout
+        if picker is None:
+            return None
+        block = _whole_block(frame, picker) if whole else None
+        if block is None:
+            if whole:  # a column of text, dates, ...: the frame's layout says no more
+                self._layout = (columns, picker, False)
+            block = _selected_block(frame, list(names))
+        return block
 
     def target_values(self, data: Any) -> np.ndarray:
         """The encoded target of ``data`` (e.g. a validation set), with the
@@ -327,13 +399,14 @@ class DesignSpec:
         frame: pl.DataFrame,
         computed: Sequence[np.ndarray],
         schema: Mapping[str, pl.DataType] | None = None,
+        numeric_frame: bool = False,
     ) -> list[FeatureColumn | FeatureBlock]:
         """``schema``: ``dtypes_by_name(frame)`` if the caller has it (a wide frame's costs
-        milliseconds); read here only for columns outside the numeric block. Runs of features
-        in the block become one ``FeatureBlock`` each."""
+        milliseconds); read here only for columns outside the numeric block. numeric_frame: as
+        in ``_numeric_block``. Runs of features in the block become one ``FeatureBlock`` each."""
         result: list[FeatureColumn | FeatureBlock] = []
         computed_index = 0
-        block, in_block = _numeric_block(frame, self.features)
+        block, in_block = _numeric_block(frame, self.features, numeric_frame)
         if in_block and len(in_block) == len(self.features):  # every feature in the block
             return [FeatureBlock(list(in_block), block)]
         run: list[str] = []  # names of consecutive features in the block, not yet added
@@ -520,26 +593,95 @@ class Design:
 BLOCK_MAX_ROWS = 4_096
 # Below this many bare numeric columns, the per-column calls cost too little to matter.
 BLOCK_MIN_COLUMNS = 64
+# Up to this many rows, a whole frame of numbers is converted through its transpose
+# (``_whole_block``).
+TRANSPOSE_MAX_ROWS = 32
 
 
 def _numeric_block(
-    frame: pl.DataFrame, features: Sequence[Feature]
+    frame: pl.DataFrame, features: Sequence[Feature], numeric_frame: bool = False
 ) -> tuple[np.ndarray, dict[str, int]]:
     """The bare numeric features of a short, wide frame as the columns of one Fortran-order
     float64 array, and each one's column in it; no columns when the frame is tall or narrow,
-    or when a column is not numbers (``numeric_values`` then says which)."""
+    or when a column is not numbers (``numeric_values`` then says which). numeric_frame:
+    whether the caller knows every column of the frame to be numbers (``_whole_block``)."""
     bare = [f for f in features if f.kind == "numeric" and not f.materialised]
     if frame.height > BLOCK_MAX_ROWS or len(bare) < BLOCK_MIN_COLUMNS:
         return np.empty((0, 0)), {}
+    names = [f.source_columns[0] for f in bare]
+    block = None
+    if numeric_frame and 2 * len(names) >= frame.width:
+        position = {name: j for j, name in enumerate(frame.columns)}
+        block = _whole_block(frame, _picker([position[name] for name in names]))
+    if block is None:
+        block = _selected_block(frame, names)
+    if block is None:
+        return np.empty((0, 0)), {}
+    return block, {f.name: j for j, f in enumerate(bare)}
+
+
+def _selected_block(frame: pl.DataFrame, names: list[str]) -> np.ndarray | None:
+    """The columns ``names`` as a read-only Fortran-order float64 array, as ``numeric_values``
+    gives each (NaN for nulls), or None when one is not numbers."""
     # frame[names] takes the columns without an expression per name, which select builds;
     # to_numpy casts them to their common type, float64 (NaN for nulls) when they mix
     # integers and floats, as numeric_values casts each.
-    block = frame[[f.source_columns[0] for f in bare]].to_numpy(order="fortran")
+    return _float_block(frame[names].to_numpy(order="fortran"))
+
+
+def _picker(index: Sequence[int]) -> slice | np.ndarray:
+    """What takes the columns at ``index`` from an array: a slice when they are a run (a view,
+    still in Fortran order), else the index."""
+    if len(index) and index[-1] - index[0] == len(index) - 1 and list(index) == list(
+        range(index[0], index[-1] + 1)
+    ):
+        return slice(index[0], index[-1] + 1)
+    return np.asarray(index, dtype=np.intp)
+
+
+def _whole_block(frame: pl.DataFrame, columns: slice | np.ndarray) -> np.ndarray | None:
+    """The ``columns`` (a ``_picker``) as ``_selected_block`` gives them, from the conversion
+    of the whole frame: on a frame of numbers, polars' selection of thousands of columns by name
+    costs as much as the conversion, and picking them from the array next to nothing. None when
+    the frame has a column that is not numbers (the array is then of objects)."""
+    try:
+        if 0 < frame.height <= TRANSPOSE_MAX_ROWS:
+            # The frame's rows as columns, in one array row each: for a few rows of thousands
+            # of columns, half the time of to_numpy's column-by-column copy. Either way the
+            # values are cast to the columns' common type, a float64 for mixed integers and
+            # floats, which is what numeric_values casts each column to.
+            block = frame.transpose().to_numpy(order="c").T
+        else:
+            block = frame.to_numpy(order="fortran")
+    except Exception:  # a column polars cannot put in an array with the others (Int128, ...)
+        return None  # the column-by-column path names the problem
+    if block.dtype.kind not in "biuf":
+        return None
+    return _float_block(block[:, columns])
+
+
+def _float_block(block: np.ndarray) -> np.ndarray | None:
     if block.dtype.kind not in "biuf":  # strings, dates, ...: not numbers
-        return np.empty((0, 0)), {}
+        return None
     block = np.asfortranarray(block, dtype=np.float64)
     block.flags.writeable = False
-    return block, {f.name: j for j, f in enumerate(bare)}
+    return block
+
+
+# Column dtypes whose every value is a number (or a boolean) the core reads as float64: a bare
+# column of one of them is a numeric feature without further look (``column_kind`` decides the
+# others, one by one).
+_PLAIN_NUMERIC = (
+    pl.Float64, pl.Float32, pl.Int64, pl.Int32, pl.Int16, pl.Int8,
+    pl.UInt64, pl.UInt32, pl.UInt16, pl.UInt8, pl.Boolean,
+)
+
+
+def _other_columns(frame: pl.DataFrame) -> set[str]:
+    """Names of the frame's columns of a dtype outside ``_PLAIN_NUMERIC``. polars picks them out
+    in one call (the complement, few columns, costs a tenth of the plain ones' selection); a dtype
+    per column (``frame.dtypes``) and a check each cost milliseconds on a wide frame."""
+    return set(frame.select(~cs.by_dtype(*_PLAIN_NUMERIC)).columns)
 
 
 # ------------------------------------------------------------------ building
@@ -566,38 +708,63 @@ def build_design(
         )
     weights_column = weights if isinstance(weights, str) else None
     context = dict(context or {})
-    target, target_factor, factor_lists = _parse(formula, frame, weights_column)
+    target, target_factor, terms = _parse(formula, frame, weights_column)
     present = set(frame.columns)  # polars builds frame.columns anew at each call
-    for factors in factor_lists:
-        for factor in factors:
-            _check_factor(formula, factor, frame, present, context)
+    for term in terms:
+        if type(term) is str:
+            if term not in present:
+                raise MissingColumnError(
+                    f"formula {formula!r}: " + missing_column_message(term, frame.columns)
+                )
+        else:
+            for factor in term:
+                _check_factor(formula, factor, frame, present, context)
 
-    offsets = [f[0].tree.column for f in factor_lists if isinstance(f[0].tree, Offset)]
+    computed_terms = [term for term in terms if type(term) is not str]
+    offsets = [f[0].tree.column for f in computed_terms if isinstance(f[0].tree, Offset)]
     if len(offsets) > 1 or any(
-        isinstance(factor.tree, Offset) for f in factor_lists if len(f) > 1 for factor in f
+        isinstance(factor.tree, Offset) for f in computed_terms if len(f) > 1 for factor in f
     ):
         raise FormulaError(f"formula {formula!r}: at most one offset(column), as a term of its own")
     offset_column = offsets[0] if offsets else None
-    factor_lists = [
-        f
-        for f in factor_lists
-        if not isinstance(f[0].tree, Offset)
-        # an offset column is not also a feature (through '.', say)
-        and not (len(f) == 1 and isinstance(f[0].tree, Column) and f[0].tree.name == offset_column)
-    ]
+    if offsets:
+        terms = [
+            term
+            for term in terms
+            # an offset column is not also a feature (through '.', say)
+            if (
+                term != offset_column
+                if type(term) is str
+                else not isinstance(term[0].tree, Offset)
+            )
+        ]
     features: list[Feature] = []
-    terms: list[TermSpec] = []
+    spec_terms: list[TermSpec] = []
     computed: list[np.ndarray] = []
-    schema = dtypes_by_name(frame)
-    for factors in factor_lists:
-        bare = _bare_feature(factors, frame, schema)
+    others = _other_columns(frame)
+    plain: list[str] = []  # the features that are bare columns of numbers
+    schema: dict[str, pl.DataType] | None = None  # read only for the other columns
+    if not computed_terms and others.isdisjoint(terms):  # y ~ . on numbers: all at once
+        plain = terms
+        features = Feature.numeric_columns(plain)
+        terms = []
+    for term in terms:
+        if type(term) is str:
+            if term not in others:  # a column of numbers (the frame has it: checked above)
+                features.append(Feature(term, "numeric", term, (term,)))
+                plain.append(term)
+                continue
+            term = [column_factor(term)]
+        if schema is None:
+            schema = dtypes_by_name(frame)
+        bare = _bare_feature(term, frame, schema)
         if bare is not None:
             features.append(bare)
             continue
-        term, columns = _computed_term(formula, factors, frame, context)
-        terms.append(term)
-        source = ":".join(term.names)
-        sources = tuple(dict.fromkeys(c for f in factors for c in f.columns))
+        spec_term, columns = _computed_term(formula, term, frame, context)
+        spec_terms.append(spec_term)
+        source = ":".join(spec_term.names)
+        sources = tuple(dict.fromkeys(c for f in term for c in f.columns))
         for name, values in columns:
             features.append(Feature(name, "numeric", source, sources, materialised=True))
             computed.append(values)
@@ -610,7 +777,10 @@ def build_design(
         if column in bare_columns:
             raise FormulaError(f"formula {formula!r}: the target {column!r} is also a feature")
     seen: set[str] = set()
-    duplicated = sorted({f.name for f in features if f.name in seen or seen.add(f.name)})
+    names = [f.name for f in features]
+    duplicated = [] if len(set(names)) == len(names) else sorted(
+        {name for name in names if name in seen or seen.add(name)}
+    )
     if duplicated:
         raise FormulaError(f"formula {formula!r} gives duplicate feature names {duplicated}")
 
@@ -626,14 +796,25 @@ def build_design(
         target_encoding=encoding,
         features=tuple(features),
         weights_column=weights_column,
-        terms=tuple(terms),
+        terms=tuple(spec_terms),
         context=context or None,
         target_expression=None if target_factor is None else target_factor.text,
         offset_column=offset_column,
     )
+    block = None
+    if not spec_terms and len(plain) == len(features):
+        # Every feature is a bare column of numbers: what the spec would work out feature by
+        # feature for predictions is known already, and the training frame's layout is the
+        # likeliest of the frames to come (``model.predict(df.head())``).
+        spec.__dict__.update(_all_bare_numeric=True, _input_columns=tuple(plain))
+        block = spec._wide_block(frame, whole=not others)
     return Design(
         spec=spec,
-        features=spec._feature_columns(frame, computed, schema),
+        features=(
+            [FeatureBlock(plain, block)]
+            if block is not None
+            else spec._feature_columns(frame, computed, schema, not others)
+        ),
         y=y,
         weights=weight_values(frame, weights),
     )
@@ -641,9 +822,10 @@ def build_design(
 
 def _parse(
     formula: str, frame: pl.DataFrame, weights_column: str | None
-) -> tuple[str, Factor | None, list[list[Factor]]]:
+) -> tuple[str, Factor | None, list[Term]]:
     """The target's name, its parsed expression when it transforms a column
-    (else None), and per right-hand-side term its parsed factors."""
+    (else None), and the right-hand side's terms: a bare column's name, or a
+    term's parsed factors."""
     if not isinstance(formula, str):
         raise FormulaError(
             f"formula must be a string like 'y ~ a + b', got {type(formula).__name__}"
@@ -722,14 +904,17 @@ def _parse(
                 + missing_column_message(column, frame.columns, role="target column")
             )
     _check_removed_names(formula, text, aliases, frame)
-    factor_lists = []
+    factor_lists: list[Term] = []
     for term in rhs_terms:
         factors = [
             f for f in term.factors if f.eval_method != FormulaicFactor.EvalMethod.LITERAL
         ]
         if not factors:
             continue  # the intercept: trees need none
-        factor_lists.append([parsed(f) for f in factors])
+        if len(factors) == 1 and factors[0].eval_method == FormulaicFactor.EvalMethod.LOOKUP:
+            factor_lists.append(aliases.get(factors[0].expr, factors[0].expr))
+        else:
+            factor_lists.append([parsed(f) for f in factors])
     return target, target_factor, factor_lists
 
 
@@ -749,7 +934,7 @@ _SIMPLE_TARGET = re.compile(rf"\s*({_NAME})\s*~(.*)", re.S)
 
 def _parse_simple(
     formula: str, frame: pl.DataFrame, weights_column: str | None
-) -> tuple[str, None, list[list[Factor]]] | None:
+) -> tuple[str, None, list[Term]] | None:
     """The common formulas of bare names only (``y ~ a + b``, ``y ~ . - c``),
     parsed without formulaic, whose parse costs seconds on thousands of columns;
     None for anything else. Same terms, in the same order, as formulaic gives:
@@ -777,18 +962,19 @@ def _parse_simple(
         (added if sign == "+" else removed).append(term.strip("`") if term != "." else term)
     if added[:1] == ["."] and len(added) > 1:
         return None
+    columns = frame.columns  # built anew at each call: once here
     if added == ["."]:
-        names = [c for c in frame.columns if c not in (target, weights_column)]
+        names = [c for c in columns if c not in (target, weights_column)]
     else:
         names = list(dict.fromkeys(added))
-    present = set(frame.columns)
+    present = set(columns)
     for name in [target, *removed]:
         if name not in present:
             raise MissingColumnError(
                 f"formula {formula!r}: " + missing_column_message(name, frame.columns)
             )
     gone = set(removed)
-    return target, None, [[column_factor(n)] for n in names if n not in gone]
+    return target, None, [n for n in names if n not in gone]
 
 
 def _looks_literal(name: str) -> bool:

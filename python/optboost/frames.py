@@ -101,8 +101,12 @@ def _listing(items: Sequence[Any], limit: int = MAX_LISTED) -> str:
 def get_column(frame: pl.DataFrame, name: str, *, role: str = "column") -> pl.Series:
     """The column called ``name``; a missing one raises MissingColumnError that
     names it, suggests close matches and lists the available columns."""
-    if name in frame.columns:
+    # Asked of polars rather than looked up in frame.columns, which it builds anew at each
+    # call: thousands of names for a wide frame.
+    try:
         return frame.get_column(name)
+    except pl.exceptions.ColumnNotFoundError:
+        pass
     raise MissingColumnError(missing_column_message(name, frame.columns, role=role))
 
 

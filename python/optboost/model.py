@@ -86,8 +86,8 @@ class Model:
 
     @classmethod
     def _from_booster(cls, booster: Any, spec: DesignSpec, params: Mapping[str, str]) -> Model:
-        model = cls(booster.model(), spec, params, {}, None, booster=booster)
-        model._sync()
+        model = cls(None, spec, params, {}, None, booster=booster)
+        model._sync()  # takes the booster's model
         return model
 
     def _sync(self) -> None:

@@ -115,10 +115,12 @@ def _warn_about_outcome(booster: Any, start: int) -> None:
     last one (early stopping, which the user asked for, aside)."""
     history = booster.history(start)
     restarted = [i for i, r in zip(history["iteration"], history.get("restarted", [])) if r]
-    model = booster.model()
+    # booster.model() copies the model (and its features' names: thousands on wide data): taken
+    # only when there is something to say.
     if restarted:
         warn(
-            f"{model.method}: a momentum step raised the training or validation loss at "
+            f"{booster.model().method}: a momentum step raised the training or validation "
+            f"loss at "
             f"{_iterations_text(restarted)}; the safeguard undid "
             f"{'them' if len(restarted) > 1 else 'it'} and restarted the momentum "
             "(safeguard='restart'; 'train' watches the training loss only, 'none' runs the "
@@ -127,6 +129,7 @@ def _warn_about_outcome(booster: Any, start: int) -> None:
     finished = booster.finished
     if finished is None or finished[0] == "early_stopping":
         return
+    model = booster.model()
     kept = model.best_iteration
     if kept is None:
         return
