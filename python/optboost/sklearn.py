@@ -1,15 +1,17 @@
 """scikit-learn estimators: :class:`BoostRegressor` and :class:`BoostClassifier`.
 
-They take numpy arrays, pandas and polars frames. A frame with string,
-Categorical or Enum columns keeps them as native categorical features (level
-maps learnt in ``fit``, columns found by name in ``predict``); anything else is
-validated by scikit-learn into a float matrix (NaN = missing).
+They take numpy arrays, pandas and polars frames, through the formula front
+end's column pipeline (``optboost.formula.feature_columns``): a frame is read as
+``boost("y ~ .", frame)`` reads it, by column name, string, Categorical and Enum
+columns as native categorical features (level maps learnt in ``fit``), numeric
+columns without a copy; a matrix is validated by scikit-learn as float64 (NaN =
+missing) and its columns x0, x1, ... reach the core in place, in C or Fortran
+order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -22,17 +24,16 @@ from . import _core
 from .class_weights import class_weight_values
 from .constraints import constraint_params
 from .errors import DataError, ParameterError
-from .formula import FeatureColumn
-from .holdout import held_rows, resolve_fraction, take_rows
-from .frames import (
-    categorical_codes,
-    categorical_levels,
-    feature_kind,
-    get_column,
-    is_categorical_dtype,
-    numeric_values,
-    to_polars,
+from .formula import (
+    FeatureBlock,
+    FeatureColumn,
+    feature_columns,
+    frame_features,
+    matrix_block,
+    matrix_features,
 )
+from .holdout import held_rows, resolve_fraction, take_rows
+from .frames import to_polars
 from .losses import loss_text
 from .metrics import split_metrics
 from .model import HISTORY_SCHEMA, MARGIN_LOSSES
@@ -43,13 +44,6 @@ from .training import train
 def _is_frame(X: Any) -> bool:
     module = type(X).__module__.split(".")[0]
     return module in ("pandas", "polars") and hasattr(X, "columns")
-
-
-def _has_categorical_columns(X: Any) -> bool:
-    if not _is_frame(X):
-        return False
-    frame = to_polars(X)
-    return any(is_categorical_dtype(dtype) for dtype in frame.dtypes)
 
 
 class _BoostEstimator(BaseEstimator):
@@ -100,25 +94,18 @@ class _BoostEstimator(BaseEstimator):
 
     # ---------------------------------------------------------------- columns
 
-    def _fit_columns(self, X: Any, y: Any) -> tuple[list[FeatureColumn], np.ndarray]:
-        """Feature columns of the training data and y as an array; learns the
-        column layout (feature names, kinds, levels)."""
-        if _has_categorical_columns(X):
+    def _fit_columns(self, X: Any, y: Any) -> tuple[list[FeatureColumn | FeatureBlock], np.ndarray]:
+        """Feature columns of the training data and y as an array; learns the features
+        (names, kinds, levels) through the formula front end's column pipeline, as
+        ``boost("y ~ .", frame)`` does: a frame's columns by name (categorical ones with their
+        level maps), a matrix's as numeric x0, x1, ... read in place."""
+        if _is_frame(X):
+            # Names and column count only (skip_check_array): the columns go to the core as
+            # they are, with no float copy of the frame.
+            validate_data(self, X, skip_check_array=True)
             frame = to_polars(X)
-            layout = []
-            for name in frame.columns:
-                series = frame.get_column(name)
-                kind = feature_kind(series)
-                layout.append(
-                    (
-                        name,
-                        kind,
-                        tuple(categorical_levels(series)) if kind == "categorical" else None,
-                    )
-                )
-            self._layout_ = layout
-            self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
-            self.n_features_in_ = len(frame.columns)
+            self._features_ = frame_features(frame)
+            self._fitted_on_frame_ = True
             y = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y)
             if y.ndim == 2 and y.shape[1] == 1:
                 y = y[:, 0]
@@ -126,53 +113,47 @@ class _BoostEstimator(BaseEstimator):
                 raise DataError(
                     f"y must have one value per row of X ({frame.height}); got shape {y.shape}"
                 )
-            return self._frame_columns(frame), y
-        self._layout_ = None
+            if frame.height == 0:
+                raise DataError(f"X has no rows (columns: {frame.columns[:30]})")
+            return feature_columns(frame, self._features_), y
         X, y = validate_data(
             self,
             X,
             y,
             dtype=np.float64,
-            order="F",  # each column contiguous: the core reads them in place
+            order=None,  # C or F order, as given: the core reads either in place
             ensure_all_finite="allow-nan",
             y_numeric=isinstance(self, RegressorMixin),
         )
+        self._features_ = matrix_features([f"x{j}" for j in range(X.shape[1])])
+        self._fitted_on_frame_ = False
         return self._matrix_columns(X), y
 
-    def _predict_columns(self, X: Any) -> list[FeatureColumn]:
+    def _predict_columns(self, X: Any) -> list[FeatureColumn | FeatureBlock]:
         check_is_fitted(self)
-        if self._layout_ is not None:
-            if not _is_frame(X):
-                raise DataError(
-                    f"{type(self).__name__} was fitted on a frame with categorical columns; "
-                    "predict needs a pandas or polars frame with the same column names"
-                )
-            return self._frame_columns(to_polars(X))
+        if self._fitted_on_frame_ and _is_frame(X):
+            validate_data(self, X, skip_check_array=True, reset=False)
+            return feature_columns(to_polars(X), self._features_)
+        if any(f.kind == "categorical" for f in self._features_):
+            raise DataError(
+                f"{type(self).__name__} was fitted on a frame with categorical columns; "
+                "predict needs a pandas or polars frame with the same column names"
+            )
+        # A matrix (or a frame for a model fitted on one) is taken by position.
         X = validate_data(
-            self, X, reset=False, dtype=np.float64, order="F", ensure_all_finite="allow-nan"
+            self, X, reset=False, dtype=np.float64, order=None, ensure_all_finite="allow-nan"
         )
         return self._matrix_columns(X)
 
-    def _matrix_columns(self, X: np.ndarray) -> list[FeatureColumn]:
-        return [FeatureColumn(f"x{j}", X[:, j], "numeric", 0) for j in range(X.shape[1])]
-
-    def _frame_columns(self, frame: pl.DataFrame) -> list[FeatureColumn]:
-        columns = []
-        for name, kind, levels in self._layout_:
-            series = get_column(frame, name, role="feature column")
-            if kind == "categorical":
-                codes = categorical_codes(series, levels)
-                columns.append(FeatureColumn(name, codes, kind, len(levels)))
-            else:
-                columns.append(FeatureColumn(name, numeric_values(series), kind, 0))
-        return columns
+    def _matrix_columns(self, X: np.ndarray) -> list[FeatureBlock]:
+        return [matrix_block([f.name for f in self._features_], X)]
 
     # ---------------------------------------------------------------- training
 
-    def _constraint_settings(self, columns: list[FeatureColumn]) -> dict[str, Any]:
+    def _constraint_settings(self) -> dict[str, Any]:
         """monotone and interactions by column name (or index) -> the core's
         JSON by feature name."""
-        names = [c.name for c in columns]
+        names = [f.name for f in self._features_]
         # A frame's column names, also when its columns reach the core as x0, x1, ...
         given_names = [str(n) for n in getattr(self, "feature_names_in_", names)]
 
@@ -185,12 +166,6 @@ class _BoostEstimator(BaseEstimator):
                 return names[key]
             return str(key)
 
-        features = [
-            SimpleNamespace(
-                name=c.name, kind=c.kind, source_columns=(c.name,), materialised=False
-            )
-            for c in columns
-        ]
         given = {}
         if self.monotone is not None:
             monotone = self.monotone
@@ -202,7 +177,7 @@ class _BoostEstimator(BaseEstimator):
             if not isinstance(groups, str):
                 groups = [[name_of(k) for k in group] for group in groups]
             given["interactions"] = groups
-        return constraint_params(given, features)
+        return constraint_params(given, self._features_)
 
     def _settings(self, loss: str) -> dict[str, Any]:
         settings = dict(self.params or {})
@@ -242,7 +217,7 @@ class _BoostEstimator(BaseEstimator):
     def _train(self, columns, y, sample_weight, loss: str, valid=None) -> None:
         """valid: None, or (columns, y) of validation data, y already encoded."""
         settings = self._settings(loss)
-        settings.update(self._constraint_settings(columns))
+        settings.update(self._constraint_settings())
         y = np.ascontiguousarray(y, dtype=np.float64)
         weights = None
         if sample_weight is not None:

@@ -7,7 +7,82 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy)]
 pub enum FeatureValues<'a> {
     Numeric(&'a [f64]),
-    Categorical { codes: &'a [i32], n_levels: u32 },
+    /// A column of a row-major matrix, read in place: binning a C-order array column by column
+    /// needs no column-major copy of its floats (which would double the memory of the data).
+    Strided(Strided<'a>),
+    Categorical {
+        codes: &'a [i32],
+        n_levels: u32,
+    },
+}
+
+impl<'a> FeatureValues<'a> {
+    /// The numeric values (either layout) as a strided view; `None` for categorical codes.
+    #[inline]
+    pub fn numeric(&self) -> Option<Strided<'a>> {
+        match *self {
+            FeatureValues::Numeric(x) => Some(Strided {
+                values: x,
+                stride: 1,
+            }),
+            FeatureValues::Strided(x) => Some(x),
+            FeatureValues::Categorical { .. } => None,
+        }
+    }
+}
+
+/// Numeric values `values[i * stride]`, i = 0, 1, ...: one column of a row-major matrix.
+/// The default has no rows.
+#[derive(Debug, Clone, Copy)]
+pub struct Strided<'a> {
+    values: &'a [f64],
+    stride: usize,
+}
+
+impl Default for Strided<'_> {
+    fn default() -> Self {
+        Strided {
+            values: &[],
+            stride: 1,
+        }
+    }
+}
+
+impl<'a> Strided<'a> {
+    /// Column `column` of the row-major matrix `matrix` with `n_columns` columns (its length
+    /// a multiple of `n_columns`, `column` below it: `Frame::from_row_major` checks both).
+    fn column(matrix: &'a [f64], n_columns: usize, column: usize) -> Self {
+        Strided {
+            values: &matrix[column.min(matrix.len())..],
+            stride: n_columns,
+        }
+    }
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.values.len().div_ceil(self.stride)
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+    #[inline]
+    pub fn get(&self, row: usize) -> f64 {
+        self.values[row * self.stride]
+    }
+    /// The values of rows `start..start + n` (within the column).
+    #[inline]
+    pub fn rows(&self, start: usize, n: usize) -> impl Iterator<Item = f64> + 'a {
+        let values: &'a [f64] = if n == 0 {
+            &[]
+        } else {
+            &self.values[start * self.stride..(start + n - 1) * self.stride + 1]
+        };
+        values.iter().step_by(self.stride).copied()
+    }
+    /// Every `step`-th value, from row 0.
+    pub fn every(&self, step: usize) -> impl Iterator<Item = f64> + 'a {
+        self.values.iter().step_by(self.stride * step).copied()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -29,6 +104,19 @@ impl<'a> Feature<'a> {
             values: FeatureValues::Numeric(values),
         }
     }
+    /// Column `column` of `matrix`, a row-major matrix of `n_columns` columns, read in place
+    /// (`Frame::from_row_major` builds a frame of them all, checking the shape).
+    pub(crate) fn strided(
+        name: impl Into<String>,
+        matrix: &'a [f64],
+        n_columns: usize,
+        column: usize,
+    ) -> Self {
+        Feature {
+            name: name.into(),
+            values: FeatureValues::Strided(Strided::column(matrix, n_columns.max(1), column)),
+        }
+    }
     pub fn categorical(name: impl Into<String>, codes: &'a [i32], n_levels: u32) -> Self {
         Feature {
             name: name.into(),
@@ -38,6 +126,7 @@ impl<'a> Feature<'a> {
     pub fn len(&self) -> usize {
         match self.values {
             FeatureValues::Numeric(v) => v.len(),
+            FeatureValues::Strided(v) => v.len(),
             FeatureValues::Categorical { codes, .. } => codes.len(),
         }
     }
@@ -46,7 +135,7 @@ impl<'a> Feature<'a> {
     }
     pub fn kind(&self) -> FeatureKind {
         match self.values {
-            FeatureValues::Numeric(_) => FeatureKind::Numeric,
+            FeatureValues::Numeric(_) | FeatureValues::Strided(_) => FeatureKind::Numeric,
             FeatureValues::Categorical { n_levels, .. } => FeatureKind::Categorical { n_levels },
         }
     }
@@ -111,6 +200,35 @@ impl<'a> Frame<'a> {
             }
         }
         Ok(Frame { features, n_rows })
+    }
+
+    /// A frame of the columns of `matrix`, row-major with a column per name, read in place: a
+    /// C-order array needs no column-major copy (`Frame::new` with `Feature::numeric` would).
+    ///
+    /// ```
+    /// use optboost::Frame;
+    ///
+    /// let rows = [1.0, 10.0, 2.0, f64::NAN, 3.0, 30.0]; // 3 rows of (a, b)
+    /// let frame = Frame::from_row_major(vec!["a".into(), "b".into()], &rows)?;
+    /// assert_eq!((frame.n_rows(), frame.n_features()), (3, 2));
+    /// assert!(Frame::from_row_major(vec!["a".into(), "b".into()], &rows[..5]).is_err());
+    /// # Ok::<(), optboost::Error>(())
+    /// ```
+    pub fn from_row_major(names: Vec<String>, matrix: &'a [f64]) -> Result<Self> {
+        let n_columns = names.len();
+        if n_columns > 0 && !matrix.len().is_multiple_of(n_columns) {
+            return Err(Error::data(format!(
+                "a row-major matrix of {n_columns} columns cannot have {} values (not a \
+                 multiple of the column count)",
+                matrix.len()
+            )));
+        }
+        let features = names
+            .into_iter()
+            .enumerate()
+            .map(|(j, name)| Feature::strided(name, matrix, n_columns, j))
+            .collect();
+        Frame::new(features)
     }
 
     pub fn n_rows(&self) -> usize {

@@ -2,9 +2,11 @@
 //! codes as int32 numpy arrays; both are read in place (no copy), so they must be 1-D and
 //! C-contiguous, which the Python layer guarantees.
 //!
-//! Numeric columns may also come as one block, the columns of a Fortran-order 2-D float64 array
-//! under a list of names: a wide frame's thousands of columns then cross in one item, where a
-//! tuple and an array view per column would cost more than the core's work on a few rows.
+//! Numeric columns may also come as one block, the columns of a 2-D float64 array under a list of
+//! names: a wide frame's thousands of columns then cross in one item, where a tuple and an array
+//! view per column would cost more than the core's work on a few rows. A block may be in Fortran
+//! order (each column contiguous) or C order (a numpy matrix as scikit-learn users pass it); the
+//! core reads either in place, so a C-order matrix is never copied to columns.
 
 use super::errors::DataError;
 use crate::data::{Feature, Frame};
@@ -35,7 +37,7 @@ pub struct Columns<'py> {
 impl<'py> Columns<'py> {
     /// Reads a sequence of `(name, values, kind, n_levels)` tuples, `kind` being "numeric"
     /// (float64 values) or "categorical" (int32 codes, -1 = missing, below `n_levels`), and of
-    /// numeric blocks `(names, values, "numeric", 0)`: a list of names and a Fortran-order
+    /// numeric blocks `(names, values, "numeric", 0)`: a list of names and a Fortran- or C-order
     /// float64 array with a column per name.
     pub fn extract(columns: &Bound<'py, PyAny>) -> PyResult<Self> {
         let mut names = Vec::new();
@@ -111,18 +113,21 @@ impl<'py> Columns<'py> {
                 Values::Numeric(array) => Feature::numeric(name.clone(), contiguous(name, array)?),
                 &Values::InBlock { block, column } => {
                     let block = &self.blocks[block];
-                    let n_rows = block.shape()[0];
-                    // Fortran order (checked by `numeric_block`): column j is the j-th run of
-                    // n_rows values.
+                    let [n_rows, n_columns] = [block.shape()[0], block.shape()[1]];
+                    // One of the two orders (checked by `numeric_block`).
                     let values = block.as_slice().map_err(|_| {
                         DataError::new_err(format!(
                             "the block of column `{name}` is not contiguous"
                         ))
                     })?;
-                    Feature::numeric(
-                        name.clone(),
-                        &values[column * n_rows..(column + 1) * n_rows],
-                    )
+                    if block.is_fortran_contiguous() {
+                        Feature::numeric(
+                            name.clone(),
+                            &values[column * n_rows..(column + 1) * n_rows],
+                        )
+                    } else {
+                        Feature::strided(name.clone(), values, n_columns, column)
+                    }
                 }
                 Values::Categorical { codes, n_levels } => {
                     Feature::categorical(name.clone(), contiguous(name, codes)?, *n_levels)
@@ -144,7 +149,7 @@ pub fn contiguous<'a, T: numpy::Element>(
         .map_err(|_| DataError::new_err(format!("column `{name}` must be a C-contiguous array")))
 }
 
-/// A numeric block's array, checked: 2-D float64, Fortran order, a column per name.
+/// A numeric block's array, checked: 2-D float64, Fortran or C order, a column per name.
 fn numeric_block<'py>(
     names: &[String],
     array: &Bound<'py, PyAny>,
@@ -161,10 +166,12 @@ fn numeric_block<'py>(
             "the block of columns from `{first}` must be a 2-D float64 numpy array"
         ))
     })?;
-    if block.shape()[1] != names.len() || !block.is_fortran_contiguous() {
+    if block.shape()[1] != names.len()
+        || !(block.is_fortran_contiguous() || block.is_c_contiguous())
+    {
         return Err(DataError::new_err(format!(
-            "the block of columns from `{first}` must be a Fortran-order array of {} columns \
-             (its names), not shape {:?}",
+            "the block of columns from `{first}` must be a contiguous (Fortran- or C-order) \
+             array of {} columns (its names), not shape {:?}",
             names.len(),
             block.shape()
         )));

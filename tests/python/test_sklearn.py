@@ -69,8 +69,10 @@ def test_regressor_with_string_columns_from_polars_and_pandas():
     assert list(model.feature_names_in_) == ["a", "b", "s"] and model.n_features_in_ == 3
     predictions = model.predict(X)
     assert model.score(X, y) > 0.9
-    # columns are found by name
-    np.testing.assert_array_equal(model.predict(X.select("s", "a", "b")), predictions)
+    # scikit-learn's contract for every frame, categorical columns or not: the fit's names in
+    # the fit's order (the columns are then read by name, as boost() reads them)
+    with pytest.raises(ValueError, match="same order"):
+        model.predict(X.select("s", "a", "b"))
     pandas_model = BoostRegressor(n_iter=40, params={"min_samples_leaf": 2}).fit(X.to_pandas(), y)
     np.testing.assert_array_equal(pandas_model.predict(X.to_pandas()), predictions)
     with pytest.raises(ValueError, match="frame"):
@@ -145,3 +147,78 @@ def test_validation_fraction_holds_out_stratified_rows():
     assert clf.n_iter_ < 300 and list(clf.classes_) == ["no", "yes"]
     with pytest.raises(optboost.ParameterError, match="needs validation data"):
         BoostClassifier(early_stopping_rounds=5).fit(X, y)
+
+
+def _matrix_data(n_rows=3_000):
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(n_rows, 5))
+    X[rng.random(n_rows) < 0.05, 2] = np.nan
+    y = X[:, 0] + np.sin(X[:, 1]) + np.nan_to_num(X[:, 2]) * X[:, 3] + 0.1 * rng.normal(size=n_rows)
+    return X, y
+
+
+def test_c_and_fortran_order_matrices_give_identical_models():
+    # A C-order matrix reaches the core in place and is binned by rows; a Fortran-order one is
+    # read column by column. Same cut points, same bins: the same model, bit for bit.
+    X, y = _matrix_data()
+    X_c, X_f = np.ascontiguousarray(X), np.asfortranarray(X)
+    settings = dict(n_iter=15, max_depth=4, subsample=0.8, validation_fraction=0.2)
+    by_rows = BoostRegressor(**settings).fit(X_c, y)
+    by_columns = BoostRegressor(**settings).fit(X_f, y)
+    assert by_rows.core_model_.to_json() == by_columns.core_model_.to_json()
+    predictions = by_columns.predict(X_f)
+    np.testing.assert_array_equal(by_rows.predict(X_c), predictions)
+    np.testing.assert_array_equal(by_rows.predict(X_f), predictions)
+    # a strided view (every other row) is neither order: copied once, same result
+    np.testing.assert_array_equal(by_rows.predict(X_c[::2]), predictions[::2])
+    np.testing.assert_array_equal(by_rows.predict(X_c[:, :5]), predictions)
+    # and integer or float32 matrices are converted to float64 first
+    as_float32 = BoostRegressor(**settings).fit(X_c.astype(np.float32), y)
+    expected = BoostRegressor(**settings).fit(X_c.astype(np.float32).astype(np.float64), y)
+    assert as_float32.core_model_.to_json() == expected.core_model_.to_json()
+
+
+def test_c_order_matrix_is_not_copied_to_columns():
+    # The estimator hands the caller's C-order matrix itself to the core (no Fortran copy).
+    X, y = _matrix_data(500)
+    estimator = BoostRegressor(n_iter=2)
+    columns, _ = estimator._fit_columns(X, y)
+    assert len(columns) == 1 and np.shares_memory(columns[0].values, X)
+    assert columns[0].names == [f"x{j}" for j in range(5)]
+
+
+def test_estimator_and_boost_give_identical_models_on_the_same_columns():
+    # One column pipeline: the estimator on a frame (numeric, missing and categorical columns)
+    # trains the model boost("y ~ .", frame) trains, and a matrix the model of its x0, x1, ...
+    X, y = _matrix_data()
+    rng = np.random.default_rng(3)
+    frame = pl.DataFrame({f"x{j}": X[:, j] for j in range(5)}).with_columns(
+        c=pl.Series(list(rng.choice(["p", "q", "r", None], len(y))), dtype=pl.String),
+        k=pl.Series(rng.integers(0, 4, len(y))),
+    )
+    settings = dict(n_iter=12, max_depth=4, validation_fraction=None)
+    formula_model = optboost.boost(
+        "y ~ .", frame.with_columns(y=pl.Series(y)), n_iter=12, max_depth=4,
+        validation_fraction=None,
+    )
+    for data in (frame, frame.to_pandas()):
+        estimator = BoostRegressor(**settings).fit(data, y)
+        assert estimator.core_model_.to_json() == formula_model._core.to_json()
+        np.testing.assert_array_equal(estimator.predict(data), formula_model.predict(frame))
+    numeric = frame.select(f"x{j}" for j in range(5)).with_columns(y=pl.Series(y))
+    from_matrix = BoostRegressor(**settings).fit(X, y)
+    assert from_matrix.core_model_.to_json() == optboost.boost(
+        "y ~ .", numeric, n_iter=12, max_depth=4, validation_fraction=None
+    )._core.to_json()
+
+
+def test_frame_errors_come_from_the_shared_pipeline():
+    X, y = _matrix_data(200)
+    frame = pl.DataFrame({"a": X[:, 0], "when": pl.Series([None] * 200, dtype=pl.Date)})
+    with pytest.raises(optboost.DataTypeError, match="'when' has dtype Date"):
+        BoostRegressor(n_iter=2).fit(frame, y)
+    model = BoostRegressor(n_iter=2).fit(frame.select("a"), y)
+    with pytest.raises(ValueError, match="Feature names unseen at fit time"):
+        model.predict(frame.select(b=pl.col("a")))
+    with pytest.raises(optboost.DataError, match="one value per row"):
+        BoostRegressor(n_iter=2).fit(frame.select("a"), y[:10])
