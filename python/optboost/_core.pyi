@@ -14,7 +14,7 @@ HISTORY_SCHEMA: list[tuple[str, str]]
 # (name, values, kind, n_levels): float64 values for "numeric" (NaN = missing),
 # int32 codes for "categorical" (-1 = missing, below n_levels); 1-D, C-contiguous.
 # Or a numeric block (names, values, "numeric", 0): a list of names and a 2-D
-# Fortran-order float64 array with a column per name.
+# float64 array with a column per name, in Fortran or C order (both read in place).
 FeatureColumns: TypeAlias = Sequence[
     tuple[str, np.ndarray, str, int] | tuple[list[str], np.ndarray, str, int]
 ]

@@ -222,3 +222,16 @@ def test_frame_errors_come_from_the_shared_pipeline():
         model.predict(frame.select(b=pl.col("a")))
     with pytest.raises(optboost.DataError, match="one value per row"):
         BoostRegressor(n_iter=2).fit(frame.select("a"), y[:10])
+
+
+def test_infinity_is_refused_with_its_position_and_nan_is_missing(monkeypatch):
+    X, y = _matrix_data(1_000)
+    model = BoostRegressor(n_iter=3).fit(X, y)  # NaN in column 2: missing values
+    bad = X.copy()
+    bad[700, 4] = -np.inf
+    # blocks of 100 rows, so that the infinity is found in a later block than the first
+    monkeypatch.setattr(optboost.sklearn, "_CHECK_BLOCK_VALUES", 500)
+    with pytest.raises(optboost.DataError, match=r"infinity \(row 700, column 4\)"):
+        BoostRegressor(n_iter=3).fit(bad, y)
+    with pytest.raises(optboost.DataError, match=r"infinity \(row 700, column 4\)"):
+        model.predict(bad)
