@@ -539,7 +539,11 @@ def feature_columns(
             continue
         if schema is None:
             schema = dtypes_by_name(frame)
-        series = get_column(frame, feature.source_columns[0], role="feature column")
+        try:
+            series = frame.get_column(feature.source_columns[0])
+        except pl.exceptions.ColumnNotFoundError:
+            # get_column's membership test costs O(columns): only for the message.
+            series = get_column(frame, feature.source_columns[0], role="feature column")
         if feature.kind == "categorical":
             assert feature.levels is not None
             codes = categorical_codes(series, feature.levels)

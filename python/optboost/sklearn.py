@@ -140,7 +140,7 @@ class _BoostEstimator(BaseEstimator):
                 f"{type(self).__name__} was fitted on a frame with categorical columns; "
                 "predict needs a pandas or polars frame with the same column names"
             )
-        # A matrix (or a frame for a model fitted on one) is taken by position.
+        # A matrix, or a frame given to a model fitted on a matrix, is taken by position.
         X = validate_data(
             self, X, reset=False, dtype=np.float64, order=None, ensure_all_finite=False
         )

@@ -235,3 +235,10 @@ def test_infinity_is_refused_with_its_position_and_nan_is_missing(monkeypatch):
         BoostRegressor(n_iter=3).fit(bad, y)
     with pytest.raises(optboost.DataError, match=r"infinity \(row 700, column 4\)"):
         model.predict(bad)
+
+
+def test_a_missing_column_of_a_frame_without_string_names_is_named():
+    X, y = _matrix_data(300)
+    model = BoostRegressor(n_iter=2).fit(pd.DataFrame(X), y)  # columns 0..4: no names kept
+    with pytest.raises(optboost.DataError, match="'4'"):
+        model.predict(pd.DataFrame(X, columns=[0, 1, 2, 3, 7]))
