@@ -10,6 +10,8 @@ depth 6 (≤ 63 leaves), 255 bins, learning rate 0.1, no validation split, 2 thr
     boost-polars    optboost.boost("y ~ .", frame) on a polars frame
     boost-pandas    the same on a pandas frame
     lightgbm        lightgbm.Dataset(X, y) + lightgbm.train on the C-order matrix
+    rust-rows       the Rust API (examples/bench_fit) on a row-major matrix, Frame::from_row_major
+    rust-cols       the same on columns (Frame::new of Feature::numeric slices)
 
 Each case runs in a fresh process: it imports its library, builds the data, then resets the
 kernel's peak-RSS mark (`/proc/self/clear_refs`, 5) so that the peak counts from the data as
@@ -19,6 +21,7 @@ spreads over both.
 
     python benches/memory.py                              # 1M and 3M rows
     python benches/memory.py --rows 1000000 --cases sklearn-c,lightgbm
+    python benches/memory.py --cases rust-rows,rust-cols,lightgbm   # builds examples/bench_fit
 """
 
 from __future__ import annotations
@@ -28,10 +31,14 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 N_COLUMNS, N_TREES, DEPTH, LEAVES, LR, THREADS = 28, 20, 6, 63, 0.1, 2
-CASES = ["sklearn-c", "lightgbm", "boost-polars", "sklearn-f", "boost-pandas"]
+CASES = ["sklearn-c", "lightgbm", "boost-polars", "sklearn-f", "boost-pandas", "rust-rows",
+         "rust-cols"]
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def status_bytes(field: str) -> int:
@@ -58,8 +65,41 @@ def matrix(n_rows: int, order: str):
     return X, y
 
 
+def run_rust(case: str, n_rows: int) -> dict:
+    """The Rust API through examples/bench_fit, on the data written to raw f64 files; the
+    example resets the peak after reading them, as run_case does."""
+    import numpy as np
+
+    X, y = matrix(n_rows, "C")
+    with tempfile.TemporaryDirectory(prefix="optboost-memory-") as folder:
+        if case == "rust-rows":
+            X.tofile(f"{folder}/x_train.rows.f64")
+        else:
+            np.asfortranarray(X).T.tofile(f"{folder}/x_train.cols.f64")  # features × rows
+        y.tofile(f"{folder}/y_train.f64")
+        np.asfortranarray(X[:1000]).T.tofile(f"{folder}/x_test.cols.f64")
+        del X, y
+        settings = {
+            "n_iter": N_TREES, "max_depth": DEPTH, "max_leaves": LEAVES, "learning_rate": LR,
+            "n_threads": THREADS, "growth": "depthwise", "min_samples_leaf": 10,
+            "layout": "rows" if case == "rust-rows" else "cols",
+        }
+        command = [str(ROOT / "target" / "release" / "examples" / "bench_fit"), "--dir", folder]
+        for name, value in settings.items():
+            command += [f"--{name}", str(value)]
+        out = subprocess.run(command, capture_output=True, text=True, check=True)
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    return {
+        "case": case, "rows": n_rows, "above_mb": r["peak_above_raw_mb"],
+        "data_mb": n_rows * N_COLUMNS * 8 / 1e6, "seconds": r["binning_s"] + r["train_s"],
+    }
+
+
 def run_case(case: str, n_rows: int) -> dict:
     import numpy as np
+
+    if case.startswith("rust-"):
+        return run_rust(case, n_rows)
 
     names = [f"x{j}" for j in range(N_COLUMNS)]
     if case == "lightgbm":
@@ -119,6 +159,9 @@ def main() -> None:
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--one", help=argparse.SUPPRESS)  # a single case, in this process
     args = ap.parse_args()
+    if any(case.startswith("rust-") for case in args.cases.split(",")) and not args.one:
+        subprocess.run(["cargo", "build", "--release", "--quiet", "--example", "bench_fit"],
+                       cwd=ROOT, check=True)
     if args.one:
         print(json.dumps(run_case(args.one, int(args.rows))))
         return
@@ -133,7 +176,7 @@ def main() -> None:
             r = json.loads(out.stdout.strip().splitlines()[-1])
             load = " ".join(f"{x:.2f}" for x in os.getloadavg())
             print(f"{rows:>11,} × {N_COLUMNS}  {case:<13} {r['above_mb']:7.0f} MB above the data "
-                  f"({r['data_mb']:6.0f} MB resident before)  {r['seconds']:6.2f} s  load {load}",
+                  f"({r['data_mb']:6.0f} MB data or resident before)  {r['seconds']:6.2f} s  load {load}",
                   flush=True)
             results.append(r)
         by_case = {r["case"]: r["above_mb"] for r in results if r["rows"] == rows}
