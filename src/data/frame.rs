@@ -247,3 +247,30 @@ impl<'a> Frame<'a> {
         self.features.iter().map(|f| f.name.clone()).collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strided_columns_read_the_rows_of_a_row_major_matrix() {
+        // 4 rows × 3 columns, value = 10 * row + column
+        let matrix: Vec<f64> = (0..4)
+            .flat_map(|r| (0..3).map(move |c| (10 * r + c) as f64))
+            .collect();
+        let column = Strided::column(&matrix, 3, 2);
+        assert_eq!(column.len(), 4);
+        assert_eq!(column.get(3), 32.0);
+        assert_eq!(column.rows(1, 2).collect::<Vec<_>>(), vec![12.0, 22.0]);
+        assert_eq!(column.rows(4, 0).count(), 0);
+        assert_eq!(column.every(3).collect::<Vec<_>>(), vec![2.0, 32.0]);
+        let first = Strided::column(&matrix, 3, 0);
+        assert_eq!(
+            first.rows(0, 4).collect::<Vec<_>>(),
+            vec![0.0, 10.0, 20.0, 30.0]
+        );
+        assert!(Strided::default().is_empty() && Strided::default().len() == 0);
+        let frame = Frame::from_row_major(vec!["a".into(), "b".into(), "c".into()], &matrix);
+        assert_eq!(frame.unwrap().n_rows(), 4);
+    }
+}
