@@ -7,6 +7,8 @@ depth 6 (≤ 63 leaves), 255 bins, learning rate 0.1, no validation split, 2 thr
 
     sklearn-c       BoostRegressor().fit(X, y), X a C-order (row-major) numpy matrix
     sklearn-f       the same with a Fortran-order matrix
+    sklearn-holdout BoostRegressor(validation_fraction=0.1) on the C-order matrix: a tenth of
+                    the rows held out (as the momentum methods do by default)
     boost-polars    optboost.boost("y ~ .", frame) on a polars frame
     boost-pandas    the same on a pandas frame
     lightgbm        lightgbm.Dataset(X, y) + lightgbm.train on the C-order matrix
@@ -37,7 +39,7 @@ from pathlib import Path
 
 N_COLUMNS, N_TREES, DEPTH, LEAVES, LR, THREADS = 28, 20, 6, 63, 0.1, 2
 CASES = ["sklearn-c", "lightgbm", "boost-polars", "sklearn-f", "boost-pandas", "rust-rows",
-         "rust-cols"]
+         "rust-cols", "sklearn-holdout"]
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -136,7 +138,7 @@ def run_case(case: str, n_rows: int) -> dict:
     elif case.startswith("sklearn-"):
         model = optboost.sklearn.BoostRegressor(
             n_iter=N_TREES, learning_rate=LR, max_depth=DEPTH, n_threads=THREADS,
-            validation_fraction=None,
+            validation_fraction=0.1 if case == "sklearn-holdout" else None,
         ).fit(X, y)
         check = float(model.predict(X[:1000]).sum())
     else:

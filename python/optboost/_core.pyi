@@ -39,6 +39,9 @@ class Booster:
         offset: npt.NDArray[np.float64] | None = None,
         valid_offset: npt.NDArray[np.float64] | None = None,
         custom_loss: Any = None,
+        # Train on these rows of `features` only (read in place); y, weights and offset are
+        # given for these rows.
+        rows: npt.NDArray[np.int64] | None = None,
     ) -> None: ...
     def advance(
         self, max_steps: int, max_seconds: float

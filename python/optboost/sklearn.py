@@ -222,16 +222,19 @@ class _BoostEstimator(BaseEstimator):
         settings.update(self._constraint_settings())
         y = np.ascontiguousarray(y, dtype=np.float64)
         weights = None
+        # The rows of `columns` to train on (None: all); the core reads them in place, so
+        # that leaving rows out costs no copy of the floats. y and weights are of these rows.
+        rows = None
         if sample_weight is not None:
             weights = np.ascontiguousarray(_check_sample_weight(sample_weight, y), dtype=np.float64)
             if (weights == 0).any():
                 # Rows of weight 0 would still shape the bin thresholds; scikit-learn
                 # expects them to act as if absent.
                 keep = weights > 0
-                columns = take_rows(columns, keep)
+                rows = np.flatnonzero(keep)
                 y, weights = y[keep], weights[keep]
         if valid is None and self.validation_fraction is not None:
-            columns, y, weights, valid = self._hold_out(columns, y, weights)
+            rows, y, weights, valid = self._hold_out(columns, rows, y, weights)
         if self.early_stopping_rounds is not None:
             if valid is None:
                 raise ParameterError(
@@ -243,7 +246,7 @@ class _BoostEstimator(BaseEstimator):
         valid_args = (None, None, None)
         if valid is not None:
             valid_args = (valid[0], np.ascontiguousarray(valid[1], dtype=np.float64), None)
-        booster = _core.Booster(pairs, columns, y, weights, *valid_args)
+        booster = _core.Booster(pairs, columns, y, weights, *valid_args, rows=rows)
         outcome = train(booster, int(self.n_iter), progress=self.progress)
         self.core_model_ = booster.model()
         history = dict(booster.history())
@@ -253,18 +256,21 @@ class _BoostEstimator(BaseEstimator):
         )
         self.n_iter_ = outcome.iterations
 
-    def _hold_out(self, columns, y, weights):
+    def _hold_out(self, columns, rows, y, weights):
         """Split off validation_fraction of the rows at random (seeded by random_state;
-        stratified by class for classifiers); "auto" as in ``optboost.boost``."""
+        stratified by class for classifiers); "auto" as in ``optboost.boost``. Returns the
+        training rows of `columns`, their y and weights, and the validation data."""
         fraction = resolve_fraction(self.validation_fraction, self.method, len(y))
         if fraction is None:
-            return columns, y, weights, None
+            return rows, y, weights, None
         seed = 0 if self.random_state is None else self.random_state
         held = held_rows(y, fraction, seed, stratify=isinstance(self, ClassifierMixin))
         train_rows = ~held
-        valid = (take_rows(columns, held), y[held])
+        if rows is None:
+            rows = np.arange(len(y))
+        valid = (take_rows(columns, rows[held]), y[held])
         kept_weights = None if weights is None else weights[train_rows]
-        return take_rows(columns, train_rows), y[train_rows], kept_weights, valid
+        return rows[train_rows], y[train_rows], kept_weights, valid
 
     def _scores(self, X: Any, response: bool) -> np.ndarray:
         columns = self._predict_columns(X)

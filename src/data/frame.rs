@@ -24,6 +24,7 @@ impl<'a> FeatureValues<'a> {
             FeatureValues::Numeric(x) => Some(Strided {
                 values: x,
                 stride: 1,
+                rows: None,
             }),
             FeatureValues::Strided(x) => Some(x),
             FeatureValues::Categorical { .. } => None,
@@ -31,12 +32,14 @@ impl<'a> FeatureValues<'a> {
     }
 }
 
-/// Numeric values `values[i * stride]`, i = 0, 1, ...: one column of a row-major matrix.
-/// The default has no rows.
+/// Numeric values `values[i * stride]`, i = 0, 1, ...: one column of a row-major matrix; or,
+/// with a row selection, `values[rows[i] * stride]`: the training rows of a column whose other
+/// rows are held out for validation, read in place instead of copied. The default has no rows.
 #[derive(Debug, Clone, Copy)]
 pub struct Strided<'a> {
     values: &'a [f64],
     stride: usize,
+    rows: Option<&'a [usize]>,
 }
 
 impl Default for Strided<'_> {
@@ -44,6 +47,7 @@ impl Default for Strided<'_> {
         Strided {
             values: &[],
             stride: 1,
+            rows: None,
         }
     }
 }
@@ -55,33 +59,91 @@ impl<'a> Strided<'a> {
         Strided {
             values: &matrix[column.min(matrix.len())..],
             stride: n_columns,
+            rows: None,
         }
+    }
+    /// Rows `rows` of this column, in that order; `None` if one is not a row of it.
+    pub fn select(self, rows: &'a [usize]) -> Option<Self> {
+        debug_assert!(self.rows.is_none(), "a selection of a selection");
+        let n_rows = self.len();
+        rows.iter().all(|&r| r < n_rows).then_some(Strided {
+            rows: Some(rows),
+            ..self
+        })
     }
     #[inline]
     pub fn len(&self) -> usize {
-        self.values.len().div_ceil(self.stride)
+        match self.rows {
+            Some(rows) => rows.len(),
+            None => self.values.len().div_ceil(self.stride),
+        }
     }
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
+        self.len() == 0
     }
     #[inline]
     pub fn get(&self, row: usize) -> f64 {
-        self.values[row * self.stride]
+        let at = match self.rows {
+            Some(rows) => rows[row],
+            None => row,
+        };
+        self.values[at * self.stride]
     }
     /// The values of rows `start..start + n` (within the column).
     #[inline]
-    pub fn rows(&self, start: usize, n: usize) -> impl Iterator<Item = f64> + 'a {
-        let values: &'a [f64] = if n == 0 {
-            &[]
-        } else {
-            &self.values[start * self.stride..(start + n - 1) * self.stride + 1]
-        };
-        values.iter().step_by(self.stride).copied()
+    pub fn rows(&self, start: usize, n: usize) -> StridedIter<'a> {
+        match self.rows {
+            Some(rows) => StridedIter::Selected {
+                values: self.values,
+                stride: self.stride,
+                rows: rows[start..start + n].iter().step_by(1),
+            },
+            None => {
+                let values: &'a [f64] = if n == 0 {
+                    &[]
+                } else {
+                    &self.values[start * self.stride..(start + n - 1) * self.stride + 1]
+                };
+                StridedIter::InPlace(values.iter().step_by(self.stride))
+            }
+        }
     }
     /// Every `step`-th value, from row 0.
-    pub fn every(&self, step: usize) -> impl Iterator<Item = f64> + 'a {
-        self.values.iter().step_by(self.stride * step).copied()
+    pub fn every(&self, step: usize) -> StridedIter<'a> {
+        match self.rows {
+            Some(rows) => StridedIter::Selected {
+                values: self.values,
+                stride: self.stride,
+                rows: rows.iter().step_by(step),
+            },
+            None => StridedIter::InPlace(self.values.iter().step_by(self.stride * step)),
+        }
+    }
+}
+
+/// The values of a `Strided` column, in row order.
+pub enum StridedIter<'a> {
+    InPlace(std::iter::StepBy<std::slice::Iter<'a, f64>>),
+    Selected {
+        values: &'a [f64],
+        stride: usize,
+        rows: std::iter::StepBy<std::slice::Iter<'a, usize>>,
+    },
+}
+
+impl Iterator for StridedIter<'_> {
+    type Item = f64;
+    #[inline]
+    fn next(&mut self) -> Option<f64> {
+        match self {
+            StridedIter::InPlace(values) => values.next().copied(),
+            StridedIter::Selected {
+                values,
+                stride,
+                rows,
+            } => rows.next().map(|&r| values[r * *stride]),
+        }
     }
 }
 
@@ -269,7 +331,15 @@ mod tests {
             first.rows(0, 4).collect::<Vec<_>>(),
             vec![0.0, 10.0, 20.0, 30.0]
         );
-        assert!(Strided::default().is_empty() && Strided::default().len() == 0);
+        assert!(Strided::default().is_empty());
+        assert_eq!(Strided::default().every(1).count(), 0);
+        // a selection of rows, in the given order
+        let rows = [3, 0, 2];
+        let selected = column.select(&rows).unwrap();
+        assert_eq!((selected.len(), selected.get(0)), (3, 32.0));
+        assert_eq!(selected.rows(1, 2).collect::<Vec<_>>(), vec![2.0, 22.0]);
+        assert_eq!(selected.every(2).collect::<Vec<_>>(), vec![32.0, 22.0]);
+        assert!(column.select(&[4]).is_none());
         let frame = Frame::from_row_major(vec!["a".into(), "b".into(), "c".into()], &matrix);
         assert_eq!(frame.unwrap().n_rows(), 4);
     }

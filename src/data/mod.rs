@@ -10,7 +10,7 @@ pub(crate) mod nonfinite;
 pub use binned::BinnedMatrix;
 pub use binning::{BinMapper, BinningParams};
 pub(crate) use bundles::Bundles;
-pub use frame::{Feature, FeatureKind, FeatureValues, Frame, Strided};
+pub use frame::{Feature, FeatureKind, FeatureValues, Frame, Strided, StridedIter};
 
 use crate::error::{Error, Result};
 

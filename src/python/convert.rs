@@ -9,7 +9,7 @@
 //! core reads either in place, so a C-order matrix is never copied to columns.
 
 use super::errors::DataError;
-use crate::data::{Feature, Frame};
+use crate::data::{Feature, FeatureValues, Frame};
 use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::{PyAnyMethods, PyList};
@@ -32,6 +32,10 @@ pub struct Columns<'py> {
     names: Vec<String>,
     values: Vec<Values<'py>>,
     blocks: Vec<PyReadonlyArray2<'py, f64>>,
+    /// The rows to read (`select_rows`), and the categorical codes of those rows, a vector per
+    /// categorical column in column order: numeric columns are read at the rows in place.
+    rows: Option<Vec<usize>>,
+    selected_codes: Vec<Vec<i32>>,
 }
 
 impl<'py> Columns<'py> {
@@ -98,7 +102,37 @@ impl<'py> Columns<'py> {
             names,
             values,
             blocks,
+            rows: None,
+            selected_codes: Vec::new(),
         })
+    }
+
+    /// Reads only rows `rows` (in that order) of every column: the training rows when others
+    /// are held out for validation, without a copy of the floats (the int32 categorical codes
+    /// of those rows are copied, a small fraction of the data).
+    pub fn select_rows(mut self, rows: Vec<usize>) -> PyResult<Self> {
+        let mut selected_codes = Vec::new();
+        for (name, values) in self.names.iter().zip(&self.values) {
+            let n_rows = match values {
+                Values::Numeric(array) => array.len(),
+                &Values::InBlock { block, .. } => self.blocks[block].shape()[0],
+                Values::Categorical { codes, .. } => {
+                    let codes = contiguous(name, codes)?;
+                    let selected: Option<Vec<i32>> =
+                        rows.iter().map(|&r| codes.get(r).copied()).collect();
+                    selected_codes.push(selected.unwrap_or_default());
+                    codes.len()
+                }
+            };
+            if let Some(&row) = rows.iter().find(|&&r| r >= n_rows) {
+                return Err(DataError::new_err(format!(
+                    "row {row} selected for training, but column `{name}` has {n_rows} rows"
+                )));
+            }
+        }
+        self.rows = Some(rows);
+        self.selected_codes = selected_codes;
+        Ok(self)
     }
 
     pub fn names(&self) -> &[String] {
@@ -108,8 +142,9 @@ impl<'py> Columns<'py> {
     /// The columns as a core frame borrowing the numpy buffers.
     pub fn frame(&self) -> PyResult<Frame<'_>> {
         let mut features = Vec::with_capacity(self.values.len());
+        let mut selected_codes = self.selected_codes.iter();
         for (name, values) in self.names.iter().zip(&self.values) {
-            let feature = match values {
+            let mut feature = match values {
                 Values::Numeric(array) => Feature::numeric(name.clone(), contiguous(name, array)?),
                 &Values::InBlock { block, column } => {
                     let block = &self.blocks[block];
@@ -129,10 +164,19 @@ impl<'py> Columns<'py> {
                         Feature::strided(name.clone(), values, n_columns, column)
                     }
                 }
-                Values::Categorical { codes, n_levels } => {
-                    Feature::categorical(name.clone(), contiguous(name, codes)?, *n_levels)
-                }
+                Values::Categorical { codes, n_levels } => match &self.rows {
+                    Some(_) => {
+                        let codes = selected_codes.next().expect("one per categorical column");
+                        Feature::categorical(name.clone(), codes, *n_levels)
+                    }
+                    None => Feature::categorical(name.clone(), contiguous(name, codes)?, *n_levels),
+                },
             };
+            if let (Some(rows), Some(column)) = (&self.rows, feature.values.numeric()) {
+                // In range: checked by `select_rows`.
+                let selected = column.select(rows).expect("rows checked");
+                feature.values = FeatureValues::Strided(selected);
+            }
             features.push(feature);
         }
         Frame::new(features).map_err(super::errors::to_py_err)

@@ -242,3 +242,59 @@ def test_a_missing_column_of_a_frame_without_string_names_is_named():
     model = BoostRegressor(n_iter=2).fit(pd.DataFrame(X), y)  # columns 0..4: no names kept
     with pytest.raises(optboost.DataError, match="'4'"):
         model.predict(pd.DataFrame(X, columns=[0, 1, 2, 3, 7]))
+
+
+def _fit_core(columns, y, rows=None):
+    from optboost import _core
+    from optboost.params import param_pairs
+
+    pairs = param_pairs({"n_iter": 8, "max_depth": 4, "n_threads": 2, "min_category_count": 1})
+    booster = _core.Booster(pairs, columns, np.ascontiguousarray(y), rows=rows)
+    optboost.training.train(booster, 8, progress=False)
+    return booster.model().to_json()
+
+
+def test_training_rows_read_in_place_give_the_model_of_their_copy():
+    # A held-out validation split leaves the training rows in place (rows=): the model is the
+    # one trained on a copy of those rows, in every column layout.
+    from optboost.formula import FeatureBlock, FeatureColumn
+    from optboost.holdout import take_rows
+
+    X, y = _matrix_data(4_000)
+    codes = np.random.default_rng(1).integers(-1, 3, len(y)).astype(np.int32)
+    rows = np.flatnonzero(np.random.default_rng(2).random(len(y)) < 0.7)
+    names = [f"x{j}" for j in range(5)]
+    for columns in (
+        [FeatureBlock(names, np.ascontiguousarray(X))],
+        [FeatureBlock(names, np.asfortranarray(X))],
+        [FeatureColumn(n, np.ascontiguousarray(X[:, j]), "numeric", 0) for j, n in enumerate(names)]
+        + [FeatureColumn("c", codes, "categorical", 3)],
+    ):
+        expected = _fit_core(take_rows(columns, rows), y[rows])
+        assert _fit_core(columns, y[rows], rows=rows) == expected
+    with pytest.raises(optboost.DataError, match="row 4000 selected for training"):
+        _fit_core(columns, y[:2], rows=np.array([0, 4_000]))
+    with pytest.raises(optboost.DataError, match="non-negative"):
+        _fit_core(columns, y[:2], rows=np.array([0, -1]))
+
+
+def test_validation_fraction_leaves_the_matrix_in_place_with_the_same_model():
+    # The estimator and boost() hold rows out without copying the training rows; the model is
+    # the one trained on the split done by hand.
+    from optboost.holdout import held_rows
+
+    X, y = _matrix_data(3_000)
+    settings = dict(n_iter=10, max_depth=3, validation_fraction=0.25)
+    estimator = BoostRegressor(**settings).fit(X, y)
+    held = held_rows(y, 0.25, 0, stratify=False)
+    by_hand = BoostRegressor(**{**settings, "validation_fraction": None}).fit(
+        X[~held], y[~held], eval_set=(X[held], y[held])
+    )
+    assert estimator.core_model_.to_json() == by_hand.core_model_.to_json()
+    frame = pl.DataFrame({f"x{j}": X[:, j] for j in range(5)}).with_columns(y=pl.Series(y))
+    model = optboost.boost("y ~ .", frame, n_iter=10, max_depth=3, validation_fraction=0.25)
+    split = optboost.boost(
+        "y ~ .", frame.filter(pl.Series(~held)), valid=frame.filter(pl.Series(held)),
+        n_iter=10, max_depth=3,
+    )
+    assert model._core.to_json() == split._core.to_json()
