@@ -166,15 +166,18 @@ impl<'py> Columns<'py> {
                 }
                 Values::Categorical { codes, n_levels } => match &self.rows {
                     Some(_) => {
-                        let codes = selected_codes.next().expect("one per categorical column");
+                        let codes = selected_codes.next().ok_or_else(|| {
+                            DataError::new_err(format!("no selected rows of column `{name}`"))
+                        })?;
                         Feature::categorical(name.clone(), codes, *n_levels)
                     }
                     None => Feature::categorical(name.clone(), contiguous(name, codes)?, *n_levels),
                 },
             };
             if let (Some(rows), Some(column)) = (&self.rows, feature.values.numeric()) {
-                // In range: checked by `select_rows`.
-                let selected = column.select(rows).expect("rows checked");
+                let selected = column.select(rows).ok_or_else(|| {
+                    DataError::new_err(format!("a selected row is not a row of column `{name}`"))
+                })?;
                 feature.values = FeatureValues::Strided(selected);
             }
             features.push(feature);
