@@ -25,6 +25,7 @@ from .class_weights import class_weight_values
 from .constraints import constraint_params
 from .errors import DataError, ParameterError
 from .formula import (
+    Feature,
     FeatureBlock,
     FeatureColumn,
     feature_columns,
@@ -298,6 +299,8 @@ class _BoostEstimator(BaseEstimator):
         if isinstance(state.get("core_model_"), str):
             state = dict(state)
             state["core_model_"] = _core.CoreModel.from_json(state["core_model_"])
+        if "_layout_" in state:
+            state = _from_layout(dict(state))
         super().__setstate__(state)
 
 
@@ -455,6 +458,22 @@ class BoostClassifier(ClassifierMixin, _BoostEstimator):
         scores = self._scores(X, response=False)
         index = (scores[:, 0] > 0).astype(np.intp) if scores.shape[1] == 1 else scores.argmax(1)
         return self.classes_[index]
+
+
+def _from_layout(state: dict) -> dict:
+    """The state of an estimator pickled before the formula front end's pipeline: its
+    `_layout_` was None for a matrix or a frame of numeric columns (fed to the core as x0,
+    x1, ... by position), else (name, kind, levels) per column of a frame read by name."""
+    layout = state.pop("_layout_")
+    if layout is None:
+        state["_features_"] = matrix_features(list(state["core_model_"].feature_names))
+        state["_fitted_on_frame_"] = False
+    else:
+        state["_features_"] = tuple(
+            Feature(name, kind, name, (name,), levels) for name, kind, levels in layout
+        )
+        state["_fitted_on_frame_"] = True
+    return state
 
 
 # Values checked at a time by _check_no_infinity (a boolean temporary of 1 MB).

@@ -298,3 +298,24 @@ def test_validation_fraction_leaves_the_matrix_in_place_with_the_same_model():
         n_iter=10, max_depth=3,
     )
     assert model._core.to_json() == split._core.to_json()
+
+
+def test_estimators_pickled_before_the_shared_pipeline_still_predict():
+    # Their state had `_layout_`: None for a matrix (columns by position), else the frame's
+    # (name, kind, levels) per column.
+    X, y = _matrix_data(400)
+    for fitted, data in (
+        (BoostRegressor(n_iter=3).fit(X, y), X),
+        (BoostRegressor(n_iter=3).fit(
+            regression_frame().select("a", "b", "s"), regression_frame()["y"]),
+         regression_frame().select("a", "b", "s")),
+    ):
+        state = fitted.__getstate__()
+        features = state.pop("_features_")
+        on_frame = state.pop("_fitted_on_frame_")
+        state["_layout_"] = (
+            [(f.name, f.kind, f.levels) for f in features] if on_frame else None
+        )
+        old = BoostRegressor.__new__(BoostRegressor)
+        old.__setstate__(state)
+        np.testing.assert_array_equal(old.predict(data), fitted.predict(data))
