@@ -2,7 +2,8 @@
 //! prints one JSON line of timings and peak memory. The Python bindings are not needed.
 //!
 //! Files in `--dir`: `x_train.cols.f64` (column-major, features × rows, so each column is one
-//! borrowed slice), `y_train.f64`, `x_test.cols.f64`. Predictions (response scale) go to
+//! borrowed slice; with `--layout rows`, `x_train.rows.f64`, row-major, read in place by
+//! `Frame::from_row_major`), `y_train.f64`, `x_test.cols.f64`. Predictions (response scale) go to
 //! `--out`. Peak memory is VmHWM after training and prediction minus VmRSS once the raw data are
 //! loaded (the peak is reset there through /proc/self/clear_refs).
 
@@ -71,7 +72,13 @@ fn main() -> optboost::Result<()> {
     let dir = get("dir", "/tmp/optboost-bench");
     let n_features: usize = get("features", "28").parse().expect("--features");
 
-    let x_train = read_f64(&format!("{dir}/x_train.cols.f64"));
+    let row_major = match get("layout", "cols").as_str() {
+        "cols" => false,
+        "rows" => true,
+        other => panic!("--layout must be cols or rows, not {other}"),
+    };
+    let layout = if row_major { "rows" } else { "cols" };
+    let x_train = read_f64(&format!("{dir}/x_train.{layout}.f64"));
     let y_train = read_f64(&format!("{dir}/y_train.f64"));
     let x_test = read_f64(&format!("{dir}/x_test.cols.f64"));
     let baseline = status_bytes("VmRSS");
@@ -94,7 +101,11 @@ fn main() -> optboost::Result<()> {
         params.set(name, &get(name, default))?;
     }
 
-    let frame = Frame::new(columns(&x_train, n_features))?;
+    let frame = if row_major {
+        Frame::from_row_major((0..n_features).map(|j| format!("x{j}")).collect(), &x_train)?
+    } else {
+        Frame::new(columns(&x_train, n_features))?
+    };
     let started = Instant::now();
     let mut booster = Booster::new(
         params,

@@ -38,7 +38,9 @@ mod threads;
 mod tree;
 
 pub use boost::{Booster, Checkpoint, History, Offsets, Record, Step, StopReason, TrainData};
-pub use data::{BinMapper, BinningParams, Feature, FeatureKind, FeatureValues, Frame};
+pub use data::{
+    BinMapper, BinningParams, Feature, FeatureKind, FeatureValues, Frame, Strided, StridedIter,
+};
 pub use error::{Error, Result};
 pub use loss::{Loss, LossSpec};
 pub use model::{

@@ -14,7 +14,7 @@ HISTORY_SCHEMA: list[tuple[str, str]]
 # (name, values, kind, n_levels): float64 values for "numeric" (NaN = missing),
 # int32 codes for "categorical" (-1 = missing, below n_levels); 1-D, C-contiguous.
 # Or a numeric block (names, values, "numeric", 0): a list of names and a 2-D
-# Fortran-order float64 array with a column per name.
+# float64 array with a column per name, in Fortran or C order (both read in place).
 FeatureColumns: TypeAlias = Sequence[
     tuple[str, np.ndarray, str, int] | tuple[list[str], np.ndarray, str, int]
 ]
@@ -39,6 +39,9 @@ class Booster:
         offset: npt.NDArray[np.float64] | None = None,
         valid_offset: npt.NDArray[np.float64] | None = None,
         custom_loss: Any = None,
+        # Train on these rows of `features` only (read in place); y, weights and offset are
+        # given for these rows.
+        rows: npt.NDArray[np.int64] | None = None,
     ) -> None: ...
     def advance(
         self, max_steps: int, max_seconds: float

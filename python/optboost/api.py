@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from . import _core
 from .class_weights import class_weight_values
 from .constraints import CONSTRAINTS, constraint_params, parse_interactions, parse_monotone
@@ -157,6 +159,7 @@ def boost(
         by_class = class_weight_values(class_weight, design.y, labels)
         weights_values = by_class if weights_values is None else weights_values * by_class
     features, y = design.features, design.y
+    rows = None  # the training rows, read in place by the core (None: all)
     fraction = None if valid is not None else resolve_fraction(validation_fraction, method, len(y))
     if fraction is not None:
         held = held_rows(y, fraction, seed, stratify=task != "regression")
@@ -169,7 +172,7 @@ def boost(
         if offsets[0] is not None:
             by_row = offsets[0].reshape(len(y), -1)  # row-major n × K
             offsets = (by_row[kept].reshape(-1), by_row[held].reshape(-1))
-        features, y = take_rows(features, kept), y[kept]
+        rows, y = np.flatnonzero(kept), y[kept]
         weights_values = None if weights_values is None else weights_values[kept]
     if early_stopping_rounds is not None and valid_args[0] is None:
         raise ParameterError(
@@ -183,6 +186,7 @@ def boost(
         *valid_args,
         *offsets,
         custom_loss=loss if isinstance(loss, CustomLoss) else None,
+        rows=rows,
     )
     model = Model._from_booster(booster, spec, dict(pairs))
     if functions:

@@ -36,6 +36,7 @@ from .frames import (
     MissingColumnError,
     TargetEncoding,
     categorical_codes,
+    categorical_levels,
     column_kind,
     dtypes_by_name,
     fit_target,
@@ -97,7 +98,7 @@ class FeatureColumn(NamedTuple):
 
 class FeatureBlock(NamedTuple):
     """Numeric columns for the core in one item, as a wide frame's are: ``values[:, j]`` (a
-    Fortran-order float64 array) is the column of ``names[j]``. The core reads it as those
+    Fortran- or C-order float64 array) is the column of ``names[j]``. The core reads it as those
     columns; ``per_column`` splits it for code that wants them one by one."""
 
     names: list[str]
@@ -401,47 +402,8 @@ class DesignSpec:
         schema: Mapping[str, pl.DataType] | None = None,
         numeric_frame: bool = False,
     ) -> list[FeatureColumn | FeatureBlock]:
-        """``schema``: ``dtypes_by_name(frame)`` if the caller has it (a wide frame's costs
-        milliseconds); read here only for columns outside the numeric block. numeric_frame: as
-        in ``_numeric_block``. Runs of features in the block become one ``FeatureBlock`` each."""
-        result: list[FeatureColumn | FeatureBlock] = []
-        computed_index = 0
-        block, in_block = _numeric_block(frame, self.features, numeric_frame)
-        if in_block and len(in_block) == len(self.features):  # every feature in the block
-            return [FeatureBlock(list(in_block), block)]
-        run: list[str] = []  # names of consecutive features in the block, not yet added
-
-        def add_run() -> None:
-            if run:
-                start = in_block[run[0]]
-                result.append(FeatureBlock(run.copy(), block[:, start : start + len(run)]))
-                run.clear()
-
-        for feature in self.features:
-            if feature.name in in_block:
-                run.append(feature.name)
-                continue
-            add_run()
-            if feature.materialised:
-                values = computed[computed_index]
-                computed_index += 1
-                result.append(FeatureColumn(feature.name, values, "numeric", 0))
-                continue
-            if schema is None:
-                schema = dtypes_by_name(frame)
-            series = frame.get_column(feature.source_columns[0])
-            if feature.kind == "categorical":
-                assert feature.levels is not None
-                codes = categorical_codes(series, feature.levels)
-                result.append(
-                    FeatureColumn(feature.name, codes, "categorical", feature.n_levels)
-                )
-            else:
-                values = numeric_values(series, schema[feature.source_columns[0]])
-                result.append(FeatureColumn(feature.name, values, "numeric", 0))
-        add_run()
-        return result
-
+        """``numeric_frame``: as in ``_numeric_block``."""
+        return feature_columns(frame, self.features, computed, schema, numeric_frame)
 
     # -------------------------------------------------------------- serialisation
 
@@ -682,6 +644,95 @@ def _other_columns(frame: pl.DataFrame) -> set[str]:
     in one call (the complement, few columns, costs a tenth of the plain ones' selection); a dtype
     per column (``frame.dtypes``) and a check each cost milliseconds on a wide frame."""
     return set(frame.select(~cs.by_dtype(*_PLAIN_NUMERIC)).columns)
+
+
+def feature_columns(
+    frame: pl.DataFrame,
+    features: Sequence[Feature],
+    computed: Sequence[np.ndarray] = (),
+    schema: Mapping[str, pl.DataType] | None = None,
+    numeric_frame: bool = False,
+) -> list[FeatureColumn | FeatureBlock]:
+    """The core's columns of ``features``, read from ``frame`` by name: the one column pipeline
+    of the formula front end and the scikit-learn estimators. ``computed``: the values of the
+    materialised features, in order. ``schema``: ``dtypes_by_name(frame)`` if the caller has it
+    (a wide frame's costs milliseconds); read here only for columns outside the numeric block.
+    ``numeric_frame``: as in ``_numeric_block``. Runs of features in the block become one
+    ``FeatureBlock`` each."""
+    result: list[FeatureColumn | FeatureBlock] = []
+    computed_index = 0
+    block, in_block = _numeric_block(frame, features, numeric_frame)
+    if in_block and len(in_block) == len(features):  # every feature in the block
+        return [FeatureBlock(list(in_block), block)]
+    run: list[str] = []  # names of consecutive features in the block, not yet added
+
+    def add_run() -> None:
+        if run:
+            start = in_block[run[0]]
+            result.append(FeatureBlock(run.copy(), block[:, start : start + len(run)]))
+            run.clear()
+
+    for feature in features:
+        if feature.name in in_block:
+            run.append(feature.name)
+            continue
+        add_run()
+        if feature.materialised:
+            values = computed[computed_index]
+            computed_index += 1
+            result.append(FeatureColumn(feature.name, values, "numeric", 0))
+            continue
+        if schema is None:
+            schema = dtypes_by_name(frame)
+        try:
+            series = frame.get_column(feature.source_columns[0])
+        except pl.exceptions.ColumnNotFoundError:
+            # get_column's membership test costs O(columns): only for the message.
+            series = get_column(frame, feature.source_columns[0], role="feature column")
+        if feature.kind == "categorical":
+            assert feature.levels is not None
+            codes = categorical_codes(series, feature.levels)
+            result.append(FeatureColumn(feature.name, codes, "categorical", feature.n_levels))
+        else:
+            values = numeric_values(series, schema[feature.source_columns[0]])
+            result.append(FeatureColumn(feature.name, values, "numeric", 0))
+    add_run()
+    return result
+
+
+def column_feature(
+    name: str, frame: pl.DataFrame, schema: Mapping[str, pl.DataType]
+) -> Feature:
+    """The column ``name`` as a bare feature: numeric, or categorical (strings, Categorical,
+    Enum) with its level map learnt from ``frame``."""
+    kind = column_kind(name, schema[name])
+    levels = (
+        tuple(categorical_levels(frame.get_column(name))) if kind == "categorical" else None
+    )
+    return Feature(name, kind, name, (name,), levels)
+
+
+def frame_features(frame: pl.DataFrame) -> tuple[Feature, ...]:
+    """Every column of ``frame`` as a bare feature, as ``y ~ .`` takes them (the scikit-learn
+    estimators' features of a frame)."""
+    schema = dtypes_by_name(frame)
+    return tuple(column_feature(name, frame, schema) for name in frame.columns)
+
+
+def matrix_features(names: Sequence[str]) -> tuple[Feature, ...]:
+    """The numeric features of a matrix's columns, named ``names``."""
+    return tuple(Feature(name, "numeric", name, (name,)) for name in names)
+
+
+def matrix_block(names: Sequence[str], X: np.ndarray) -> FeatureBlock:
+    """A 2-D float64 matrix as one block for the core, read in place in either order: a
+    C-order (row-major) matrix is binned by rows, never copied to columns. Any other layout
+    (a strided view) is copied once, in C order."""
+    if X.dtype != np.float64 or X.ndim != 2:
+        raise DataError(f"expected a 2-D float64 matrix, got {X.ndim}-D {X.dtype}")
+    if not (X.flags.c_contiguous or X.flags.f_contiguous):
+        X = np.ascontiguousarray(X)
+    return FeatureBlock(list(names), X)
 
 
 # ------------------------------------------------------------------ building
@@ -1058,10 +1109,7 @@ def _bare_feature(
     factor = factors[0]
     tree = factor.tree
     if isinstance(tree, Column):
-        name = tree.name
-        kind = column_kind(name, schema[name])
-        levels = factor_levels(factor, frame) if kind == "categorical" else None
-        return Feature(name, kind, name, (name,), levels)
+        return column_feature(tree.name, frame, schema)
     if isinstance(tree, Categorical):
         levels = factor_levels(factor, frame)
         return Feature(factor.text, "categorical", factor.text, (tree.column,), levels)

@@ -43,8 +43,14 @@ def resolve_fraction(fraction: Any, method: str, n_rows: int) -> float | None:
 
 def take_rows(columns: list, rows: np.ndarray) -> list:
     """The feature columns (``FeatureColumn`` or ``FeatureBlock``) at `rows` (indices or a
-    boolean mask). A block stays in Fortran order: the core reads its columns as slices."""
-    return [c._replace(values=np.asfortranarray(c.values[rows])) for c in columns]
+    boolean mask). A block keeps its order (Fortran or C), which the core reads in place: one
+    copy of the taken rows, not a second one to change the layout."""
+    return [c._replace(values=_take(c.values, rows)) for c in columns]
+
+
+def _take(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    order = "C" if values.ndim == 2 and not values.flags.f_contiguous else "F"
+    return np.require(values[rows], requirements=order)
 
 
 def held_rows(y: np.ndarray, fraction: float, seed: int, stratify: bool) -> np.ndarray:

@@ -1,15 +1,17 @@
 """scikit-learn estimators: :class:`BoostRegressor` and :class:`BoostClassifier`.
 
-They take numpy arrays, pandas and polars frames. A frame with string,
-Categorical or Enum columns keeps them as native categorical features (level
-maps learnt in ``fit``, columns found by name in ``predict``); anything else is
-validated by scikit-learn into a float matrix (NaN = missing).
+They take numpy arrays, pandas and polars frames, through the formula front
+end's column pipeline (``optboost.formula.feature_columns``): a frame is read as
+``boost("y ~ .", frame)`` reads it, by column name, string, Categorical and Enum
+columns as native categorical features (level maps learnt in ``fit``), numeric
+columns without a copy; a matrix is validated by scikit-learn as float64 (NaN =
+missing) and its columns x0, x1, ... reach the core in place, in C or Fortran
+order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -22,17 +24,17 @@ from . import _core
 from .class_weights import class_weight_values
 from .constraints import constraint_params
 from .errors import DataError, ParameterError
-from .formula import FeatureColumn
-from .holdout import held_rows, resolve_fraction, take_rows
-from .frames import (
-    categorical_codes,
-    categorical_levels,
-    feature_kind,
-    get_column,
-    is_categorical_dtype,
-    numeric_values,
-    to_polars,
+from .formula import (
+    Feature,
+    FeatureBlock,
+    FeatureColumn,
+    feature_columns,
+    frame_features,
+    matrix_block,
+    matrix_features,
 )
+from .holdout import held_rows, resolve_fraction, take_rows
+from .frames import to_polars
 from .losses import loss_text
 from .metrics import split_metrics
 from .model import HISTORY_SCHEMA, MARGIN_LOSSES
@@ -43,13 +45,6 @@ from .training import train
 def _is_frame(X: Any) -> bool:
     module = type(X).__module__.split(".")[0]
     return module in ("pandas", "polars") and hasattr(X, "columns")
-
-
-def _has_categorical_columns(X: Any) -> bool:
-    if not _is_frame(X):
-        return False
-    frame = to_polars(X)
-    return any(is_categorical_dtype(dtype) for dtype in frame.dtypes)
 
 
 class _BoostEstimator(BaseEstimator):
@@ -100,25 +95,18 @@ class _BoostEstimator(BaseEstimator):
 
     # ---------------------------------------------------------------- columns
 
-    def _fit_columns(self, X: Any, y: Any) -> tuple[list[FeatureColumn], np.ndarray]:
-        """Feature columns of the training data and y as an array; learns the
-        column layout (feature names, kinds, levels)."""
-        if _has_categorical_columns(X):
+    def _fit_columns(self, X: Any, y: Any) -> tuple[list[FeatureColumn | FeatureBlock], np.ndarray]:
+        """Feature columns of the training data and y as an array; learns the features
+        (names, kinds, levels) through the formula front end's column pipeline, as
+        ``boost("y ~ .", frame)`` does: a frame's columns by name (categorical ones with their
+        level maps), a matrix's as numeric x0, x1, ... read in place."""
+        if _is_frame(X):
+            # Names and column count only (skip_check_array): the columns go to the core as
+            # they are, with no float copy of the frame.
+            validate_data(self, X, skip_check_array=True)
             frame = to_polars(X)
-            layout = []
-            for name in frame.columns:
-                series = frame.get_column(name)
-                kind = feature_kind(series)
-                layout.append(
-                    (
-                        name,
-                        kind,
-                        tuple(categorical_levels(series)) if kind == "categorical" else None,
-                    )
-                )
-            self._layout_ = layout
-            self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
-            self.n_features_in_ = len(frame.columns)
+            self._features_ = frame_features(frame)
+            self._fitted_on_frame_ = True
             y = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y)
             if y.ndim == 2 and y.shape[1] == 1:
                 y = y[:, 0]
@@ -126,53 +114,49 @@ class _BoostEstimator(BaseEstimator):
                 raise DataError(
                     f"y must have one value per row of X ({frame.height}); got shape {y.shape}"
                 )
-            return self._frame_columns(frame), y
-        self._layout_ = None
+            if frame.height == 0:
+                raise DataError(f"X has no rows (columns: {frame.columns[:30]})")
+            return feature_columns(frame, self._features_), y
         X, y = validate_data(
             self,
             X,
             y,
             dtype=np.float64,
-            order="F",  # each column contiguous: the core reads them in place
-            ensure_all_finite="allow-nan",
+            order=None,  # C or F order, as given: the core reads either in place
+            ensure_all_finite=False,  # checked by _check_no_infinity, in blocks
             y_numeric=isinstance(self, RegressorMixin),
         )
+        _check_no_infinity(X)
+        self._features_ = matrix_features([f"x{j}" for j in range(X.shape[1])])
+        self._fitted_on_frame_ = False
         return self._matrix_columns(X), y
 
-    def _predict_columns(self, X: Any) -> list[FeatureColumn]:
+    def _predict_columns(self, X: Any) -> list[FeatureColumn | FeatureBlock]:
         check_is_fitted(self)
-        if self._layout_ is not None:
-            if not _is_frame(X):
-                raise DataError(
-                    f"{type(self).__name__} was fitted on a frame with categorical columns; "
-                    "predict needs a pandas or polars frame with the same column names"
-                )
-            return self._frame_columns(to_polars(X))
+        if self._fitted_on_frame_ and _is_frame(X):
+            validate_data(self, X, skip_check_array=True, reset=False)
+            return feature_columns(to_polars(X), self._features_)
+        if any(f.kind == "categorical" for f in self._features_):
+            raise DataError(
+                f"{type(self).__name__} was fitted on a frame with categorical columns; "
+                "predict needs a pandas or polars frame with the same column names"
+            )
+        # A matrix, or a frame given to a model fitted on a matrix, is taken by position.
         X = validate_data(
-            self, X, reset=False, dtype=np.float64, order="F", ensure_all_finite="allow-nan"
+            self, X, reset=False, dtype=np.float64, order=None, ensure_all_finite=False
         )
+        _check_no_infinity(X)
         return self._matrix_columns(X)
 
-    def _matrix_columns(self, X: np.ndarray) -> list[FeatureColumn]:
-        return [FeatureColumn(f"x{j}", X[:, j], "numeric", 0) for j in range(X.shape[1])]
-
-    def _frame_columns(self, frame: pl.DataFrame) -> list[FeatureColumn]:
-        columns = []
-        for name, kind, levels in self._layout_:
-            series = get_column(frame, name, role="feature column")
-            if kind == "categorical":
-                codes = categorical_codes(series, levels)
-                columns.append(FeatureColumn(name, codes, kind, len(levels)))
-            else:
-                columns.append(FeatureColumn(name, numeric_values(series), kind, 0))
-        return columns
+    def _matrix_columns(self, X: np.ndarray) -> list[FeatureBlock]:
+        return [matrix_block([f.name for f in self._features_], X)]
 
     # ---------------------------------------------------------------- training
 
-    def _constraint_settings(self, columns: list[FeatureColumn]) -> dict[str, Any]:
+    def _constraint_settings(self) -> dict[str, Any]:
         """monotone and interactions by column name (or index) -> the core's
         JSON by feature name."""
-        names = [c.name for c in columns]
+        names = [f.name for f in self._features_]
         # A frame's column names, also when its columns reach the core as x0, x1, ...
         given_names = [str(n) for n in getattr(self, "feature_names_in_", names)]
 
@@ -185,12 +169,6 @@ class _BoostEstimator(BaseEstimator):
                 return names[key]
             return str(key)
 
-        features = [
-            SimpleNamespace(
-                name=c.name, kind=c.kind, source_columns=(c.name,), materialised=False
-            )
-            for c in columns
-        ]
         given = {}
         if self.monotone is not None:
             monotone = self.monotone
@@ -202,7 +180,7 @@ class _BoostEstimator(BaseEstimator):
             if not isinstance(groups, str):
                 groups = [[name_of(k) for k in group] for group in groups]
             given["interactions"] = groups
-        return constraint_params(given, features)
+        return constraint_params(given, self._features_)
 
     def _settings(self, loss: str) -> dict[str, Any]:
         settings = dict(self.params or {})
@@ -242,19 +220,22 @@ class _BoostEstimator(BaseEstimator):
     def _train(self, columns, y, sample_weight, loss: str, valid=None) -> None:
         """valid: None, or (columns, y) of validation data, y already encoded."""
         settings = self._settings(loss)
-        settings.update(self._constraint_settings(columns))
+        settings.update(self._constraint_settings())
         y = np.ascontiguousarray(y, dtype=np.float64)
         weights = None
+        # The rows of `columns` to train on (None: all); the core reads them in place, so
+        # that leaving rows out costs no copy of the floats. y and weights are of these rows.
+        rows = None
         if sample_weight is not None:
             weights = np.ascontiguousarray(_check_sample_weight(sample_weight, y), dtype=np.float64)
             if (weights == 0).any():
                 # Rows of weight 0 would still shape the bin thresholds; scikit-learn
                 # expects them to act as if absent.
                 keep = weights > 0
-                columns = take_rows(columns, keep)
+                rows = np.flatnonzero(keep)
                 y, weights = y[keep], weights[keep]
         if valid is None and self.validation_fraction is not None:
-            columns, y, weights, valid = self._hold_out(columns, y, weights)
+            rows, y, weights, valid = self._hold_out(columns, rows, y, weights)
         if self.early_stopping_rounds is not None:
             if valid is None:
                 raise ParameterError(
@@ -266,7 +247,7 @@ class _BoostEstimator(BaseEstimator):
         valid_args = (None, None, None)
         if valid is not None:
             valid_args = (valid[0], np.ascontiguousarray(valid[1], dtype=np.float64), None)
-        booster = _core.Booster(pairs, columns, y, weights, *valid_args)
+        booster = _core.Booster(pairs, columns, y, weights, *valid_args, rows=rows)
         outcome = train(booster, int(self.n_iter), progress=self.progress)
         self.core_model_ = booster.model()
         history = dict(booster.history())
@@ -276,18 +257,21 @@ class _BoostEstimator(BaseEstimator):
         )
         self.n_iter_ = outcome.iterations
 
-    def _hold_out(self, columns, y, weights):
+    def _hold_out(self, columns, rows, y, weights):
         """Split off validation_fraction of the rows at random (seeded by random_state;
-        stratified by class for classifiers); "auto" as in ``optboost.boost``."""
+        stratified by class for classifiers); "auto" as in ``optboost.boost``. Returns the
+        training rows of `columns`, their y and weights, and the validation data."""
         fraction = resolve_fraction(self.validation_fraction, self.method, len(y))
         if fraction is None:
-            return columns, y, weights, None
+            return rows, y, weights, None
         seed = 0 if self.random_state is None else self.random_state
         held = held_rows(y, fraction, seed, stratify=isinstance(self, ClassifierMixin))
         train_rows = ~held
-        valid = (take_rows(columns, held), y[held])
+        if rows is None:
+            rows = np.arange(len(y))
+        valid = (take_rows(columns, rows[held]), y[held])
         kept_weights = None if weights is None else weights[train_rows]
-        return take_rows(columns, train_rows), y[train_rows], kept_weights, valid
+        return rows[train_rows], y[train_rows], kept_weights, valid
 
     def _scores(self, X: Any, response: bool) -> np.ndarray:
         columns = self._predict_columns(X)
@@ -315,6 +299,8 @@ class _BoostEstimator(BaseEstimator):
         if isinstance(state.get("core_model_"), str):
             state = dict(state)
             state["core_model_"] = _core.CoreModel.from_json(state["core_model_"])
+        if "_layout_" in state:
+            state = _from_layout(dict(state))
         super().__setstate__(state)
 
 
@@ -472,6 +458,42 @@ class BoostClassifier(ClassifierMixin, _BoostEstimator):
         scores = self._scores(X, response=False)
         index = (scores[:, 0] > 0).astype(np.intp) if scores.shape[1] == 1 else scores.argmax(1)
         return self.classes_[index]
+
+
+def _from_layout(state: dict) -> dict:
+    """The state of an estimator pickled before the formula front end's pipeline: its
+    `_layout_` was None for a matrix or a frame of numeric columns (fed to the core as x0,
+    x1, ... by position), else (name, kind, levels) per column of a frame read by name."""
+    layout = state.pop("_layout_")
+    if layout is None:
+        state["_features_"] = matrix_features(list(state["core_model_"].feature_names))
+        state["_fitted_on_frame_"] = False
+    else:
+        state["_features_"] = tuple(
+            Feature(name, kind, name, (name,), levels) for name, kind, levels in layout
+        )
+        state["_fitted_on_frame_"] = True
+    return state
+
+
+# Values checked at a time by _check_no_infinity (a boolean temporary of 1 MB).
+_CHECK_BLOCK_VALUES = 1 << 20
+
+
+def _check_no_infinity(X: np.ndarray) -> None:
+    """Refuses ±inf (NaN is missing), as scikit-learn's ``ensure_all_finite="allow-nan"``
+    does, but a block of rows at a time: scikit-learn's check makes a boolean temporary of the
+    whole matrix (28 MB at 1M × 28), which was a quarter of the memory a fit takes above the
+    data."""
+    rows = max(1, _CHECK_BLOCK_VALUES // max(X.shape[1], 1))
+    for start in range(0, X.shape[0], rows):
+        infinite = np.isinf(X[start : start + rows])
+        if infinite.any():
+            row, column = np.argwhere(infinite)[0]
+            raise DataError(
+                f"Input X contains infinity (row {start + row}, column {column}); "
+                "missing values are NaN"
+            )
 
 
 def _pair(eval_set: Any) -> tuple[Any, Any]:

@@ -3,7 +3,7 @@
 //! distinct values than `max_bins`, every distinct value gets its own bin, which makes histogram
 //! split search exact.
 
-use super::frame::{FeatureKind, FeatureValues};
+use super::frame::{FeatureKind, FeatureValues, Strided};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
@@ -54,8 +54,8 @@ pub enum BinMapper {
 impl BinMapper {
     pub fn learn(values: FeatureValues<'_>, params: &BinningParams) -> BinMapper {
         match values {
-            FeatureValues::Numeric(x) => BinMapper::Numeric {
-                cuts: numeric_cuts(x, params.max_bins),
+            FeatureValues::Numeric(_) | FeatureValues::Strided(_) => BinMapper::Numeric {
+                cuts: numeric_cuts(values.numeric().expect("numeric"), params.max_bins),
             },
             FeatureValues::Categorical { codes, n_levels } => {
                 categorical_bins(codes, n_levels as usize, params.min_category_count)
@@ -111,7 +111,9 @@ impl BinMapper {
     /// Checks that a prediction column has the kind this mapper was learned on.
     pub fn check_compatible(&self, name: &str, values: &FeatureValues<'_>) -> Result<()> {
         match (self, values) {
-            (BinMapper::Numeric { .. }, FeatureValues::Numeric(_)) => Ok(()),
+            (BinMapper::Numeric { .. }, FeatureValues::Numeric(_) | FeatureValues::Strided(_)) => {
+                Ok(())
+            }
             (
                 BinMapper::Categorical { level_bins, .. },
                 FeatureValues::Categorical { n_levels, .. },
@@ -141,14 +143,11 @@ impl BinMapper {
     }
 }
 
-fn numeric_cuts(x: &[f64], max_bins: usize) -> Vec<f64> {
-    let stride = x.len().div_ceil(BINNING_SAMPLE).max(1);
-    let mut sample: Vec<f64> = x
-        .iter()
-        .step_by(stride)
-        .copied()
-        .filter(|v| !v.is_nan())
-        .collect();
+fn numeric_cuts(x: Strided<'_>, max_bins: usize) -> Vec<f64> {
+    // The same rows in either layout, so that a row-major matrix and its columns give the same
+    // cut points (and models).
+    let step = x.len().div_ceil(BINNING_SAMPLE).max(1);
+    let mut sample: Vec<f64> = x.every(step).filter(|v| !v.is_nan()).collect();
     if sample.is_empty() {
         return Vec::new();
     }

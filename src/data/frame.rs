@@ -7,7 +7,144 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy)]
 pub enum FeatureValues<'a> {
     Numeric(&'a [f64]),
-    Categorical { codes: &'a [i32], n_levels: u32 },
+    /// A column of a row-major matrix, read in place: binning a C-order array column by column
+    /// needs no column-major copy of its floats (which would double the memory of the data).
+    Strided(Strided<'a>),
+    Categorical {
+        codes: &'a [i32],
+        n_levels: u32,
+    },
+}
+
+impl<'a> FeatureValues<'a> {
+    /// The numeric values (either layout) as a strided view; `None` for categorical codes.
+    #[inline]
+    pub fn numeric(&self) -> Option<Strided<'a>> {
+        match *self {
+            FeatureValues::Numeric(x) => Some(Strided {
+                values: x,
+                stride: 1,
+                rows: None,
+            }),
+            FeatureValues::Strided(x) => Some(x),
+            FeatureValues::Categorical { .. } => None,
+        }
+    }
+}
+
+/// Numeric values `values[i * stride]`, i = 0, 1, ...: one column of a row-major matrix; or,
+/// with a row selection, `values[rows[i] * stride]`: the training rows of a column whose other
+/// rows are held out for validation, read in place instead of copied. The default has no rows.
+#[derive(Debug, Clone, Copy)]
+pub struct Strided<'a> {
+    values: &'a [f64],
+    stride: usize,
+    rows: Option<&'a [usize]>,
+}
+
+impl Default for Strided<'_> {
+    fn default() -> Self {
+        Strided {
+            values: &[],
+            stride: 1,
+            rows: None,
+        }
+    }
+}
+
+impl<'a> Strided<'a> {
+    /// Column `column` of the row-major matrix `matrix` with `n_columns` columns (its length
+    /// a multiple of `n_columns`, `column` below it: `Frame::from_row_major` checks both).
+    fn column(matrix: &'a [f64], n_columns: usize, column: usize) -> Self {
+        Strided {
+            values: &matrix[column.min(matrix.len())..],
+            stride: n_columns,
+            rows: None,
+        }
+    }
+    /// Rows `rows` of this column, in that order; `None` if one is not a row of it.
+    pub fn select(self, rows: &'a [usize]) -> Option<Self> {
+        debug_assert!(self.rows.is_none(), "a selection of a selection");
+        let n_rows = self.len();
+        rows.iter().all(|&r| r < n_rows).then_some(Strided {
+            rows: Some(rows),
+            ..self
+        })
+    }
+    #[inline]
+    pub fn len(&self) -> usize {
+        match self.rows {
+            Some(rows) => rows.len(),
+            None => self.values.len().div_ceil(self.stride),
+        }
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    #[inline]
+    pub fn get(&self, row: usize) -> f64 {
+        let at = match self.rows {
+            Some(rows) => rows[row],
+            None => row,
+        };
+        self.values[at * self.stride]
+    }
+    /// The values of rows `start..start + n` (within the column).
+    #[inline]
+    pub fn rows(&self, start: usize, n: usize) -> StridedIter<'a> {
+        match self.rows {
+            Some(rows) => StridedIter::Selected {
+                values: self.values,
+                stride: self.stride,
+                rows: rows[start..start + n].iter().step_by(1),
+            },
+            None => {
+                let values: &'a [f64] = if n == 0 {
+                    &[]
+                } else {
+                    &self.values[start * self.stride..(start + n - 1) * self.stride + 1]
+                };
+                StridedIter::InPlace(values.iter().step_by(self.stride))
+            }
+        }
+    }
+    /// Every `step`-th value, from row 0.
+    pub fn every(&self, step: usize) -> StridedIter<'a> {
+        match self.rows {
+            Some(rows) => StridedIter::Selected {
+                values: self.values,
+                stride: self.stride,
+                rows: rows.iter().step_by(step),
+            },
+            None => StridedIter::InPlace(self.values.iter().step_by(self.stride * step)),
+        }
+    }
+}
+
+/// The values of a `Strided` column, in row order.
+pub enum StridedIter<'a> {
+    InPlace(std::iter::StepBy<std::slice::Iter<'a, f64>>),
+    Selected {
+        values: &'a [f64],
+        stride: usize,
+        rows: std::iter::StepBy<std::slice::Iter<'a, usize>>,
+    },
+}
+
+impl Iterator for StridedIter<'_> {
+    type Item = f64;
+    #[inline]
+    fn next(&mut self) -> Option<f64> {
+        match self {
+            StridedIter::InPlace(values) => values.next().copied(),
+            StridedIter::Selected {
+                values,
+                stride,
+                rows,
+            } => rows.next().map(|&r| values[r * *stride]),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -29,6 +166,19 @@ impl<'a> Feature<'a> {
             values: FeatureValues::Numeric(values),
         }
     }
+    /// Column `column` of `matrix`, a row-major matrix of `n_columns` columns, read in place
+    /// (`Frame::from_row_major` builds a frame of them all, checking the shape).
+    pub(crate) fn strided(
+        name: impl Into<String>,
+        matrix: &'a [f64],
+        n_columns: usize,
+        column: usize,
+    ) -> Self {
+        Feature {
+            name: name.into(),
+            values: FeatureValues::Strided(Strided::column(matrix, n_columns.max(1), column)),
+        }
+    }
     pub fn categorical(name: impl Into<String>, codes: &'a [i32], n_levels: u32) -> Self {
         Feature {
             name: name.into(),
@@ -38,6 +188,7 @@ impl<'a> Feature<'a> {
     pub fn len(&self) -> usize {
         match self.values {
             FeatureValues::Numeric(v) => v.len(),
+            FeatureValues::Strided(v) => v.len(),
             FeatureValues::Categorical { codes, .. } => codes.len(),
         }
     }
@@ -46,7 +197,7 @@ impl<'a> Feature<'a> {
     }
     pub fn kind(&self) -> FeatureKind {
         match self.values {
-            FeatureValues::Numeric(_) => FeatureKind::Numeric,
+            FeatureValues::Numeric(_) | FeatureValues::Strided(_) => FeatureKind::Numeric,
             FeatureValues::Categorical { n_levels, .. } => FeatureKind::Categorical { n_levels },
         }
     }
@@ -113,6 +264,35 @@ impl<'a> Frame<'a> {
         Ok(Frame { features, n_rows })
     }
 
+    /// A frame of the columns of `matrix`, row-major with a column per name, read in place: a
+    /// C-order array needs no column-major copy (`Frame::new` with `Feature::numeric` would).
+    ///
+    /// ```
+    /// use optboost::Frame;
+    ///
+    /// let rows = [1.0, 10.0, 2.0, f64::NAN, 3.0, 30.0]; // 3 rows of (a, b)
+    /// let frame = Frame::from_row_major(vec!["a".into(), "b".into()], &rows)?;
+    /// assert_eq!((frame.n_rows(), frame.n_features()), (3, 2));
+    /// assert!(Frame::from_row_major(vec!["a".into(), "b".into()], &rows[..5]).is_err());
+    /// # Ok::<(), optboost::Error>(())
+    /// ```
+    pub fn from_row_major(names: Vec<String>, matrix: &'a [f64]) -> Result<Self> {
+        let n_columns = names.len();
+        if n_columns > 0 && !matrix.len().is_multiple_of(n_columns) {
+            return Err(Error::data(format!(
+                "a row-major matrix of {n_columns} columns cannot have {} values (not a \
+                 multiple of the column count)",
+                matrix.len()
+            )));
+        }
+        let features = names
+            .into_iter()
+            .enumerate()
+            .map(|(j, name)| Feature::strided(name, matrix, n_columns, j))
+            .collect();
+        Frame::new(features)
+    }
+
     pub fn n_rows(&self) -> usize {
         self.n_rows
     }
@@ -127,5 +307,40 @@ impl<'a> Frame<'a> {
     }
     pub fn names(&self) -> Vec<String> {
         self.features.iter().map(|f| f.name.clone()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strided_columns_read_the_rows_of_a_row_major_matrix() {
+        // 4 rows × 3 columns, value = 10 * row + column
+        let matrix: Vec<f64> = (0..4)
+            .flat_map(|r| (0..3).map(move |c| (10 * r + c) as f64))
+            .collect();
+        let column = Strided::column(&matrix, 3, 2);
+        assert_eq!(column.len(), 4);
+        assert_eq!(column.get(3), 32.0);
+        assert_eq!(column.rows(1, 2).collect::<Vec<_>>(), vec![12.0, 22.0]);
+        assert_eq!(column.rows(4, 0).count(), 0);
+        assert_eq!(column.every(3).collect::<Vec<_>>(), vec![2.0, 32.0]);
+        let first = Strided::column(&matrix, 3, 0);
+        assert_eq!(
+            first.rows(0, 4).collect::<Vec<_>>(),
+            vec![0.0, 10.0, 20.0, 30.0]
+        );
+        assert!(Strided::default().is_empty());
+        assert_eq!(Strided::default().every(1).count(), 0);
+        // a selection of rows, in the given order
+        let rows = [3, 0, 2];
+        let selected = column.select(&rows).unwrap();
+        assert_eq!((selected.len(), selected.get(0)), (3, 32.0));
+        assert_eq!(selected.rows(1, 2).collect::<Vec<_>>(), vec![2.0, 22.0]);
+        assert_eq!(selected.every(2).collect::<Vec<_>>(), vec![32.0, 22.0]);
+        assert!(column.select(&[4]).is_none());
+        let frame = Frame::from_row_major(vec!["a".into(), "b".into(), "c".into()], &matrix);
+        assert_eq!(frame.unwrap().n_rows(), 4);
     }
 }

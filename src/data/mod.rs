@@ -12,7 +12,7 @@ pub(crate) mod test_data;
 pub use binned::BinnedMatrix;
 pub use binning::{BinMapper, BinningParams};
 pub(crate) use bundles::Bundles;
-pub use frame::{Feature, FeatureKind, FeatureValues, Frame};
+pub use frame::{Feature, FeatureKind, FeatureValues, Frame, Strided, StridedIter};
 
 use crate::error::{Error, Result};
 

@@ -108,7 +108,7 @@ fn raise_custom_error(error: &Option<Arc<Mutex<Option<String>>>>) -> PyResult<()
 impl PyBooster {
     /// Bins the data and prepares iteration 0 (with the GIL released).
     #[new]
-    #[pyo3(signature = (params, features, y, weights=None, valid_features=None, valid_y=None, valid_weights=None, offset=None, valid_offset=None, custom_loss=None))]
+    #[pyo3(signature = (params, features, y, weights=None, valid_features=None, valid_y=None, valid_weights=None, offset=None, valid_offset=None, custom_loss=None, rows=None))]
     fn new<'py>(
         py: Python<'py>,
         params: Vec<(String, String)>,
@@ -121,10 +121,20 @@ impl PyBooster {
         offset: Option<PyReadonlyArray1<'py, f64>>,
         valid_offset: Option<PyReadonlyArray1<'py, f64>>,
         custom_loss: Option<&Bound<'py, PyAny>>,
+        rows: Option<PyReadonlyArray1<'py, i64>>,
     ) -> PyResult<Self> {
         let params = guarded(|| params_from_pairs(&params))?;
         warn_if_capped(py, params.n_threads)?;
-        let columns = Columns::extract(features)?;
+        let mut columns = Columns::extract(features)?;
+        if let Some(rows) = rows {
+            // y, weights and offset are given for these rows only; the features in full.
+            let rows = contiguous("rows", &rows)?
+                .iter()
+                .map(|&r| usize::try_from(r))
+                .collect::<Result<Vec<usize>, _>>()
+                .map_err(|_| DataError::new_err("rows must be non-negative row numbers"))?;
+            columns = columns.select_rows(rows)?;
+        }
         let train = TrainData {
             frame: columns.frame()?,
             y: contiguous("target", &y)?,

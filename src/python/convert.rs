@@ -2,12 +2,14 @@
 //! codes as int32 numpy arrays; both are read in place (no copy), so they must be 1-D and
 //! C-contiguous, which the Python layer guarantees.
 //!
-//! Numeric columns may also come as one block, the columns of a Fortran-order 2-D float64 array
-//! under a list of names: a wide frame's thousands of columns then cross in one item, where a
-//! tuple and an array view per column would cost more than the core's work on a few rows.
+//! Numeric columns may also come as one block, the columns of a 2-D float64 array under a list of
+//! names: a wide frame's thousands of columns then cross in one item, where a tuple and an array
+//! view per column would cost more than the core's work on a few rows. A block may be in Fortran
+//! order (each column contiguous) or C order (a numpy matrix as scikit-learn users pass it); the
+//! core reads either in place, so a C-order matrix is never copied to columns.
 
 use super::errors::DataError;
-use crate::data::{Feature, Frame};
+use crate::data::{Feature, FeatureValues, Frame};
 use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::{PyAnyMethods, PyList};
@@ -30,12 +32,16 @@ pub struct Columns<'py> {
     names: Vec<String>,
     values: Vec<Values<'py>>,
     blocks: Vec<PyReadonlyArray2<'py, f64>>,
+    /// The rows to read (`select_rows`), and the categorical codes of those rows, a vector per
+    /// categorical column in column order: numeric columns are read at the rows in place.
+    rows: Option<Vec<usize>>,
+    selected_codes: Vec<Vec<i32>>,
 }
 
 impl<'py> Columns<'py> {
     /// Reads a sequence of `(name, values, kind, n_levels)` tuples, `kind` being "numeric"
     /// (float64 values) or "categorical" (int32 codes, -1 = missing, below `n_levels`), and of
-    /// numeric blocks `(names, values, "numeric", 0)`: a list of names and a Fortran-order
+    /// numeric blocks `(names, values, "numeric", 0)`: a list of names and a Fortran- or C-order
     /// float64 array with a column per name.
     pub fn extract(columns: &Bound<'py, PyAny>) -> PyResult<Self> {
         let mut names = Vec::new();
@@ -96,7 +102,37 @@ impl<'py> Columns<'py> {
             names,
             values,
             blocks,
+            rows: None,
+            selected_codes: Vec::new(),
         })
+    }
+
+    /// Reads only rows `rows` (in that order) of every column: the training rows when others
+    /// are held out for validation, without a copy of the floats (the int32 categorical codes
+    /// of those rows are copied, a small fraction of the data).
+    pub fn select_rows(mut self, rows: Vec<usize>) -> PyResult<Self> {
+        let mut selected_codes = Vec::new();
+        for (name, values) in self.names.iter().zip(&self.values) {
+            let n_rows = match values {
+                Values::Numeric(array) => array.len(),
+                &Values::InBlock { block, .. } => self.blocks[block].shape()[0],
+                Values::Categorical { codes, .. } => {
+                    let codes = contiguous(name, codes)?;
+                    let selected: Option<Vec<i32>> =
+                        rows.iter().map(|&r| codes.get(r).copied()).collect();
+                    selected_codes.push(selected.unwrap_or_default());
+                    codes.len()
+                }
+            };
+            if let Some(&row) = rows.iter().find(|&&r| r >= n_rows) {
+                return Err(DataError::new_err(format!(
+                    "row {row} selected for training, but column `{name}` has {n_rows} rows"
+                )));
+            }
+        }
+        self.rows = Some(rows);
+        self.selected_codes = selected_codes;
+        Ok(self)
     }
 
     pub fn names(&self) -> &[String] {
@@ -106,28 +142,44 @@ impl<'py> Columns<'py> {
     /// The columns as a core frame borrowing the numpy buffers.
     pub fn frame(&self) -> PyResult<Frame<'_>> {
         let mut features = Vec::with_capacity(self.values.len());
+        let mut selected_codes = self.selected_codes.iter();
         for (name, values) in self.names.iter().zip(&self.values) {
-            let feature = match values {
+            let mut feature = match values {
                 Values::Numeric(array) => Feature::numeric(name.clone(), contiguous(name, array)?),
                 &Values::InBlock { block, column } => {
                     let block = &self.blocks[block];
-                    let n_rows = block.shape()[0];
-                    // Fortran order (checked by `numeric_block`): column j is the j-th run of
-                    // n_rows values.
+                    let [n_rows, n_columns] = [block.shape()[0], block.shape()[1]];
+                    // One of the two orders (checked by `numeric_block`).
                     let values = block.as_slice().map_err(|_| {
                         DataError::new_err(format!(
                             "the block of column `{name}` is not contiguous"
                         ))
                     })?;
-                    Feature::numeric(
-                        name.clone(),
-                        &values[column * n_rows..(column + 1) * n_rows],
-                    )
+                    if block.is_fortran_contiguous() {
+                        Feature::numeric(
+                            name.clone(),
+                            &values[column * n_rows..(column + 1) * n_rows],
+                        )
+                    } else {
+                        Feature::strided(name.clone(), values, n_columns, column)
+                    }
                 }
-                Values::Categorical { codes, n_levels } => {
-                    Feature::categorical(name.clone(), contiguous(name, codes)?, *n_levels)
-                }
+                Values::Categorical { codes, n_levels } => match &self.rows {
+                    Some(_) => {
+                        let codes = selected_codes.next().ok_or_else(|| {
+                            DataError::new_err(format!("no selected rows of column `{name}`"))
+                        })?;
+                        Feature::categorical(name.clone(), codes, *n_levels)
+                    }
+                    None => Feature::categorical(name.clone(), contiguous(name, codes)?, *n_levels),
+                },
             };
+            if let (Some(rows), Some(column)) = (&self.rows, feature.values.numeric()) {
+                let selected = column.select(rows).ok_or_else(|| {
+                    DataError::new_err(format!("a selected row is not a row of column `{name}`"))
+                })?;
+                feature.values = FeatureValues::Strided(selected);
+            }
             features.push(feature);
         }
         Frame::new(features).map_err(super::errors::to_py_err)
@@ -144,7 +196,7 @@ pub fn contiguous<'a, T: numpy::Element>(
         .map_err(|_| DataError::new_err(format!("column `{name}` must be a C-contiguous array")))
 }
 
-/// A numeric block's array, checked: 2-D float64, Fortran order, a column per name.
+/// A numeric block's array, checked: 2-D float64, Fortran or C order, a column per name.
 fn numeric_block<'py>(
     names: &[String],
     array: &Bound<'py, PyAny>,
@@ -161,10 +213,12 @@ fn numeric_block<'py>(
             "the block of columns from `{first}` must be a 2-D float64 numpy array"
         ))
     })?;
-    if block.shape()[1] != names.len() || !block.is_fortran_contiguous() {
+    if block.shape()[1] != names.len()
+        || !(block.is_fortran_contiguous() || block.is_c_contiguous())
+    {
         return Err(DataError::new_err(format!(
-            "the block of columns from `{first}` must be a Fortran-order array of {} columns \
-             (its names), not shape {:?}",
+            "the block of columns from `{first}` must be a contiguous (Fortran- or C-order) \
+             array of {} columns (its names), not shape {:?}",
             names.len(),
             block.shape()
         )));

@@ -458,6 +458,11 @@ impl<'a> RawColumns<'a> {
                 FeatureValues::Numeric(x) => {
                     slot[..n_rows].copy_from_slice(&x[start..start + n_rows]);
                 }
+                FeatureValues::Strided(x) => {
+                    for (v, x) in slot.iter_mut().zip(x.rows(start, n_rows)) {
+                        *v = x;
+                    }
+                }
                 FeatureValues::Categorical { codes, .. } => {
                     for (v, &c) in slot.iter_mut().zip(&codes[start..start + n_rows]) {
                         *v = f64::from_bits(if c < 0 { MISSING_CODE } else { c as u64 });

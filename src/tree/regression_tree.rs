@@ -352,8 +352,8 @@ impl Tree {
     #[inline]
     pub(crate) fn goes_left_raw(&self, node: &Node, frame: &Frame<'_>, row: usize) -> bool {
         match frame.features()[node.feature as usize].values {
-            FeatureValues::Numeric(x) => {
-                let v = x[row];
+            values @ (FeatureValues::Numeric(_) | FeatureValues::Strided(_)) => {
+                let v = values.numeric().expect("numeric").get(row);
                 if v.is_nan() {
                     node.default_left
                 } else {

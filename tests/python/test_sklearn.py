@@ -69,8 +69,10 @@ def test_regressor_with_string_columns_from_polars_and_pandas():
     assert list(model.feature_names_in_) == ["a", "b", "s"] and model.n_features_in_ == 3
     predictions = model.predict(X)
     assert model.score(X, y) > 0.9
-    # columns are found by name
-    np.testing.assert_array_equal(model.predict(X.select("s", "a", "b")), predictions)
+    # scikit-learn's contract for every frame, categorical columns or not: the fit's names in
+    # the fit's order (the columns are then read by name, as boost() reads them)
+    with pytest.raises(ValueError, match="same order"):
+        model.predict(X.select("s", "a", "b"))
     pandas_model = BoostRegressor(n_iter=40, params={"min_samples_leaf": 2}).fit(X.to_pandas(), y)
     np.testing.assert_array_equal(pandas_model.predict(X.to_pandas()), predictions)
     with pytest.raises(ValueError, match="frame"):
@@ -145,3 +147,175 @@ def test_validation_fraction_holds_out_stratified_rows():
     assert clf.n_iter_ < 300 and list(clf.classes_) == ["no", "yes"]
     with pytest.raises(optboost.ParameterError, match="needs validation data"):
         BoostClassifier(early_stopping_rounds=5).fit(X, y)
+
+
+def _matrix_data(n_rows=3_000):
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(n_rows, 5))
+    X[rng.random(n_rows) < 0.05, 2] = np.nan
+    y = X[:, 0] + np.sin(X[:, 1]) + np.nan_to_num(X[:, 2]) * X[:, 3] + 0.1 * rng.normal(size=n_rows)
+    return X, y
+
+
+def test_c_and_fortran_order_matrices_give_identical_models():
+    # A C-order matrix reaches the core in place and is binned by rows; a Fortran-order one is
+    # read column by column. Same cut points, same bins: the same model, bit for bit.
+    X, y = _matrix_data()
+    X_c, X_f = np.ascontiguousarray(X), np.asfortranarray(X)
+    settings = dict(n_iter=15, max_depth=4, subsample=0.8, validation_fraction=0.2)
+    by_rows = BoostRegressor(**settings).fit(X_c, y)
+    by_columns = BoostRegressor(**settings).fit(X_f, y)
+    assert by_rows.core_model_.to_json() == by_columns.core_model_.to_json()
+    predictions = by_columns.predict(X_f)
+    np.testing.assert_array_equal(by_rows.predict(X_c), predictions)
+    np.testing.assert_array_equal(by_rows.predict(X_f), predictions)
+    # a strided view (every other row) is neither order: copied once, same result
+    np.testing.assert_array_equal(by_rows.predict(X_c[::2]), predictions[::2])
+    np.testing.assert_array_equal(by_rows.predict(X_c[:, :5]), predictions)
+    # and integer or float32 matrices are converted to float64 first
+    as_float32 = BoostRegressor(**settings).fit(X_c.astype(np.float32), y)
+    expected = BoostRegressor(**settings).fit(X_c.astype(np.float32).astype(np.float64), y)
+    assert as_float32.core_model_.to_json() == expected.core_model_.to_json()
+
+
+def test_c_order_matrix_is_not_copied_to_columns():
+    # The estimator hands the caller's C-order matrix itself to the core (no Fortran copy).
+    X, y = _matrix_data(500)
+    estimator = BoostRegressor(n_iter=2)
+    columns, _ = estimator._fit_columns(X, y)
+    assert len(columns) == 1 and np.shares_memory(columns[0].values, X)
+    assert columns[0].names == [f"x{j}" for j in range(5)]
+
+
+def test_estimator_and_boost_give_identical_models_on_the_same_columns():
+    # One column pipeline: the estimator on a frame (numeric, missing and categorical columns)
+    # trains the model boost("y ~ .", frame) trains, and a matrix the model of its x0, x1, ...
+    X, y = _matrix_data()
+    rng = np.random.default_rng(3)
+    frame = pl.DataFrame({f"x{j}": X[:, j] for j in range(5)}).with_columns(
+        c=pl.Series(list(rng.choice(["p", "q", "r", None], len(y))), dtype=pl.String),
+        k=pl.Series(rng.integers(0, 4, len(y))),
+    )
+    settings = dict(n_iter=12, max_depth=4, validation_fraction=None)
+    formula_model = optboost.boost(
+        "y ~ .", frame.with_columns(y=pl.Series(y)), n_iter=12, max_depth=4,
+        validation_fraction=None,
+    )
+    for data in (frame, frame.to_pandas()):
+        estimator = BoostRegressor(**settings).fit(data, y)
+        assert estimator.core_model_.to_json() == formula_model._core.to_json()
+        np.testing.assert_array_equal(estimator.predict(data), formula_model.predict(frame))
+    numeric = frame.select(f"x{j}" for j in range(5)).with_columns(y=pl.Series(y))
+    from_matrix = BoostRegressor(**settings).fit(X, y)
+    assert from_matrix.core_model_.to_json() == optboost.boost(
+        "y ~ .", numeric, n_iter=12, max_depth=4, validation_fraction=None
+    )._core.to_json()
+
+
+def test_frame_errors_come_from_the_shared_pipeline():
+    X, y = _matrix_data(200)
+    frame = pl.DataFrame({"a": X[:, 0], "when": pl.Series([None] * 200, dtype=pl.Date)})
+    with pytest.raises(optboost.DataTypeError, match="'when' has dtype Date"):
+        BoostRegressor(n_iter=2).fit(frame, y)
+    model = BoostRegressor(n_iter=2).fit(frame.select("a"), y)
+    with pytest.raises(ValueError, match="Feature names unseen at fit time"):
+        model.predict(frame.select(b=pl.col("a")))
+    with pytest.raises(optboost.DataError, match="one value per row"):
+        BoostRegressor(n_iter=2).fit(frame.select("a"), y[:10])
+
+
+def test_infinity_is_refused_with_its_position_and_nan_is_missing(monkeypatch):
+    X, y = _matrix_data(1_000)
+    model = BoostRegressor(n_iter=3).fit(X, y)  # NaN in column 2: missing values
+    bad = X.copy()
+    bad[700, 4] = -np.inf
+    # blocks of 100 rows, so that the infinity is found in a later block than the first
+    monkeypatch.setattr(optboost.sklearn, "_CHECK_BLOCK_VALUES", 500)
+    with pytest.raises(optboost.DataError, match=r"infinity \(row 700, column 4\)"):
+        BoostRegressor(n_iter=3).fit(bad, y)
+    with pytest.raises(optboost.DataError, match=r"infinity \(row 700, column 4\)"):
+        model.predict(bad)
+
+
+def test_a_missing_column_of_a_frame_without_string_names_is_named():
+    X, y = _matrix_data(300)
+    model = BoostRegressor(n_iter=2).fit(pd.DataFrame(X), y)  # columns 0..4: no names kept
+    with pytest.raises(optboost.DataError, match="'4'"):
+        model.predict(pd.DataFrame(X, columns=[0, 1, 2, 3, 7]))
+
+
+def _fit_core(columns, y, rows=None):
+    from optboost import _core
+    from optboost.params import param_pairs
+
+    pairs = param_pairs({"n_iter": 8, "max_depth": 4, "n_threads": 2, "min_category_count": 1})
+    booster = _core.Booster(pairs, columns, np.ascontiguousarray(y), rows=rows)
+    optboost.training.train(booster, 8, progress=False)
+    return booster.model().to_json()
+
+
+def test_training_rows_read_in_place_give_the_model_of_their_copy():
+    # A held-out validation split leaves the training rows in place (rows=): the model is the
+    # one trained on a copy of those rows, in every column layout.
+    from optboost.formula import FeatureBlock, FeatureColumn
+    from optboost.holdout import take_rows
+
+    X, y = _matrix_data(4_000)
+    codes = np.random.default_rng(1).integers(-1, 3, len(y)).astype(np.int32)
+    rows = np.flatnonzero(np.random.default_rng(2).random(len(y)) < 0.7)
+    names = [f"x{j}" for j in range(5)]
+    for columns in (
+        [FeatureBlock(names, np.ascontiguousarray(X))],
+        [FeatureBlock(names, np.asfortranarray(X))],
+        [FeatureColumn(n, np.ascontiguousarray(X[:, j]), "numeric", 0) for j, n in enumerate(names)]
+        + [FeatureColumn("c", codes, "categorical", 3)],
+    ):
+        expected = _fit_core(take_rows(columns, rows), y[rows])
+        assert _fit_core(columns, y[rows], rows=rows) == expected
+    with pytest.raises(optboost.DataError, match="row 4000 selected for training"):
+        _fit_core(columns, y[:2], rows=np.array([0, 4_000]))
+    with pytest.raises(optboost.DataError, match="non-negative"):
+        _fit_core(columns, y[:2], rows=np.array([0, -1]))
+
+
+def test_validation_fraction_leaves_the_matrix_in_place_with_the_same_model():
+    # The estimator and boost() hold rows out without copying the training rows; the model is
+    # the one trained on the split done by hand.
+    from optboost.holdout import held_rows
+
+    X, y = _matrix_data(3_000)
+    settings = dict(n_iter=10, max_depth=3, validation_fraction=0.25)
+    estimator = BoostRegressor(**settings).fit(X, y)
+    held = held_rows(y, 0.25, 0, stratify=False)
+    by_hand = BoostRegressor(**{**settings, "validation_fraction": None}).fit(
+        X[~held], y[~held], eval_set=(X[held], y[held])
+    )
+    assert estimator.core_model_.to_json() == by_hand.core_model_.to_json()
+    frame = pl.DataFrame({f"x{j}": X[:, j] for j in range(5)}).with_columns(y=pl.Series(y))
+    model = optboost.boost("y ~ .", frame, n_iter=10, max_depth=3, validation_fraction=0.25)
+    split = optboost.boost(
+        "y ~ .", frame.filter(pl.Series(~held)), valid=frame.filter(pl.Series(held)),
+        n_iter=10, max_depth=3,
+    )
+    assert model._core.to_json() == split._core.to_json()
+
+
+def test_estimators_pickled_before_the_shared_pipeline_still_predict():
+    # Their state had `_layout_`: None for a matrix (columns by position), else the frame's
+    # (name, kind, levels) per column.
+    X, y = _matrix_data(400)
+    for fitted, data in (
+        (BoostRegressor(n_iter=3).fit(X, y), X),
+        (BoostRegressor(n_iter=3).fit(
+            regression_frame().select("a", "b", "s"), regression_frame()["y"]),
+         regression_frame().select("a", "b", "s")),
+    ):
+        state = fitted.__getstate__()
+        features = state.pop("_features_")
+        on_frame = state.pop("_fitted_on_frame_")
+        state["_layout_"] = (
+            [(f.name, f.kind, f.levels) for f in features] if on_frame else None
+        )
+        old = BoostRegressor.__new__(BoostRegressor)
+        old.__setstate__(state)
+        np.testing.assert_array_equal(old.predict(data), fitted.predict(data))

@@ -18,7 +18,7 @@
 //! order, so results do not depend on the number of threads.
 
 use super::Model;
-use crate::data::{FeatureValues, Frame};
+use crate::data::{Frame, Strided};
 use crate::error::Result;
 use crate::tree::Tree;
 use crate::tree::BLOCK_ROWS;
@@ -57,13 +57,10 @@ impl Model {
         let row_width = self.n_outputs * width;
         let mut out = vec![0.0; frame.n_rows() * row_width];
         let biases = self.expected_values(&trees);
-        let numeric: Vec<&[f64]> = frame
+        let numeric: Vec<Strided<'_>> = frame
             .features()
             .iter()
-            .map(|f| match f.values {
-                FeatureValues::Numeric(x) => x,
-                FeatureValues::Categorical { .. } => &[],
-            })
+            .map(|f| f.values.numeric().unwrap_or_default())
             .collect();
         for row_out in out.chunks_mut(row_width) {
             for (k, &bias) in biases.iter().enumerate() {

@@ -3,7 +3,7 @@
 //! can follow or leave the rules of the d features on its path.
 
 use super::ShapTree;
-use crate::data::Frame;
+use crate::data::{Frame, Strided};
 use crate::tree::Tree;
 
 /// Leaf tables are built for trees whose leaves have at most this many distinct features on
@@ -185,7 +185,7 @@ impl LeafTables {
         &self,
         tree: &Tree,
         frame: &Frame<'_>,
-        numeric: &[&[f64]],
+        numeric: &[Strided<'_>],
         row: usize,
         phi: &mut [f64],
         masks: &mut [u32],
@@ -197,7 +197,7 @@ impl LeafTables {
                 tree.goes_left_raw(&tree.nodes[rule.node as usize], frame, row)
             } else {
                 // Without a branch on the row's value, which no predictor guesses.
-                let v = numeric[rule.feature as usize][row];
+                let v = numeric[rule.feature as usize].get(row);
                 (v <= rule.threshold) | (v.is_nan() & rule.default_left)
             };
             let mask = masks[rule.node as usize];

@@ -356,7 +356,11 @@ fn leaf_tables_equal_the_recursive_walk_on_deep_trees() {
     let categorical = [false, true, false, false, true, false, false, false];
     let case = Case::new(5, 1, &categorical, 50);
     let frame = case.frame();
-    let numeric: Vec<&[f64]> = case.numeric.iter().map(|x| &x[..]).collect();
+    let numeric: Vec<Strided<'_>> = frame
+        .features()
+        .iter()
+        .map(|f| f.values.numeric().unwrap_or_default())
+        .collect();
     let mut rng = Rng(99);
     for _ in 0..6 {
         let tree = random_tree(&mut rng, &categorical, 9);
