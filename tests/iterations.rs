@@ -339,3 +339,23 @@ fn undone_iterations_do_not_use_up_the_early_stopping_patience() {
         "no undone iteration after the best one"
     );
 }
+
+#[test]
+fn a_newton_step_is_refused_for_losses_without_a_second_derivative() {
+    for loss in ["absolute", "pinball(0.9)", "hinge", "multiclass_hinge"] {
+        for method in ["gbm", "rgbm"] {
+            let mut p = params(&[("method", method), ("loss", loss), ("step", "newton")]);
+            let error = p.validate().expect_err(loss).to_string();
+            assert!(
+                error.contains("step") && error.contains("second derivative"),
+                "{method} {loss}: {error}"
+            );
+            p.set("step", "leaf_line_search").unwrap();
+            assert!(p.validate().is_ok(), "{method} {loss}");
+        }
+    }
+    // Huber's curvature is 0 only outside ±δ: its Newton step stays allowed.
+    assert!(params(&[("loss", "huber"), ("step", "newton")])
+        .validate()
+        .is_ok());
+}

@@ -151,6 +151,17 @@ impl LossSpec {
         )
     }
 
+    /// Piecewise linear in the score: no second derivative to take a Newton step with.
+    pub fn is_piecewise_linear(&self) -> bool {
+        matches!(
+            self,
+            LossSpec::Absolute
+                | LossSpec::Pinball { .. }
+                | LossSpec::Hinge
+                | LossSpec::MulticlassHinge
+        )
+    }
+
     /// Labels must be ±1.
     pub fn is_binary(&self) -> bool {
         matches!(
