@@ -35,7 +35,7 @@ from .formula import (
 )
 from .holdout import held_rows, resolve_fraction, take_rows
 from .frames import to_polars
-from .losses import loss_text
+from .losses import CustomLoss, loss_text
 from .metrics import split_metrics
 from .model import HISTORY_SCHEMA, MARGIN_LOSSES
 from .params import param_pairs
@@ -247,7 +247,10 @@ class _BoostEstimator(BaseEstimator):
         valid_args = (None, None, None)
         if valid is not None:
             valid_args = (valid[0], np.ascontiguousarray(valid[1], dtype=np.float64), None)
-        booster = _core.Booster(pairs, columns, y, weights, *valid_args, rows=rows)
+        custom_loss = self.loss if isinstance(self.loss, CustomLoss) else None
+        booster = _core.Booster(
+            pairs, columns, y, weights, *valid_args, custom_loss=custom_loss, rows=rows
+        )
         outcome = train(booster, int(self.n_iter), progress=self.progress)
         self.core_model_ = booster.model()
         history = dict(booster.history())
@@ -338,7 +341,9 @@ class BoostRegressor(RegressorMixin, _BoostEstimator):
         return self
 
     def predict(self, X: Any) -> np.ndarray:
-        return self._scores(X, response=True)[:, 0]
+        # A custom loss has no response function: its predictions are the link.
+        check_is_fitted(self)
+        return self._scores(X, response=self.core_model_.loss != "custom")[:, 0]
 
 
 class BoostClassifier(ClassifierMixin, _BoostEstimator):
@@ -425,6 +430,12 @@ class BoostClassifier(ClassifierMixin, _BoostEstimator):
         return self
 
     def _loss_for(self, n_classes: int) -> str:
+        if isinstance(self.loss, CustomLoss):
+            raise ParameterError(
+                "BoostClassifier takes the built-in classification losses: a CustomLoss has no "
+                "link to turn scores into classes or probabilities; fit BoostRegressor with it "
+                "on the encoded labels instead"
+            )
         if self.loss is not None:
             loss = loss_text(self.loss)
         else:

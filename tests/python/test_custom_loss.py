@@ -94,3 +94,18 @@ def test_saved_custom_model_predicts_the_link(crabs, tmp_path):
     np.testing.assert_array_equal(loaded.predict(crabs), link)
     with pytest.raises(optboost.OptboostError):
         optboost.boost("y ~ .", crabs, loss="custom", n_iter=2)
+
+
+def test_the_regressor_takes_a_custom_loss_and_the_classifier_refuses_it(crabs):
+    from sklearn.base import clone
+
+    from optboost.sklearn import BoostClassifier, BoostRegressor
+
+    X = crabs.drop("y").select(pl.selectors.numeric()).to_numpy()
+    y = crabs["y"].to_numpy()
+    built_in = BoostRegressor(n_iter=10, validation_fraction=None).fit(X, y)
+    custom = clone(BoostRegressor(loss=SQUARED, n_iter=10, validation_fraction=None)).fit(X, y)
+    assert custom.core_model_.loss == "custom"
+    np.testing.assert_allclose(custom.predict(X), built_in.predict(X), rtol=0, atol=1e-9)
+    with pytest.raises(optboost.OptboostError, match="BoostRegressor"):
+        BoostClassifier(loss=SQUARED, n_iter=2).fit(X, (y > y.mean()).astype(int))
