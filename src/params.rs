@@ -412,6 +412,24 @@ impl Params {
                 ),
             ));
         }
+        if !self.loss.is_separable() && method.uses_prox() {
+            // The prox of a loss coupling the rows is a problem over all rows at once, not the
+            // per-row problems these methods solve.
+            let names: Vec<&str> = (Method::ALL.iter())
+                .filter(|m| !m.uses_prox())
+                .map(Method::name)
+                .collect();
+            return Err(Error::param(
+                "method",
+                format!("{:?}", method.name()),
+                format!(
+                    "{} with the {} loss (its proximal operator is not a per-row problem: the \
+                     partial likelihood ties rows together through the risk sets)",
+                    allowed_list(&names),
+                    self.loss
+                ),
+            ));
+        }
         if self.schedule == Schedule::InvSqrt && method.has_momentum() {
             return Err(Error::param(
                 "schedule",

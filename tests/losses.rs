@@ -1102,6 +1102,7 @@ fn loss_spec_parses_every_name() {
         ("gamma", LossSpec::Gamma),
         ("tweedie", LossSpec::Tweedie { p: 1.5 }),
         ("tweedie(p=1.2)", LossSpec::Tweedie { p: 1.2 }),
+        ("cox", LossSpec::Cox),
     ];
     for (text, spec) in &expect {
         assert_eq!(&text.parse::<LossSpec>().unwrap(), spec, "{text}");
@@ -1114,7 +1115,7 @@ fn loss_spec_parses_every_name() {
         assert_eq!(built.n_outputs() == 3, spec.is_multiclass(), "{name}");
         assert_eq!(built.is_binary(), spec.is_binary(), "{name}");
     }
-    assert_eq!(LossSpec::NAMES.len(), 12);
+    assert_eq!(LossSpec::NAMES.len(), 13);
     assert_eq!("custom".parse::<LossSpec>().unwrap(), LossSpec::Custom);
     assert_eq!(LossSpec::Custom.name(), "custom");
 }

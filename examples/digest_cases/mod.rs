@@ -75,7 +75,7 @@ const METHODS: [&str; 11] = [
     "accelerated_gbm",
     "repeated_gbm",
 ];
-const LOSSES: [&str; 13] = [
+const LOSSES: [&str; 14] = [
     "squared",
     "logistic",
     "logistic(0.01)",
@@ -89,6 +89,7 @@ const LOSSES: [&str; 13] = [
     "poisson",
     "gamma",
     "tweedie(1.5)",
+    "cox",
 ];
 const STEPS: [&str; 5] = ["", "constant", "line_search", "leaf_line_search", "newton"];
 
@@ -129,6 +130,9 @@ struct Data {
     categorical_classes: Vec<f64>,
     /// A positive target with a log-linear mean, for the log-link losses.
     positive: Vec<f64>,
+    /// Signed survival times (< 0: censored, every fourth row), shorter for a higher score, for
+    /// the cox loss; made from the draws above, so the other targets are unchanged.
+    survival: Vec<f64>,
 }
 
 /// SplitMix64 uniforms in [0, 1).
@@ -190,6 +194,16 @@ fn data(n: usize) -> Data {
             .collect::<Vec<f64>>()
     };
     Data {
+        survival: (0..n)
+            .map(|i| {
+                let t = (0.6 * noise[i] - 0.5 * score[i]).exp();
+                if i % 4 == 1 {
+                    -t
+                } else {
+                    t
+                }
+            })
+            .collect(),
         positive: (0..n)
             .map(|i| (0.5 * score[i] + 0.6 * noise[i]).exp())
             .collect(),
@@ -289,6 +303,7 @@ impl Case<'_> {
         }
         let y = match (self.loss, self.categorical) {
             ("poisson" | "gamma" | "tweedie(1.5)", _) => &data.positive,
+            ("cox", _) => &data.survival,
             ("squared" | "huber" | "absolute" | "pinball(0.9)", false) => &data.regression,
             ("softmax" | "multiclass_hinge", false) => &data.classes,
             (_, false) => &data.binary,

@@ -18,6 +18,7 @@ from .metrics import BUILT_IN, CallableMetrics, split_metrics
 from .model import Model
 from .offsets import offset_values, without_column
 from .params import param_pairs, resolve
+from .terms import is_survival, parse_factor
 from .training import Callback, Progress
 
 
@@ -127,6 +128,14 @@ def boost(
         formula, without_column(data, offset), task=task, weights=weights, context=context
     )
     spec = design.spec
+    survival = spec.target_expression is not None and is_survival(
+        parse_factor(spec.target_expression)
+    )
+    if survival and resolved["loss"] != "cox":
+        raise ParameterError(
+            f"formula {formula!r}: a Surv(time, event) target needs loss='cox', "
+            f"not {resolved['loss']!r}"
+        )
     if spec.offset_column is not None:
         if offset is not None:
             raise ParameterError(

@@ -56,6 +56,7 @@ from .terms import (
     column_factor,
     factor_levels,
     interaction_columns,
+    is_survival,
     parse_factor,
     stateful_keys,
 )
@@ -772,6 +773,10 @@ def build_design(
                 _check_factor(formula, factor, frame, present, context)
 
     computed_terms = [term for term in terms if type(term) is not str]
+    if any(is_survival(factor) for term in computed_terms for factor in term):
+        raise FormulaError(
+            f"formula {formula!r}: Surv(time, event) is a target, on the left of '~'"
+        )
     offsets = [f[0].tree.column for f in computed_terms if isinstance(f[0].tree, Offset)]
     if len(offsets) > 1 or any(
         isinstance(factor.tree, Offset) for f in computed_terms if len(f) > 1 for factor in f

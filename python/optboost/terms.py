@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from .errors import FormulaError
+from .errors import DataError, FormulaError
 from .frames import categorical_codes, categorical_levels, feature_kind, numeric_values
 
 # A formula written by a person is short; a longer one in a file is hostile.
@@ -85,6 +85,9 @@ BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "arctan2": np.arctan2,
     "hypot": np.hypot,
 }
+# Surv(time, event) on a formula's left side: the signed time the cox loss reads (R's survival
+# package spelling).
+SURVIVAL = "Surv"
 NAMESPACES = ("np", "numpy")
 STATEFUL = ("center", "scale", "standardize", "poly", "bs")
 CATEGORICAL = ("C", "factor")
@@ -98,7 +101,7 @@ OPERATORS: dict[type, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     ast.Mod: np.mod,
     ast.FloorDiv: np.floor_divide,
 }
-RESERVED = frozenset(ELEMENTWISE) | frozenset(BINARY) | {"I", *STATEFUL, *CATEGORICAL}
+RESERVED = frozenset(ELEMENTWISE) | frozenset(BINARY) | {"I", SURVIVAL, *STATEFUL, *CATEGORICAL}
 
 _BACKTICKED = re.compile(r"`([^`]*)`")
 _AS_FACTOR = re.compile(r"\bas\.factor\s*\(")
@@ -318,7 +321,7 @@ class _Parser:
             1
             if name in ELEMENTWISE or name == "I"
             else 2
-            if name in BINARY
+            if name in BINARY or name == SURVIVAL
             else None
         )
         if expected is None:
@@ -476,6 +479,8 @@ def _evaluate(tree: Any, evaluation: Evaluation) -> np.ndarray | float:
             return arguments[0]
         if tree.name in ELEMENTWISE:
             return ELEMENTWISE[tree.name](arguments[0])
+        if tree.name == SURVIVAL:
+            return signed_time(*arguments)
         return BINARY[tree.name](*arguments)
     if isinstance(tree, UserFunction):
         return _call_user_function(tree, evaluation)
@@ -484,6 +489,34 @@ def _evaluate(tree: Any, evaluation: Evaluation) -> np.ndarray | float:
             raise FormulaError(f"{tree.key} gives several columns: use it as a whole term")
         return _centred(tree, evaluation)
     raise FormulaError(f"cannot evaluate {tree!r}")  # parse_factor never builds it
+
+
+def is_survival(factor: Factor) -> bool:
+    """Whether ``factor`` is ``Surv(time, event)``."""
+    return isinstance(factor.tree, Function) and factor.tree.name == SURVIVAL
+
+
+def signed_time(time: Any, event: Any) -> np.ndarray:
+    """``Surv(time, event)`` as the cox loss's label (XGBoost's convention):
+    the time for an event (event 1 or True), minus the time for a row censored
+    then (event 0 or False). Times must be finite and > 0."""
+    time, event = np.broadcast_arrays(
+        np.asarray(time, dtype=np.float64), np.asarray(event, dtype=np.float64)
+    )
+    time, event = np.atleast_1d(time), np.atleast_1d(event)
+    bad = np.flatnonzero((event != 0.0) & (event != 1.0))
+    if len(bad):
+        raise DataError(
+            f"Surv(time, event): row {bad[0]} has event {event[bad[0]]}; the event must be "
+            "1 (or True) for an event, 0 (or False) for a censored row"
+        )
+    bad = np.flatnonzero(~(np.isfinite(time) & (time > 0.0)))
+    if len(bad):
+        raise DataError(
+            f"Surv(time, event): row {bad[0]} has time {time[bad[0]]}; times must be "
+            "finite and > 0"
+        )
+    return np.where(event == 1.0, time, -time)
 
 
 def _call_user_function(tree: UserFunction, evaluation: Evaluation) -> np.ndarray:

@@ -137,8 +137,8 @@ impl BoostingMethod for Gbm {
             StepRule::Newton,
         ]
     }
-    fn default_step_rule(&self, sigma: Option<f64>) -> StepRule {
-        if sigma.is_some() {
+    fn default_step_rule(&self, newton: bool) -> StepRule {
+        if newton {
             StepRule::Newton
         } else {
             StepRule::LeafLineSearch

@@ -26,8 +26,8 @@ use serde::{Deserialize, Serialize};
 pub(crate) trait BoostingMethod: Sync {
     /// The step rules that make sense for the method (docs/algorithms.md §3–4).
     fn step_rules(&self) -> &'static [StepRule];
-    /// The step rule when the user names none; `sigma` is the loss's smoothness constant.
-    fn default_step_rule(&self, sigma: Option<f64>) -> StepRule;
+    /// The step rule when the user names none; `newton`: the loss's `Loss::newton_by_default`.
+    fn default_step_rule(&self, newton: bool) -> StepRule;
     /// ρ of the `constant` rule when the user gives none.
     fn default_rho(&self, sigma: Option<f64>, lambda: f64) -> f64;
     /// Whether it runs with a multiclass loss (K trees per fitted target).
@@ -73,6 +73,14 @@ impl Method {
     /// Methods whose output mixes old iterates (Nesterov momentum): old tree weights change.
     pub fn has_momentum(&self) -> bool {
         method(*self).has_momentum()
+    }
+    /// Methods whose direction is the per-row proximal step (the proximal family's
+    /// `proximal`, `residual_proximal`, `accelerated_proximal`).
+    pub fn uses_prox(&self) -> bool {
+        matches!(
+            self,
+            Method::Proximal | Method::ResidualProximal | Method::AcceleratedProximal
+        )
     }
 }
 
@@ -183,12 +191,15 @@ impl Params {
         self.validate()?;
         // σ does not depend on the number of classes: any K ≥ 2 builds the loss.
         // A custom loss (built from Python callables) states no smoothness constant.
-        let sigma = match self.loss {
-            LossSpec::Custom => None,
-            _ => self.loss.build(2)?.sigma(),
+        let (sigma, newton) = match self.loss {
+            LossSpec::Custom => (None, false),
+            _ => {
+                let loss = self.loss.build(2)?;
+                (loss.sigma(), loss.newton_by_default())
+            }
         };
         let rules = method(self.method);
-        let rule = self.step.unwrap_or_else(|| rules.default_step_rule(sigma));
+        let rule = self.step.unwrap_or_else(|| rules.default_step_rule(newton));
         let rho = match self.rho {
             Some(rho) => Some(rho),
             None if self.loss.sigma_from_data() => None,

@@ -582,7 +582,7 @@ fn rose(new: f64, old: f64) -> bool {
 fn step_rule_in_force(params: &Params, loss: &dyn Loss) -> StepRule {
     params
         .step
-        .unwrap_or_else(|| method(params.method).default_step_rule(loss.sigma()))
+        .unwrap_or_else(|| method(params.method).default_step_rule(loss.newton_by_default()))
 }
 
 /// The pool of `n_threads` threads (capped at the machine's), shared with other boosters.

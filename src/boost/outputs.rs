@@ -54,6 +54,12 @@ impl Context<'_> {
 
     /// −∂ℓ/∂F at F into `out`.
     pub fn negative_gradient_into(&self, f: &[f64], out: &mut [f64]) {
+        if !self.loss.separable() {
+            let w = self.w.given().unwrap_or(&[]);
+            self.loss
+                .sum_values_and_derivatives(self.y, f, w, out, &mut []);
+            return;
+        }
         let k = self.n_outputs();
         par_fill_rows(k, out, |rows, out| {
             let scores = &f[rows.start * k..rows.end * k];
@@ -69,6 +75,13 @@ impl Context<'_> {
     }
 
     fn hessian_into(&self, f: &[f64], out: &mut [f64]) {
+        if !self.loss.separable() {
+            let w = self.w.given().unwrap_or(&[]);
+            let mut g = vec![0.0; f.len()];
+            self.loss
+                .sum_values_and_derivatives(self.y, f, w, &mut g, out);
+            return;
+        }
         let k = self.n_outputs();
         par_fill_rows(k, out, |rows, out| {
             let scores = &f[rows.start * k..rows.end * k];
@@ -142,6 +155,33 @@ impl Context<'_> {
         Some(c)
     }
 
+    /// The leaves of a loss that is not a sum of per-row terms (one score per row): one Newton
+    /// step from the Hessian diagonal, −Σ w g / (Σ w h + λ) with λ = `l2_leaf`, from one pass over
+    /// all rows (each leaf's exact problem would take a pass per leaf and Newton step). 0 for a
+    /// leaf without curvature.
+    pub fn diagonal_newton_leaves(&self, f: &[f64], leaves: &[&[u32]]) -> Vec<f64> {
+        let w = self.line_search_weights().slice();
+        let (mut g, mut h) = (vec![0.0; f.len()], vec![0.0; f.len()]);
+        self.loss
+            .sum_values_and_derivatives(self.y, f, w, &mut g, &mut h);
+        let l2 = self.params.tree.l2_leaf;
+        (leaves.iter())
+            .map(|rows| {
+                let (mut d1, mut d2) = (0.0, 0.0);
+                for &r in rows.iter() {
+                    let r = r as usize;
+                    d1 += w[r] * g[r];
+                    d2 += w[r] * h[r];
+                }
+                if d2 + l2 > 0.0 {
+                    d1 / (d2 + l2)
+                } else {
+                    0.0
+                }
+            })
+            .collect()
+    }
+
     /// argmin_γ Σ w ℓ(y, F + γ B), B n × K.
     pub fn line_search(&self, f: &[f64], b: &[f64]) -> f64 {
         let w = self.line_search_weights().slice();
@@ -194,6 +234,26 @@ pub fn train_loss_pass(
     // Unweighted: the terms 1·ℓ of `mean_loss` without the ones.
     let weights = w.given().unwrap_or(&[]);
     let k = loss.n_outputs();
+    if !loss.separable() {
+        let total = match need {
+            None => loss.sum_values(y, f, weights),
+            Some(need) => {
+                derivs.neg_gradient.resize(f.len(), 0.0);
+                let mut no_hessian = Vec::new();
+                let h_out = if need == Need::GradientAndHessian {
+                    derivs.hessian.resize(f.len(), 0.0);
+                    &mut derivs.hessian
+                } else {
+                    &mut no_hessian
+                };
+                let total =
+                    loss.sum_values_and_derivatives(y, f, weights, &mut derivs.neg_gradient, h_out);
+                derivs.fresh = Some(need);
+                total
+            }
+        };
+        return total / w.total();
+    }
     let Some(need) = need else {
         if weights.is_empty() {
             let total = par_sum_ranges(y.len(), |rows| {
@@ -229,6 +289,9 @@ pub fn train_loss_pass(
 
 /// Σ w ℓ(y, F) / Σ w, in parallel and independent of the thread count.
 pub fn mean_loss(loss: &dyn Loss, y: &[f64], f: &[f64], w: &[f64]) -> f64 {
+    if !loss.separable() {
+        return loss.sum_values(y, f, w) / par_sum(y.len(), |i| w[i]);
+    }
     let k = loss.n_outputs();
     let total = par_sum_ranges(y.len(), |rows| {
         let scores = &f[rows.start * k..rows.end * k];

@@ -232,7 +232,7 @@ impl BoostingMethod for MetaMethod {
         }
     }
     /// The papers' multiple line search.
-    fn default_step_rule(&self, _sigma: Option<f64>) -> StepRule {
+    fn default_step_rule(&self, _newton: bool) -> StepRule {
         StepRule::LeafLineSearch
     }
     /// λ for the proximal direction (Alg. 2 steps f + λ g, which reaches the proximal point when

@@ -57,7 +57,7 @@ pub fn apply_step_rule(
                 } else {
                     ctx.params.leaf_newton_steps
                 };
-                let newton_values: Vec<Option<f64>> = if newton > 0 {
+                let newton_values: Vec<Option<f64>> = if newton > 0 && ctx.loss.separable() {
                     leaves
                         .par_iter()
                         .map(|rows| ctx.leaf_newton_value(f, rows, class, newton))
@@ -74,7 +74,9 @@ pub fn apply_step_rule(
                     ctx.loss
                         .leaf_values(y, f, w, &leaves, &leaf_of, &mut scratch, class)
                 };
-                let values: Vec<f64> = if newton_values.iter().all(Option::is_some) {
+                let values: Vec<f64> = if !ctx.loss.separable() {
+                    ctx.diagonal_newton_leaves(f, &leaves)
+                } else if newton_values.iter().all(Option::is_some) {
                     newton_values.into_iter().flatten().collect()
                 } else {
                     let exact = exact(ctx);

@@ -80,7 +80,7 @@ impl BoostingMethod for Vagbm {
     fn step_rules(&self) -> &'static [StepRule] {
         &[StepRule::Constant]
     }
-    fn default_step_rule(&self, _sigma: Option<f64>) -> StepRule {
+    fn default_step_rule(&self, _newton: bool) -> StepRule {
         StepRule::Constant
     }
     fn default_rho(&self, sigma: Option<f64>, _lambda: f64) -> f64 {

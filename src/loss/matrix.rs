@@ -40,6 +40,18 @@ pub trait Loss: Send + Sync + Debug {
     fn sigma_from(&self, _y: &[f64], _f: &[f64]) -> Option<f64> {
         self.sigma()
     }
+    /// True when ℓ is a sum of per-row terms, so that a batch form may be called on any run of
+    /// rows. A loss that is not (Cox's partial likelihood, whose risk sets tie rows together) has
+    /// every batch form called on all rows at once, its gradient and Hessian through
+    /// `sum_values_and_derivatives` with the weights.
+    fn separable(&self) -> bool {
+        true
+    }
+    /// True when `gbm` takes Newton steps unless told otherwise: when σ is known, or when the
+    /// loss's own leaves are Newton steps anyway (Cox, as in R gbm).
+    fn newton_by_default(&self) -> bool {
+        self.sigma().is_some()
+    }
     /// True when labels must be ±1 (the booster maps 0/1 labels to them).
     fn is_binary(&self) -> bool {
         false

@@ -21,6 +21,7 @@
 //!   overflows to ±inf for margins below −709/β, as e^{−βyf} itself does.
 
 mod absolute;
+mod cox;
 mod exponential;
 mod hinge;
 mod huber;
@@ -36,6 +37,7 @@ mod tweedie;
 mod vectorized;
 
 pub use absolute::Absolute;
+pub use cox::Cox;
 pub use exponential::Exponential;
 pub use hinge::Hinge;
 pub use huber::Huber;

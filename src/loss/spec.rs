@@ -3,8 +3,8 @@
 //! "tau": 0.9}`) and builds the [`Loss`] the booster runs on.
 
 use super::{
-    Absolute, Exponential, Hinge, Huber, Logistic, Loss, MulticlassHinge, Pinball, Scalar, Softmax,
-    Squared, Tweedie,
+    Absolute, Cox, Exponential, Hinge, Huber, Logistic, Loss, MulticlassHinge, Pinball, Scalar,
+    Softmax, Squared, Tweedie,
 };
 use crate::error::{Error, Result};
 use std::fmt;
@@ -46,6 +46,8 @@ pub enum LossSpec {
     Tweedie {
         p: f64,
     },
+    /// Cox proportional hazards; the label is the signed time (< 0: censored).
+    Cox,
     /// A scalar loss given as an object (Python's `CustomLoss`), not rebuilt from its name: a
     /// model trained with it keeps its trees and predicts the link only.
     Custom,
@@ -72,7 +74,7 @@ const fn entry(
 /// exponential β = 1, tweedie p = 1.5 (LightGBM's and XGBoost's default variance power, midway
 /// between Poisson and gamma).
 #[rustfmt::skip]
-const VOCABULARY: [Entry; 12] = [
+const VOCABULARY: [Entry; 13] = [
     entry("squared", None, |_| LossSpec::Squared),
     entry("absolute", None, |_| LossSpec::Absolute),
     entry("pinball", Some(("tau", 0.5)), |tau| LossSpec::Pinball { tau }),
@@ -85,6 +87,7 @@ const VOCABULARY: [Entry; 12] = [
     entry("poisson", None, |_| LossSpec::Poisson),
     entry("gamma", None, |_| LossSpec::Gamma),
     entry("tweedie", Some(("p", 1.5)), |p| LossSpec::Tweedie { p }),
+    entry("cox", None, |_| LossSpec::Cox),
 ];
 
 /// The names accepted by `from_str`, for error messages: `pinball` and `pinball(tau)` alike.
@@ -147,7 +150,7 @@ impl LossSpec {
     pub fn sigma_from_data(&self) -> bool {
         matches!(
             self,
-            LossSpec::Poisson | LossSpec::Gamma | LossSpec::Tweedie { .. }
+            LossSpec::Poisson | LossSpec::Gamma | LossSpec::Tweedie { .. } | LossSpec::Cox
         )
     }
 
@@ -160,6 +163,11 @@ impl LossSpec {
                 | LossSpec::Hinge
                 | LossSpec::MulticlassHinge
         )
+    }
+
+    /// Not a sum of per-row terms: no per-row prox (see `Loss::separable`).
+    pub fn is_separable(&self) -> bool {
+        !matches!(self, LossSpec::Cox)
     }
 
     /// Labels must be ±1.
@@ -198,6 +206,7 @@ impl LossSpec {
             LossSpec::Poisson => Arc::new(Scalar(Tweedie::poisson())),
             LossSpec::Gamma => Arc::new(Scalar(Tweedie::gamma())),
             LossSpec::Tweedie { p } => Arc::new(Scalar(Tweedie::new(p))),
+            LossSpec::Cox => Arc::new(Cox),
             LossSpec::Custom => {
                 return Err(Error::param(
                     "loss",
