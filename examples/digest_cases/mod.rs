@@ -75,7 +75,7 @@ const METHODS: [&str; 11] = [
     "accelerated_gbm",
     "repeated_gbm",
 ];
-const LOSSES: [&str; 13] = [
+const LOSSES: [&str; 14] = [
     "squared",
     "logistic",
     "logistic(0.01)",
@@ -89,6 +89,7 @@ const LOSSES: [&str; 13] = [
     "poisson",
     "gamma",
     "tweedie(1.5)",
+    "multi_squared",
 ];
 const STEPS: [&str; 5] = ["", "constant", "line_search", "leaf_line_search", "newton"];
 
@@ -129,6 +130,8 @@ struct Data {
     categorical_classes: Vec<f64>,
     /// A positive target with a log-linear mean, for the log-link losses.
     positive: Vec<f64>,
+    /// `regression` and `positive` as the two columns of a row-major n × 2 target.
+    two_targets: Vec<f64>,
 }
 
 /// SplitMix64 uniforms in [0, 1).
@@ -189,11 +192,16 @@ fn data(n: usize) -> Data {
             .map(|i| ((s[i] + noise[i] + 1.0).clamp(0.0, 2.9)).floor())
             .collect::<Vec<f64>>()
     };
+    let positive: Vec<f64> = (0..n)
+        .map(|i| (0.5 * score[i] + 0.6 * noise[i]).exp())
+        .collect();
+    let regression_target = regression(&score);
     Data {
-        positive: (0..n)
-            .map(|i| (0.5 * score[i] + 0.6 * noise[i]).exp())
+        two_targets: (0..n)
+            .flat_map(|i| [regression_target[i], positive[i]])
             .collect(),
-        regression: regression(&score),
+        positive,
+        regression: regression_target,
         binary: binary(&score),
         classes: classes(&score),
         categorical_regression: regression(&categorical_score),
@@ -288,6 +296,7 @@ impl Case<'_> {
             return None;
         }
         let y = match (self.loss, self.categorical) {
+            ("multi_squared", _) => &data.two_targets,
             ("poisson" | "gamma" | "tweedie(1.5)", _) => &data.positive,
             ("squared" | "huber" | "absolute" | "pinball(0.9)", false) => &data.regression,
             ("softmax" | "multiclass_hinge", false) => &data.classes,
@@ -298,7 +307,9 @@ impl Case<'_> {
             ("softmax" | "multiclass_hinge", true) => &data.categorical_classes,
             (_, true) => &data.categorical_binary,
         };
-        let n = y.len();
+        // Target values per row: two columns for the multi-output loss.
+        let t = if self.loss == "multi_squared" { 2 } else { 1 };
+        let n = y.len() / t;
         let split = n * 4 / 5;
         let frame = |range: std::ops::Range<usize>| {
             let mut features: Vec<Feature> = data
@@ -322,12 +333,12 @@ impl Case<'_> {
         let weights = |range: std::ops::Range<usize>| self.weighted.then(|| &data.weights[range]);
         let train = TrainData {
             frame: frame(0..split),
-            y: &y[..split],
+            y: &y[..split * t],
             weights: weights(0..split),
         };
         let valid = TrainData {
             frame: frame(split..n),
-            y: &y[split..],
+            y: &y[split * t..],
             weights: weights(split..n),
         };
         let mut booster = match Booster::new(params, &train, self.validated.then_some(&valid)) {
