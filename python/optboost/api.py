@@ -127,6 +127,8 @@ def boost(
         formula, without_column(data, offset), task=task, weights=weights, context=context
     )
     spec = design.spec
+    if spec.targets:
+        pairs = _multi_output_loss(pairs, spec.targets)
     if spec.offset_column is not None:
         if offset is not None:
             raise ParameterError(
@@ -144,7 +146,7 @@ def boost(
         )
     offsets: tuple[Any, Any] = (None, None)
     if offset is not None:
-        k = spec.target_encoding.n_classes if task == "multiclass" else 1
+        k = spec.target_encoding.n_classes if task == "multiclass" else len(spec.target_names)
         offsets = (
             offset_values(offset, data, len(design.y), k),
             offset_values(offset, valid, len(valid_args[1]), k)
@@ -178,6 +180,10 @@ def boost(
         raise ParameterError(
             "early_stopping_rounds needs validation data: pass valid= or validation_fraction="
         )
+    if spec.targets:  # the core takes an (n, K) target row-major, n × K values
+        y = np.ascontiguousarray(y).ravel()
+        if valid_args[1] is not None:
+            valid_args = (valid_args[0], np.ascontiguousarray(valid_args[1]).ravel(), valid_args[2])
     booster = _core.Booster(
         pairs,
         features,
@@ -193,6 +199,20 @@ def boost(
         model._callable_metrics = CallableMetrics(functions, y, valid_args[1])
     model._train(int(n_iter), progress, callback)
     return model
+
+
+def _multi_output_loss(pairs: list, targets: tuple[str, ...]) -> list:
+    """The parameters with the loss of several targets: the squared loss over K outputs
+    (multi_squared), the only loss with K target columns."""
+    loss = dict(pairs).get("loss", "squared")
+    if loss not in ("squared", "multi_squared"):
+        raise ParameterError(
+            f"{len(targets)} targets ({', '.join(targets)}) need the squared loss "
+            f"(multi-output regression); got loss {loss!r}"
+        )
+    return [(name, "multi_squared" if name == "loss" else value) for name, value in pairs] + (
+        [] if "loss" in dict(pairs) else [("loss", "multi_squared")]
+    )
 
 
 def param_names() -> list[str]:
