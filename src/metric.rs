@@ -99,6 +99,24 @@ impl Metric {
         let mut response = vec![0.0; scores.len()];
         loss.response_into(scores, &mut response);
         let k = loss.n_outputs();
+        if loss.target_width() > 1 {
+            // One target per output: the row's mean error over its K outputs (RMSE and MAE over
+            // all n × K entries, rows weighted).
+            let n = w.len();
+            let row = |i: usize, e: &dyn Fn(f64) -> f64| -> f64 {
+                (0..k)
+                    .map(|j| e(y[i * k + j] - response[i * k + j]))
+                    .sum::<f64>()
+                    / k as f64
+            };
+            let total: f64 = w.iter().sum();
+            let mean =
+                |e: &dyn Fn(f64) -> f64| (0..n).map(|i| w[i] * row(i, e)).sum::<f64>() / total;
+            return match self {
+                Metric::Rmse => mean(&|d| d * d).sqrt(),
+                _ => mean(&|d: f64| d.abs()),
+            };
+        }
         if k > 1 {
             // Class probabilities: the log loss of the true class, or whether another is likelier.
             let rows: Vec<(f64, bool)> = (0..y.len())

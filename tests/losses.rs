@@ -685,13 +685,13 @@ fn extreme_margins_stay_finite() {
     for f in [[1e6, -1e6, 0.0], [-1e6, 1e6, 1e6], [0.0, 0.0, -1e6]] {
         for y in 0..3 {
             let y = y as f64;
-            assert!(sm.row_value(y, &f).is_finite());
-            sm.row_gradient(y, &f, &mut out);
+            assert!(sm.row_value(&[y], &f).is_finite());
+            sm.row_gradient(&[y], &f, &mut out);
             assert!(out.iter().all(|x| x.is_finite()));
-            sm.row_hessian(y, &f, &mut out);
+            sm.row_hessian(&[y], &f, &mut out);
             assert!(out.iter().all(|x| x.is_finite()));
             for lambda in [1e-3, 1.0, 1e3] {
-                sm.row_prox(y, &f, lambda, &mut out);
+                sm.row_prox(&[y], &f, lambda, &mut out);
                 assert!(out.iter().all(|x| x.is_finite()), "softmax prox {out:?}");
             }
             sm.row_response(&f, &mut out);
@@ -829,13 +829,14 @@ fn multiclass_gradient_and_hessian_match_finite_differences() {
                 }
                 checked += 1;
                 let (mut g, mut hd) = (vec![0.0; k], vec![0.0; k]);
-                l.row_gradient(y as f64, &f, &mut g);
-                l.row_hessian(y as f64, &f, &mut hd);
+                l.row_gradient(&[y as f64], &f, &mut g);
+                l.row_hessian(&[y as f64], &f, &mut hd);
                 for j in 0..k {
                     let (mut fp, mut fm) = (f.clone(), f.clone());
                     fp[j] += h;
                     fm[j] -= h;
-                    let fd = (l.row_value(y as f64, &fp) - l.row_value(y as f64, &fm)) / (2.0 * h);
+                    let fd =
+                        (l.row_value(&[y as f64], &fp) - l.row_value(&[y as f64], &fm)) / (2.0 * h);
                     assert!(
                         (g[j] - fd).abs() < 1e-6,
                         "{} K={k}: ∂ℓ/∂f_{j} = {} vs FD {fd}",
@@ -843,8 +844,8 @@ fn multiclass_gradient_and_hessian_match_finite_differences() {
                         g[j]
                     );
                     let (mut gp, mut gm) = (vec![0.0; k], vec![0.0; k]);
-                    l.row_gradient(y as f64, &fp, &mut gp);
-                    l.row_gradient(y as f64, &fm, &mut gm);
+                    l.row_gradient(&[y as f64], &fp, &mut gp);
+                    l.row_gradient(&[y as f64], &fm, &mut gm);
                     let fd2 = (gp[j] - gm[j]) / (2.0 * h);
                     assert!(
                         (hd[j] - fd2).abs() < 1e-5,
@@ -861,12 +862,12 @@ fn multiclass_gradient_and_hessian_match_finite_differences() {
 fn check_multiclass_prox(l: &dyn Loss, y: usize, z: &[f64], lambda: f64) {
     let k = z.len();
     let mut u = vec![0.0; k];
-    l.row_prox(y as f64, z, lambda, &mut u);
+    l.row_prox(&[y as f64], z, lambda, &mut u);
     assert!(u.iter().all(|x| x.is_finite()), "{}: prox {u:?}", l.name());
     let g: Vec<f64> = (0..k).map(|j| (z[j] - u[j]) / lambda).collect();
     if l.name() == "softmax" {
         let mut p = vec![0.0; k];
-        l.row_gradient(y as f64, &u, &mut p);
+        l.row_gradient(&[y as f64], &u, &mut p);
         for j in 0..k {
             assert!(
                 (g[j] - p[j]).abs() < 1e-9,
@@ -896,7 +897,7 @@ fn check_multiclass_prox(l: &dyn Loss, y: usize, z: &[f64], lambda: f64) {
     }
     // No coordinate move improves the prox objective.
     let obj = |v: &[f64]| {
-        l.row_value(y as f64, v)
+        l.row_value(&[y as f64], v)
             + v.iter().zip(z).map(|(a, b)| (a - b) * (a - b)).sum::<f64>() / (2.0 * lambda)
     };
     let base = obj(&u);
@@ -976,7 +977,11 @@ fn multiclass_init_is_the_constant_minimiser() {
             let c = l.init(&d.y, &d.w);
             assert_eq!(c.len(), k);
             assert!(c.iter().all(|x| x.is_finite()), "{}: {c:?}", l.name());
-            let phi = |c: &[f64]| (0..n).map(|i| d.w[i] * l.row_value(d.y[i], c)).sum::<f64>();
+            let phi = |c: &[f64]| {
+                (0..n)
+                    .map(|i| d.w[i] * l.row_value(&[d.y[i]], c))
+                    .sum::<f64>()
+            };
             // Shift invariance: search c = (0, c1, c2) on a grid, then refine.
             let mut best = (f64::INFINITY, 0.0, 0.0);
             let scan = |best: &mut (f64, f64, f64), lo1: f64, lo2: f64, step: f64, m: usize| {
@@ -1016,7 +1021,7 @@ fn multiclass_leaf_value_and_line_search_match_brute_force() {
                 let d = mc_data(&mut rng, n, k);
                 let value = |fi: &dyn Fn(usize, usize) -> f64, i: usize| {
                     let row: Vec<f64> = (0..k).map(|j| fi(i, j)).collect();
-                    d.w[i] * l.row_value(d.y[i], &row)
+                    d.w[i] * l.row_value(&[d.y[i]], &row)
                 };
                 let rows: Vec<u32> = (0..n as u32).filter(|_| rng.chance(0.7)).collect();
                 let class = rng.below(k);
@@ -1059,17 +1064,17 @@ fn multiclass_response_and_mean_value() {
             assert!((p[j] - f[j].exp() / z).abs() < 1e-15);
         }
         let (y, fs, w) = ([0.0, 2.0], [0.5, -1.0, 2.0, 0.0, 1.0, 0.0], [1.0, 3.0]);
-        let want = (l.row_value(0.0, &fs[..3]) + 3.0 * l.row_value(2.0, &fs[3..])) / 4.0;
+        let want = (l.row_value(&[0.0], &fs[..3]) + 3.0 * l.row_value(&[2.0], &fs[3..])) / 4.0;
         assert!((l.sum_values(&y, &fs, &w) / 4.0 - want).abs() < 1e-15);
     }
     // Known values.
-    assert!((Softmax::new(2).row_value(0.0, &[0.0, 0.0]) - 2f64.ln()).abs() < 1e-15);
+    assert!((Softmax::new(2).row_value(&[0.0], &[0.0, 0.0]) - 2f64.ln()).abs() < 1e-15);
     assert_eq!(
-        MulticlassHinge::new(3).row_value(1.0, &[0.5, 1.0, -2.0]),
+        MulticlassHinge::new(3).row_value(&[1.0], &[0.5, 1.0, -2.0]),
         0.5
     );
     assert_eq!(
-        MulticlassHinge::new(3).row_value(1.0, &[0.0, 1.0, -2.0]),
+        MulticlassHinge::new(3).row_value(&[1.0], &[0.0, 1.0, -2.0]),
         0.0
     );
     assert_eq!(Softmax::new(3).sigma(), Some(0.5));
@@ -1103,6 +1108,7 @@ fn loss_spec_parses_every_name() {
         ("tweedie", LossSpec::Tweedie { p: 1.5 }),
         ("tweedie(p=1.2)", LossSpec::Tweedie { p: 1.2 }),
         ("cox", LossSpec::Cox),
+        ("multi-squared", LossSpec::MultiSquared),
     ];
     for (text, spec) in &expect {
         assert_eq!(&text.parse::<LossSpec>().unwrap(), spec, "{text}");
@@ -1112,7 +1118,8 @@ fn loss_spec_parses_every_name() {
         assert_eq!(spec.name(), *name);
         let built = spec.build(3).unwrap();
         assert_eq!(built.name(), *name);
-        assert_eq!(built.n_outputs() == 3, spec.is_multiclass(), "{name}");
+        let k_outputs = spec.is_multiclass() || spec.is_multi_output();
+        assert_eq!(built.n_outputs() == 3, k_outputs, "{name}");
         assert_eq!(built.is_binary(), spec.is_binary(), "{name}");
     }
     assert_eq!(LossSpec::NAMES.len(), 13);

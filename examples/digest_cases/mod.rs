@@ -75,7 +75,7 @@ const METHODS: [&str; 11] = [
     "accelerated_gbm",
     "repeated_gbm",
 ];
-const LOSSES: [&str; 14] = [
+const LOSSES: [&str; 15] = [
     "squared",
     "logistic",
     "logistic(0.01)",
@@ -90,6 +90,7 @@ const LOSSES: [&str; 14] = [
     "gamma",
     "tweedie(1.5)",
     "cox",
+    "multi_squared",
 ];
 const STEPS: [&str; 5] = ["", "constant", "line_search", "leaf_line_search", "newton"];
 
@@ -133,6 +134,8 @@ struct Data {
     /// Signed survival times (< 0: censored, every fourth row), shorter for a higher score, for
     /// the cox loss; made from the draws above, so the other targets are unchanged.
     survival: Vec<f64>,
+    /// `regression` and `positive` as the two columns of a row-major n × 2 target.
+    two_targets: Vec<f64>,
 }
 
 /// SplitMix64 uniforms in [0, 1).
@@ -193,6 +196,10 @@ fn data(n: usize) -> Data {
             .map(|i| ((s[i] + noise[i] + 1.0).clamp(0.0, 2.9)).floor())
             .collect::<Vec<f64>>()
     };
+    let positive: Vec<f64> = (0..n)
+        .map(|i| (0.5 * score[i] + 0.6 * noise[i]).exp())
+        .collect();
+    let regression_target = regression(&score);
     Data {
         survival: (0..n)
             .map(|i| {
@@ -204,10 +211,11 @@ fn data(n: usize) -> Data {
                 }
             })
             .collect(),
-        positive: (0..n)
-            .map(|i| (0.5 * score[i] + 0.6 * noise[i]).exp())
+        two_targets: (0..n)
+            .flat_map(|i| [regression_target[i], positive[i]])
             .collect(),
-        regression: regression(&score),
+        positive,
+        regression: regression_target,
         binary: binary(&score),
         classes: classes(&score),
         categorical_regression: regression(&categorical_score),
@@ -302,6 +310,7 @@ impl Case<'_> {
             return None;
         }
         let y = match (self.loss, self.categorical) {
+            ("multi_squared", _) => &data.two_targets,
             ("poisson" | "gamma" | "tweedie(1.5)", _) => &data.positive,
             ("cox", _) => &data.survival,
             ("squared" | "huber" | "absolute" | "pinball(0.9)", false) => &data.regression,
@@ -313,7 +322,9 @@ impl Case<'_> {
             ("softmax" | "multiclass_hinge", true) => &data.categorical_classes,
             (_, true) => &data.categorical_binary,
         };
-        let n = y.len();
+        // Target values per row: two columns for the multi-output loss.
+        let t = if self.loss == "multi_squared" { 2 } else { 1 };
+        let n = y.len() / t;
         let split = n * 4 / 5;
         let frame = |range: std::ops::Range<usize>| {
             let mut features: Vec<Feature> = data
@@ -337,12 +348,12 @@ impl Case<'_> {
         let weights = |range: std::ops::Range<usize>| self.weighted.then(|| &data.weights[range]);
         let train = TrainData {
             frame: frame(0..split),
-            y: &y[..split],
+            y: &y[..split * t],
             weights: weights(0..split),
         };
         let valid = TrainData {
             frame: frame(split..n),
-            y: &y[split..],
+            y: &y[split * t..],
             weights: weights(split..n),
         };
         let mut booster = match Booster::new(params, &train, self.validated.then_some(&valid)) {

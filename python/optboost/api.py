@@ -136,6 +136,8 @@ def boost(
             f"formula {formula!r}: a Surv(time, event) target needs loss='cox', "
             f"not {resolved['loss']!r}"
         )
+    if spec.targets:
+        pairs = _multi_output_loss(pairs, spec.targets)
     if spec.offset_column is not None:
         if offset is not None:
             raise ParameterError(
@@ -153,7 +155,7 @@ def boost(
         )
     offsets: tuple[Any, Any] = (None, None)
     if offset is not None:
-        k = spec.target_encoding.n_classes if task == "multiclass" else 1
+        k = spec.target_encoding.n_classes if task == "multiclass" else len(spec.target_names)
         offsets = (
             offset_values(offset, data, len(design.y), k),
             offset_values(offset, valid, len(valid_args[1]), k)
@@ -187,6 +189,10 @@ def boost(
         raise ParameterError(
             "early_stopping_rounds needs validation data: pass valid= or validation_fraction="
         )
+    if spec.targets:  # the core takes an (n, K) target row-major, n × K values
+        y = np.ascontiguousarray(y).ravel()
+        if valid_args[1] is not None:
+            valid_args = (valid_args[0], np.ascontiguousarray(valid_args[1]).ravel(), valid_args[2])
     booster = _core.Booster(
         pairs,
         features,
@@ -202,6 +208,20 @@ def boost(
         model._callable_metrics = CallableMetrics(functions, y, valid_args[1])
     model._train(int(n_iter), progress, callback)
     return model
+
+
+def _multi_output_loss(pairs: list, targets: tuple[str, ...]) -> list:
+    """The parameters with the loss of several targets: the squared loss over K outputs
+    (multi_squared), the only loss with K target columns."""
+    loss = dict(pairs).get("loss", "squared")
+    if loss not in ("squared", "multi_squared"):
+        raise ParameterError(
+            f"{len(targets)} targets ({', '.join(targets)}) need the squared loss "
+            f"(multi-output regression); got loss {loss!r}"
+        )
+    return [(name, "multi_squared" if name == "loss" else value) for name, value in pairs] + (
+        [] if "loss" in dict(pairs) else [("loss", "multi_squared")]
+    )
 
 
 def param_names() -> list[str]:

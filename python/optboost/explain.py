@@ -86,11 +86,12 @@ def contributions(
     one column per original data column (``by="column"``) or model feature
     (``by="feature"``) and ``bias``; each row sums to the link-scale score.
     Multiclass models give one block of columns per class, named
-    ``"{class}/{column}"`` (and ``"{class}/bias"``), in class order."""
+    ``"{class}/{column}"`` (and ``"{class}/bias"``), in class order; multi-output
+    models (``y1 + y2 ~ ...``) one per target, ``"{target}/{column}"``."""
     values, names = contribution_array(model, newdata, by, iteration)
     if values.shape[1] == 1:
         return pl.DataFrame(values[:, 0, :], schema=names, orient="row")
-    labels = model.classes or [str(k) for k in range(values.shape[1])]
+    labels = model.classes or model.spec.targets or [str(k) for k in range(values.shape[1])]
     schema = [f"{label}/{name}" for label in labels for name in names]
     return pl.DataFrame(values.reshape(values.shape[0], -1), schema=schema, orient="row")
 

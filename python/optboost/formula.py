@@ -268,6 +268,9 @@ class DesignSpec:
     target_expression: str | None = None
     # R's offset(column) term: the column added to the link at fit and predict.
     offset_column: str | None = None
+    # The target columns of a multi-output formula (``y1 + y2 ~ x``), one model output each;
+    # empty for one target (``target``).
+    targets: tuple[str, ...] = ()
     # (frame columns, each feature's position among them or None if one is absent, whether
     # to convert the whole frame) of the last frame of ``_wide_block``.
     _layout: tuple[list[str], slice | np.ndarray | None, bool] | None = field(
@@ -277,6 +280,11 @@ class DesignSpec:
     @property
     def task(self) -> str:
         return self.target_encoding.task
+
+    @property
+    def target_names(self) -> list[str]:
+        """The target columns, one per model output (one for a single target)."""
+        return list(self.targets) if self.targets else [self.target]
 
     @property
     def feature_names(self) -> list[str]:
@@ -378,8 +386,11 @@ class DesignSpec:
 
     def target_values(self, data: Any) -> np.ndarray:
         """The encoded target of ``data`` (e.g. a validation set), with the
-        training classes."""
-        return self.target_encoding.encode(self._target_series(to_polars(data)))
+        training classes; (n, K) for a multi-output formula."""
+        frame = to_polars(data)
+        if self.targets:
+            return _target_matrix(self.target_encoding, frame, self.targets)
+        return self.target_encoding.encode(self._target_series(frame))
 
     def _target_series(self, frame: pl.DataFrame) -> pl.Series:
         if self.target_expression is None:
@@ -420,6 +431,8 @@ class DesignSpec:
             "weights_column": self.weights_column,
             "features": [feature.to_dict() for feature in self.features],
             "terms": [term.to_dict() for term in self.terms],
+            # only for several targets, so that single-target files stay as they were
+            **({"targets": list(self.targets)} if self.targets else {}),
         }
 
     @classmethod
@@ -479,6 +492,7 @@ class DesignSpec:
             context=context,
             target_expression=_optional_text(data.get("target_expression"), "target expression"),
             offset_column=_optional_text(data.get("offset_column"), "offset column"),
+            targets=tuple(_texts(data.get("targets", []), "targets")),
         )
         if spec.target_expression is not None:
             parse_factor(spec.target_expression)
@@ -828,7 +842,17 @@ def build_design(
     if not features:
         raise FormulaError(f"formula {formula!r} has no features")
     bare_columns = {f.source_columns[0] for f in features if not f.materialised}
-    target_columns = target_factor.columns if target_factor is not None else (target,)
+    targets: tuple[str, ...] = ()
+    if isinstance(target, tuple):  # several targets: y1 + y2 ~ ...
+        targets, target = target, " + ".join(target)
+        if task != "regression":
+            raise FormulaError(
+                f"formula {formula!r} has {len(targets)} targets: several targets need the "
+                f"squared loss (multi-output regression), not a {task} loss"
+            )
+        target_columns = targets
+    else:
+        target_columns = target_factor.columns if target_factor is not None else (target,)
     for column in target_columns:
         if column in bare_columns:
             raise FormulaError(f"formula {formula!r}: the target {column!r} is also a feature")
@@ -840,12 +864,16 @@ def build_design(
     if duplicated:
         raise FormulaError(f"formula {formula!r} gives duplicate feature names {duplicated}")
 
-    if target_factor is None:
-        target_series = get_column(frame, target, role="target column")
+    if targets:
+        encoding = fit_target(get_column(frame, targets[0], role="target column"), task)
+        y = _target_matrix(encoding, frame, targets)
     else:
-        target_series = _evaluated_target(target_factor.text, frame, context)
-    encoding = fit_target(target_series, task)
-    y = encoding.encode(target_series)
+        if target_factor is None:
+            target_series = get_column(frame, target, role="target column")
+        else:
+            target_series = _evaluated_target(target_factor.text, frame, context)
+        encoding = fit_target(target_series, task)
+        y = encoding.encode(target_series)
     spec = DesignSpec(
         formula=formula,
         target=target,
@@ -856,6 +884,7 @@ def build_design(
         context=context or None,
         target_expression=None if target_factor is None else target_factor.text,
         offset_column=offset_column,
+        targets=targets,
     )
     block = None
     if not spec_terms and len(plain) == len(features):
@@ -938,13 +967,26 @@ def _parse(
             return column_factor(aliases.get(factor.expr, factor.expr))
         return _parse_factor(formula, restore(factor.expr))
 
-    if len(lhs_terms) != 1 or len(lhs_terms[0].factors) != 1:
-        raise FormulaError(f"formula {formula!r}: the left-hand side must be one column")
+    several = len(lhs_terms) > 1 and all(
+        len(t.factors) == 1 and t.factors[0].eval_method == FormulaicFactor.EvalMethod.LOOKUP
+        for t in lhs_terms
+    )
+    if not several and (len(lhs_terms) != 1 or len(lhs_terms[0].factors) != 1):
+        raise FormulaError(
+            f"formula {formula!r}: the left-hand side must be one column, or several columns "
+            "joined by + (y1 + y2 ~ ..., one output each)"
+        )
     lhs = lhs_terms[0].factors[0]
     target_factor = None
-    if lhs.eval_method == FormulaicFactor.EvalMethod.LOOKUP:
+    target: str | tuple[str, ...]
+    target_columns: tuple[str, ...]
+    if several:  # y1 + y2 ~ ...: one output per column
+        target = target_columns = tuple(
+            aliases.get(t.factors[0].expr, t.factors[0].expr) for t in lhs_terms
+        )
+    elif lhs.eval_method == FormulaicFactor.EvalMethod.LOOKUP:
         target = aliases.get(lhs.expr, lhs.expr)
-        target_columns: tuple[str, ...] = (target,)
+        target_columns = (target,)
     else:
         target_factor = parsed(lhs)
         if target_factor.is_categorical or stateful_keys(target_factor):
@@ -972,6 +1014,15 @@ def _parse(
         else:
             factor_lists.append([parsed(f) for f in factors])
     return target, target_factor, factor_lists
+
+
+def _target_matrix(
+    encoding: TargetEncoding, frame: pl.DataFrame, targets: Sequence[str]
+) -> np.ndarray:
+    """The (n, K) target of a multi-output formula, one encoded column per target."""
+    return np.column_stack(
+        [encoding.encode(get_column(frame, c, role="target column")) for c in targets]
+    )
 
 
 def _evaluated_target(text: str, frame: pl.DataFrame, context: Mapping[str, Any]) -> pl.Series:

@@ -128,6 +128,12 @@ class Model:
         return self._core.loss
 
     @property
+    def target_names(self) -> list[str]:
+        """The target columns, one per output: ``predict`` gives an (n, K) array in this
+        order for a formula ``y1 + y2 ~ ...``."""
+        return self.spec.target_names
+
+    @property
     def task(self) -> str:
         """ "regression", "binary" or "multiclass"."""
         return self.spec.task
@@ -788,6 +794,13 @@ def _check_agreement(core: Any, spec: DesignSpec) -> None:
     encoding = spec.target_encoding
     if encoding.task != task:
         raise ModelFileError(f"the loss {core.loss!r} is for {task}, the target for {encoding.task}")
+    if spec.targets:
+        if core.n_outputs != len(spec.targets) or core.loss != "multi_squared":
+            raise ModelFileError(
+                f"the model has {core.n_outputs} outputs of the {core.loss!r} loss for the "
+                f"{len(spec.targets)} targets {list(spec.targets)}"
+            )
+        return
     expected_outputs = encoding.n_classes if task == "multiclass" else 1
     if core.n_outputs != expected_outputs:
         raise ModelFileError(

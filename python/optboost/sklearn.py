@@ -91,6 +91,8 @@ class _BoostEstimator(BaseEstimator):
         tags.input_tags.allow_nan = True
         tags.input_tags.categorical = True
         tags.input_tags.string = True
+        if isinstance(self, RegressorMixin):
+            tags.target_tags.multi_output = True
         return tags
 
     # ---------------------------------------------------------------- columns
@@ -110,7 +112,9 @@ class _BoostEstimator(BaseEstimator):
             y = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y)
             if y.ndim == 2 and y.shape[1] == 1:
                 y = y[:, 0]
-            if y.ndim != 1 or len(y) != frame.height:
+            # A regressor takes a 2-D y (n, K): one output per column.
+            dims = (1, 2) if isinstance(self, RegressorMixin) else (1,)
+            if y.ndim not in dims or len(y) != frame.height:
                 raise DataError(
                     f"y must have one value per row of X ({frame.height}); got shape {y.shape}"
                 )
@@ -125,6 +129,7 @@ class _BoostEstimator(BaseEstimator):
             order=None,  # C or F order, as given: the core reads either in place
             ensure_all_finite=False,  # checked by _check_no_infinity, in blocks
             y_numeric=isinstance(self, RegressorMixin),
+            multi_output=isinstance(self, RegressorMixin),
         )
         _check_no_infinity(X)
         self._features_ = matrix_features([f"x{j}" for j in range(X.shape[1])])
@@ -244,9 +249,12 @@ class _BoostEstimator(BaseEstimator):
                 )
             settings["early_stopping_rounds"] = self.early_stopping_rounds
         pairs = param_pairs(settings)
+        # A 2-D target (n, K) goes to the core row-major, n × K values.
+        y = np.ascontiguousarray(y).ravel()
         valid_args = (None, None, None)
         if valid is not None:
-            valid_args = (valid[0], np.ascontiguousarray(valid[1], dtype=np.float64), None)
+            valid_y = np.ascontiguousarray(valid[1], dtype=np.float64).ravel()
+            valid_args = (valid[0], valid_y, None)
         custom_loss = self.loss if isinstance(self.loss, CustomLoss) else None
         booster = _core.Booster(
             pairs, columns, y, weights, *valid_args, custom_loss=custom_loss, rows=rows
@@ -333,17 +341,27 @@ class BoostRegressor(RegressorMixin, _BoostEstimator):
             raise ParameterError(f"BoostRegressor needs a regression loss; got {loss!r}")
         columns, y = self._fit_columns(X, y)
         y = _finite_target(y)
+        loss = _loss_for_target(loss, y)
+        self.n_targets_ = 1 if y.ndim == 1 else y.shape[1]
         valid = None
         if eval_set is not None:
             X_valid, y_valid = _pair(eval_set)
-            valid = (self._predict_columns(X_valid), _finite_target(y_valid))
+            y_valid = _finite_target(y_valid)
+            if (1 if y_valid.ndim == 1 else y_valid.shape[1]) != self.n_targets_:
+                raise DataError(
+                    f"eval_set's y has shape {y_valid.shape}, the training y {y.shape}: "
+                    "they need the same number of columns"
+                )
+            valid = (self._predict_columns(X_valid), y_valid)
         self._train(columns, y, sample_weight, loss, valid)
         return self
 
     def predict(self, X: Any) -> np.ndarray:
         # A custom loss has no response function: its predictions are the link.
         check_is_fitted(self)
-        return self._scores(X, response=self.core_model_.loss != "custom")[:, 0]
+        scores = self._scores(X, response=self.core_model_.loss != "custom")
+        # (n, K) for a 2-D y at fit; a model pickled before multi-output has one target.
+        return scores if getattr(self, "n_targets_", 1) > 1 else scores[:, 0]
 
 
 class BoostClassifier(ClassifierMixin, _BoostEstimator):
@@ -514,6 +532,19 @@ def _pair(eval_set: Any) -> tuple[Any, Any]:
     if not (isinstance(eval_set, tuple) and len(eval_set) == 2):
         raise ParameterError("eval_set must be a pair (X_valid, y_valid) or a list of one pair")
     return eval_set
+
+
+def _loss_for_target(loss: str, y: np.ndarray) -> str:
+    """The loss to train a target of this shape with: a 2-D y (n, K) takes the squared loss
+    over K outputs (multi_squared), the only loss with K target columns."""
+    if y.ndim == 1 or loss == "multi_squared":
+        return loss
+    if loss == "squared":
+        return "multi_squared"
+    raise ParameterError(
+        f"a 2-D y of shape {y.shape} needs the squared loss (loss=None, 'squared' or "
+        f"'multi_squared'); got {loss!r}"
+    )
 
 
 def _finite_target(y: Any) -> np.ndarray:

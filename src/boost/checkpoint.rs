@@ -68,11 +68,11 @@ impl Booster {
             || BinnedData::with_mappers(&train.frame, mappers, names),
         )?;
         let k = booster.model.n_outputs;
-        if booster.y.len() * k != checkpoint.state.iterate().output().len() {
+        let n = train.frame.n_rows();
+        if n * k != checkpoint.state.iterate().output().len() {
             return Err(Error::data(format!(
-                "the checkpoint was trained on {} rows, got {}",
+                "the checkpoint was trained on {} rows, got {n}",
                 checkpoint.state.iterate().output().len() / k,
-                booster.y.len()
             )));
         }
         if booster.valid_pred.as_ref().map(Vec::len) != checkpoint.valid_pred.as_ref().map(Vec::len)

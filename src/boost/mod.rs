@@ -53,7 +53,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use stopping::Best;
-use training_data::{checked_offset, checked_target, count_classes, Validation};
+use training_data::{checked_offset, checked_target, count_classes, count_outputs, Validation};
 use weights::Weights;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -203,6 +203,8 @@ impl Booster {
     ) -> Result<Booster> {
         let n_classes = if params.loss.is_multiclass() {
             count_classes(train.y)?
+        } else if params.loss.is_multi_output() {
+            count_outputs(train)?
         } else {
             2
         };
@@ -212,21 +214,22 @@ impl Booster {
         };
         let constraints = Constraints::by_name(&params.monotone, &params.interactions, &data)?;
         let (y, w) = checked_target(train, &*loss, "training")?;
-        let w = Weights::new(w, y.len());
+        let n = train.frame.n_rows();
+        let w = Weights::new(w, n);
         let valid = valid
             .map(|v| -> Result<Validation> {
                 let (y, w) = checked_target(v, &*loss, "validation")?;
                 Ok(Validation {
                     matrix: data.bin(&v.frame)?,
-                    w: w.unwrap_or_else(|| vec![1.0; y.len()]),
+                    w: w.unwrap_or_else(|| vec![1.0; v.frame.n_rows()]),
                     y,
                 })
             })
             .transpose()?;
         let k = loss.n_outputs();
-        let offset = checked_offset(offsets.train, y.len() * k, "training")?;
+        let offset = checked_offset(offsets.train, n * k, "training")?;
         let valid_offset = match &valid {
-            Some(v) => checked_offset(offsets.valid, v.y.len() * k, "validation")?,
+            Some(v) => checked_offset(offsets.valid, v.w.len() * k, "validation")?,
             None => None,
         };
         let bias = {
@@ -235,7 +238,7 @@ impl Booster {
             let w = match w.given() {
                 Some(w) => w,
                 None => {
-                    ones = vec![1.0; y.len()];
+                    ones = vec![1.0; n];
                     &ones
                 }
             };
@@ -245,7 +248,7 @@ impl Booster {
                 // The constant that fits best on top of the offset, as glm's intercept does
                 // (for K classes, class by class).
                 (Init::Optimal, Some(offset)) => {
-                    rows = (0..y.len() as u32).collect();
+                    rows = (0..n as u32).collect();
                     (0..k)
                         .map(|class| loss.leaf_value(&y, offset, w, &rows, class))
                         .collect()
@@ -288,8 +291,8 @@ impl Booster {
             }
             start
         };
-        let train_start = start(y.len(), offset);
-        let valid_pred = valid.as_ref().map(|v| start(v.y.len(), valid_offset));
+        let train_start = start(n, offset);
+        let valid_pred = valid.as_ref().map(|v| start(v.w.len(), valid_offset));
         let sigma = loss.sigma_from(&y, &train_start);
         let start = Start {
             train: &train_start,

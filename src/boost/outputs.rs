@@ -45,6 +45,12 @@ impl Context<'_> {
         self.sigma
     }
 
+    /// The targets of a run of rows (T values per row).
+    fn targets(&self, rows: std::ops::Range<usize>) -> &[f64] {
+        let t = self.loss.target_width();
+        &self.y[rows.start * t..rows.end * t]
+    }
+
     /// −∂ℓ/∂F at F (n × K), in a reused buffer (`Buffers::recycle_values` takes it back).
     pub fn negative_gradient(&self, f: &[f64]) -> Vec<f64> {
         let mut out = self.buffers.values(f.len());
@@ -63,7 +69,7 @@ impl Context<'_> {
         let k = self.n_outputs();
         par_fill_rows(k, out, |rows, out| {
             let scores = &f[rows.start * k..rows.end * k];
-            self.loss.neg_gradient_into(&self.y[rows], scores, out);
+            self.loss.neg_gradient_into(self.targets(rows), scores, out);
         });
     }
 
@@ -85,7 +91,7 @@ impl Context<'_> {
         let k = self.n_outputs();
         par_fill_rows(k, out, |rows, out| {
             let scores = &f[rows.start * k..rows.end * k];
-            self.loss.hessian_into(&self.y[rows], scores, out);
+            self.loss.hessian_into(self.targets(rows), scores, out);
         });
     }
 
@@ -116,7 +122,7 @@ impl Context<'_> {
         // A chunk of proxes at a time, then (prox − z)/λ.
         par_fill_rows(k, &mut out, |rows, out| {
             let z = &z[rows.start * k..rows.end * k];
-            self.loss.prox_into(&self.y[rows], z, lambda, out);
+            self.loss.prox_into(self.targets(rows), z, lambda, out);
             out.iter_mut()
                 .zip(z)
                 .for_each(|(o, &z)| *o = (*o - z) / lambda);
@@ -233,7 +239,7 @@ pub fn train_loss_pass(
 ) -> f64 {
     // Unweighted: the terms 1·ℓ of `mean_loss` without the ones.
     let weights = w.given().unwrap_or(&[]);
-    let k = loss.n_outputs();
+    let (k, t) = (loss.n_outputs(), loss.target_width());
     if !loss.separable() {
         let total = match need {
             None => loss.sum_values(y, f, weights),
@@ -256,8 +262,9 @@ pub fn train_loss_pass(
     }
     let Some(need) = need else {
         if weights.is_empty() {
-            let total = par_sum_ranges(y.len(), |rows| {
-                loss.sum_values(&y[rows.clone()], &f[rows.start * k..rows.end * k], &[])
+            let total = par_sum_ranges(y.len() / t, |rows| {
+                let y = &y[rows.start * t..rows.end * t];
+                loss.sum_values(y, &f[rows.start * k..rows.end * k], &[])
             });
             return total / w.total();
         }
@@ -281,7 +288,8 @@ pub fn train_loss_pass(
             &weights[rows.clone()]
         };
         let scores = &f[rows.start * k..rows.end * k];
-        loss.sum_values_and_derivatives(&y[rows], scores, w, g, h)
+        let y = &y[rows.start * t..rows.end * t];
+        loss.sum_values_and_derivatives(y, scores, w, g, h)
     });
     derivs.fresh = Some(need);
     total / w.total()
@@ -290,12 +298,13 @@ pub fn train_loss_pass(
 /// Σ w ℓ(y, F) / Σ w, in parallel and independent of the thread count.
 pub fn mean_loss(loss: &dyn Loss, y: &[f64], f: &[f64], w: &[f64]) -> f64 {
     if !loss.separable() {
-        return loss.sum_values(y, f, w) / par_sum(y.len(), |i| w[i]);
+        return loss.sum_values(y, f, w) / par_sum(w.len(), |i| w[i]);
     }
-    let k = loss.n_outputs();
-    let total = par_sum_ranges(y.len(), |rows| {
+    let (k, t) = (loss.n_outputs(), loss.target_width());
+    let total = par_sum_ranges(w.len(), |rows| {
         let scores = &f[rows.start * k..rows.end * k];
-        loss.sum_values(&y[rows.clone()], scores, &w[rows])
+        let y = &y[rows.start * t..rows.end * t];
+        loss.sum_values(y, scores, &w[rows])
     });
-    total / par_sum(y.len(), |i| w[i])
+    total / par_sum(w.len(), |i| w[i])
 }

@@ -69,6 +69,18 @@ pub(super) fn count_classes(y: &[f64]) -> Result<usize> {
     Ok(y.iter().fold(0.0f64, |m, &v| m.max(v)) as usize + 1)
 }
 
+/// K of a multi-output target: its values must fill whole rows of the features (row-major n × K).
+pub(super) fn count_outputs(data: &TrainData<'_>) -> Result<usize> {
+    let (n, len) = (data.frame.n_rows(), data.y.len());
+    if n == 0 || len == 0 || len % n != 0 {
+        return Err(Error::data(format!(
+            "training target has {len} values for {n} rows: a multi-output target must be \
+             row-major n × K, one column per output"
+        )));
+    }
+    Ok(len / n)
+}
+
 /// Checks the target and weights of a data set: every label must suit the loss
 /// (`Loss::target_error`: class indices below K for a multiclass loss), and binary losses get
 /// 0/1 labels mapped to ±1.
@@ -78,16 +90,30 @@ pub(super) fn checked_target(
     role: &str,
 ) -> Result<(Vec<f64>, Option<Vec<f64>>)> {
     let n = data.frame.n_rows();
-    if data.y.len() != n {
+    let t = loss.target_width();
+    if t > 1 && data.y.len() != n * t {
+        return Err(Error::data(format!(
+            "{role} target has {} values, the {} loss with {t} outputs needs {n} × {t} \
+             (one row of {t} per row of the features, row-major)",
+            data.y.len(),
+            loss.name()
+        )));
+    }
+    if data.y.len() != n * t {
         return Err(Error::data(format!(
             "{role} target has {} rows, the features have {n}",
             data.y.len()
         )));
     }
-    if let Some(row) = data.y.iter().position(|v| !v.is_finite()) {
+    if let Some(entry) = data.y.iter().position(|v| !v.is_finite()) {
+        let at = if t > 1 {
+            format!("row {}, column {}", entry / t, entry % t)
+        } else {
+            format!("row {entry}")
+        };
         return Err(Error::value(
             format!("{role} target"),
-            format!("row {row} is {} (targets must be finite)", data.y[row]),
+            format!("{at} is {} (targets must be finite)", data.y[entry]),
         ));
     }
     let mut y = data.y.to_vec();

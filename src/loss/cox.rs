@@ -200,18 +200,18 @@ impl Loss for Cox {
         false
     }
     /// A row alone is its own risk set: ℓ = ln e^f − f = 0 (the row forms see a data set of one).
-    fn row_value(&self, y: f64, f: &[f64]) -> f64 {
-        self.sum_values(&[y], f, &[])
+    fn row_value(&self, y: &[f64], f: &[f64]) -> f64 {
+        self.sum_values(y, f, &[])
     }
-    fn row_gradient(&self, y: f64, f: &[f64], out: &mut [f64]) {
-        self.evaluate(&[y], f, &[], out, &mut []);
+    fn row_gradient(&self, y: &[f64], f: &[f64], out: &mut [f64]) {
+        self.evaluate(y, f, &[], out, &mut []);
         out[0] = -out[0];
     }
-    fn row_hessian(&self, y: f64, f: &[f64], out: &mut [f64]) {
-        self.evaluate(&[y], f, &[], &mut [], out);
+    fn row_hessian(&self, y: &[f64], f: &[f64], out: &mut [f64]) {
+        self.evaluate(y, f, &[], &mut [], out);
     }
     /// The zero function's prox (a data set of one row); the proximal methods refuse this loss.
-    fn row_prox(&self, _y: f64, z: &[f64], _lambda: f64, out: &mut [f64]) {
+    fn row_prox(&self, _y: &[f64], z: &[f64], _lambda: f64, out: &mut [f64]) {
         out.copy_from_slice(z);
     }
     /// L is invariant to a constant: 0.

@@ -1,7 +1,8 @@
 //! [`Loss`]: the one interface the booster, the model and the metrics use, for every loss. A loss
 //! gives K = `n_outputs()` scores per row (1 for a scalar loss, the number of classes for a
 //! multiclass one); every score matrix (`f`, `b`, `z`, and the outputs written) is row-major
-//! n × K, with one label per row. A scalar loss implements [`ScalarLoss`] and gets `Loss` from it
+//! n × K. Targets are row-major n × T with T = `target_width()`: one label per row (T = 1) for
+//! every loss but the multi-output squared loss, whose target is n × K. A scalar loss implements [`ScalarLoss`] and gets `Loss` from it
 //! (K = 1, with its chunked fast paths); a loss with K scores implements `Loss` itself: the
 //! per-row forms, `init`, the per-class leaf value and the line search, with the batch forms
 //! provided.
@@ -16,14 +17,18 @@ pub trait Loss: Send + Sync + Debug {
     fn name(&self) -> &'static str;
     /// K, the scores per row.
     fn n_outputs(&self) -> usize;
-    /// ℓ(y, f) for one row's K scores `f`.
-    fn row_value(&self, y: f64, f: &[f64]) -> f64;
+    /// T, the target values per row (see the module header).
+    fn target_width(&self) -> usize {
+        1
+    }
+    /// ℓ(y, f) for one row's T targets `y` and K scores `f`.
+    fn row_value(&self, y: &[f64], f: &[f64]) -> f64;
     /// ∂ℓ/∂f_k (a subgradient where ℓ has a kink) into `out` (K entries).
-    fn row_gradient(&self, y: f64, f: &[f64], out: &mut [f64]);
+    fn row_gradient(&self, y: &[f64], f: &[f64], out: &mut [f64]);
     /// ∂²ℓ/∂f_k² into `out` (zero for piecewise-linear losses).
-    fn row_hessian(&self, y: f64, f: &[f64], out: &mut [f64]);
+    fn row_hessian(&self, y: &[f64], f: &[f64], out: &mut [f64]);
     /// argmin_u ℓ(y, u) + ‖u − z‖²/(2λ) into `out`.
-    fn row_prox(&self, y: f64, z: &[f64], lambda: f64, out: &mut [f64]);
+    fn row_prox(&self, y: &[f64], z: &[f64], lambda: f64, out: &mut [f64]);
     /// The constant minimiser argmin_c Σ w ℓ(y, c) (K values, finite even if a class is absent).
     fn init(&self, y: &[f64], w: &[f64]) -> Vec<f64>;
     /// argmin_c Σ_{i ∈ rows} w_i ℓ(y_i, F_i + c e_class): the per-leaf line search of one output.
@@ -82,12 +87,13 @@ pub trait Loss: Send + Sync + Debug {
     /// Σ w_i ℓ(y_i, F_i) over a run of rows, added in row order (`w` empty: unit weights, the
     /// terms ℓ themselves).
     fn sum_values(&self, y: &[f64], f: &[f64], w: &[f64]) -> f64 {
-        let k = self.n_outputs();
-        let row = |i: usize| self.row_value(y[i], &f[i * k..(i + 1) * k]);
+        let (k, t) = (self.n_outputs(), self.target_width());
+        let row = |i: usize| self.row_value(&y[i * t..(i + 1) * t], &f[i * k..(i + 1) * k]);
+        let n = y.len() / t;
         if w.is_empty() {
-            (0..y.len()).map(row).sum()
+            (0..n).map(row).sum()
         } else {
-            (0..y.len()).map(|i| w[i] * row(i)).sum()
+            (0..n).map(|i| w[i] * row(i)).sum()
         }
     }
     /// Σ w_i ℓ(y_i, F_i) over a run of rows (`w` empty: unit weights), leaving −∂ℓ/∂F in
@@ -102,19 +108,20 @@ pub trait Loss: Send + Sync + Debug {
         neg_gradient: &mut [f64],
         hessian: &mut [f64],
     ) -> f64 {
-        let k = self.n_outputs();
-        (0..y.len())
+        let (k, t) = (self.n_outputs(), self.target_width());
+        (0..y.len() / t)
             .map(|i| {
-                let (f, g) = (
+                let (y, f, g) = (
+                    &y[i * t..(i + 1) * t],
                     &f[i * k..(i + 1) * k],
                     &mut neg_gradient[i * k..(i + 1) * k],
                 );
-                self.row_gradient(y[i], f, g);
+                self.row_gradient(y, f, g);
                 g.iter_mut().for_each(|g| *g = -*g);
                 if !hessian.is_empty() {
-                    self.row_hessian(y[i], f, &mut hessian[i * k..(i + 1) * k]);
+                    self.row_hessian(y, f, &mut hessian[i * k..(i + 1) * k]);
                 }
-                let value = self.row_value(y[i], f);
+                let value = self.row_value(y, f);
                 if w.is_empty() {
                     value
                 } else {
@@ -125,26 +132,32 @@ pub trait Loss: Send + Sync + Debug {
     }
     /// −∂ℓ/∂F over a run of rows into `out`.
     fn neg_gradient_into(&self, y: &[f64], f: &[f64], out: &mut [f64]) {
-        let k = self.n_outputs();
-        for i in 0..y.len() {
+        let (k, t) = (self.n_outputs(), self.target_width());
+        for i in 0..y.len() / t {
             let out = &mut out[i * k..(i + 1) * k];
-            self.row_gradient(y[i], &f[i * k..(i + 1) * k], out);
+            self.row_gradient(&y[i * t..(i + 1) * t], &f[i * k..(i + 1) * k], out);
             out.iter_mut().for_each(|g| *g = -*g);
         }
     }
     /// The Hessian diagonal over a run of rows into `out`.
     fn hessian_into(&self, y: &[f64], f: &[f64], out: &mut [f64]) {
-        let k = self.n_outputs();
-        for i in 0..y.len() {
-            self.row_hessian(y[i], &f[i * k..(i + 1) * k], &mut out[i * k..(i + 1) * k]);
+        let (k, t) = (self.n_outputs(), self.target_width());
+        for i in 0..y.len() / t {
+            let (y, f) = (&y[i * t..(i + 1) * t], &f[i * k..(i + 1) * k]);
+            self.row_hessian(y, f, &mut out[i * k..(i + 1) * k]);
         }
     }
     /// prox_{λℓ(y_i,·)}(Z_i) over a run of rows into `out`.
     fn prox_into(&self, y: &[f64], z: &[f64], lambda: f64, out: &mut [f64]) {
-        let k = self.n_outputs();
-        for i in 0..y.len() {
+        let (k, t) = (self.n_outputs(), self.target_width());
+        for i in 0..y.len() / t {
             let rows = i * k..(i + 1) * k;
-            self.row_prox(y[i], &z[rows.clone()], lambda, &mut out[rows]);
+            self.row_prox(
+                &y[i * t..(i + 1) * t],
+                &z[rows.clone()],
+                lambda,
+                &mut out[rows],
+            );
         }
     }
     /// The scores of a run of rows on the response scale, into `out`.
@@ -184,15 +197,16 @@ pub trait Loss: Send + Sync + Debug {
         (class, c): (usize, f64),
         d1: f64,
     ) -> (f64, f64) {
-        let k = self.n_outputs();
+        let (k, t) = (self.n_outputs(), self.target_width());
         let (mut u, mut g, mut h) = (vec![0.0; k], vec![0.0; k], vec![0.0; k]);
         let (mut d1, mut d2) = (d1, 0.0);
         for &r in rows {
             let r = r as usize;
             u.copy_from_slice(&f[r * k..(r + 1) * k]);
             u[class] += c;
-            self.row_gradient(y[r], &u, &mut g);
-            self.row_hessian(y[r], &u, &mut h);
+            let y = &y[r * t..(r + 1) * t];
+            self.row_gradient(y, &u, &mut g);
+            self.row_hessian(y, &u, &mut h);
             d1 += w[r] * g[class];
             d2 += w[r] * h[class];
         }
@@ -214,17 +228,17 @@ impl<L: ScalarLoss> Loss for Scalar<L> {
     fn n_outputs(&self) -> usize {
         1
     }
-    fn row_value(&self, y: f64, f: &[f64]) -> f64 {
-        self.0.value(y, f[0])
+    fn row_value(&self, y: &[f64], f: &[f64]) -> f64 {
+        self.0.value(y[0], f[0])
     }
-    fn row_gradient(&self, y: f64, f: &[f64], out: &mut [f64]) {
-        out[0] = self.0.derivative(y, f[0]);
+    fn row_gradient(&self, y: &[f64], f: &[f64], out: &mut [f64]) {
+        out[0] = self.0.derivative(y[0], f[0]);
     }
-    fn row_hessian(&self, y: f64, f: &[f64], out: &mut [f64]) {
-        out[0] = self.0.second_derivative(y, f[0]);
+    fn row_hessian(&self, y: &[f64], f: &[f64], out: &mut [f64]) {
+        out[0] = self.0.second_derivative(y[0], f[0]);
     }
-    fn row_prox(&self, y: f64, z: &[f64], lambda: f64, out: &mut [f64]) {
-        out[0] = self.0.prox(y, z[0], lambda);
+    fn row_prox(&self, y: &[f64], z: &[f64], lambda: f64, out: &mut [f64]) {
+        out[0] = self.0.prox(y[0], z[0], lambda);
     }
     fn init(&self, y: &[f64], w: &[f64]) -> Vec<f64> {
         vec![self.0.init(y, w)]

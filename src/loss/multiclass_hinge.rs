@@ -115,8 +115,8 @@ impl Loss for MulticlassHinge {
     fn n_outputs(&self) -> usize {
         self.n_classes
     }
-    fn row_value(&self, y: f64, f: &[f64]) -> f64 {
-        let yk = y as usize;
+    fn row_value(&self, y: &[f64], f: &[f64]) -> f64 {
+        let yk = y[0] as usize;
         let m = f
             .iter()
             .enumerate()
@@ -125,8 +125,8 @@ impl Loss for MulticlassHinge {
             .fold(f64::NEG_INFINITY, f64::max);
         (1.0 + m - f[yk]).max(0.0)
     }
-    fn row_gradient(&self, y: f64, f: &[f64], out: &mut [f64]) {
-        let yk = y as usize;
+    fn row_gradient(&self, y: &[f64], f: &[f64], out: &mut [f64]) {
+        let yk = y[0] as usize;
         out.fill(0.0);
         let mut best: Option<usize> = None;
         for j in (0..f.len()).filter(|&j| j != yk) {
@@ -141,11 +141,11 @@ impl Loss for MulticlassHinge {
             }
         }
     }
-    fn row_hessian(&self, _y: f64, _f: &[f64], out: &mut [f64]) {
+    fn row_hessian(&self, _y: &[f64], _f: &[f64], out: &mut [f64]) {
         out.fill(0.0);
     }
-    fn row_prox(&self, y: f64, z: &[f64], lambda: f64, out: &mut [f64]) {
-        let yk = y as usize;
+    fn row_prox(&self, y: &[f64], z: &[f64], lambda: f64, out: &mut [f64]) {
+        let yk = y[0] as usize;
         for (j, o) in out.iter_mut().enumerate() {
             let (e, delta) = if j == yk { (1.0, 0.0) } else { (0.0, 1.0) };
             *o = e + (z[j] + delta) / lambda;

@@ -36,23 +36,23 @@ impl Loss for Softmax {
     fn n_outputs(&self) -> usize {
         self.n_classes
     }
-    fn row_value(&self, y: f64, f: &[f64]) -> f64 {
-        let yk = y as usize;
+    fn row_value(&self, y: &[f64], f: &[f64]) -> f64 {
+        let yk = y[0] as usize;
         // ln Σ e^{f_k − f_y}: exact also when f_y is the largest score.
         log_sum_exp(f.iter().map(|&x| x - f[yk]))
     }
-    fn row_gradient(&self, y: f64, f: &[f64], out: &mut [f64]) {
+    fn row_gradient(&self, y: &[f64], f: &[f64], out: &mut [f64]) {
         softmax_into(f, out);
-        out[y as usize] -= 1.0;
+        out[y[0] as usize] -= 1.0;
     }
-    fn row_hessian(&self, _y: f64, f: &[f64], out: &mut [f64]) {
+    fn row_hessian(&self, _y: &[f64], f: &[f64], out: &mut [f64]) {
         softmax_into(f, out);
         for p in out.iter_mut() {
             *p *= 1.0 - *p;
         }
     }
-    fn row_prox(&self, y: f64, z: &[f64], lambda: f64, out: &mut [f64]) {
-        let yk = y as usize;
+    fn row_prox(&self, y: &[f64], z: &[f64], lambda: f64, out: &mut [f64]) {
+        let yk = y[0] as usize;
         out.copy_from_slice(z);
         out[yk] += lambda; // out = c = z + λ e_y
         let c: &[f64] = out;

@@ -3,8 +3,8 @@
 //! "tau": 0.9}`) and builds the [`Loss`] the booster runs on.
 
 use super::{
-    Absolute, Cox, Exponential, Hinge, Huber, Logistic, Loss, MulticlassHinge, Pinball, Scalar,
-    Softmax, Squared, Tweedie,
+    Absolute, Cox, Exponential, Hinge, Huber, Logistic, Loss, MultiSquared, MulticlassHinge,
+    Pinball, Scalar, Softmax, Squared, Tweedie,
 };
 use crate::error::{Error, Result};
 use std::fmt;
@@ -48,6 +48,8 @@ pub enum LossSpec {
     },
     /// Cox proportional hazards; the label is the signed time (< 0: censored).
     Cox,
+    /// The squared loss over K outputs: the target is n × K, one column per output.
+    MultiSquared,
     /// A scalar loss given as an object (Python's `CustomLoss`), not rebuilt from its name: a
     /// model trained with it keeps its trees and predicts the link only.
     Custom,
@@ -74,7 +76,7 @@ const fn entry(
 /// exponential β = 1, tweedie p = 1.5 (LightGBM's and XGBoost's default variance power, midway
 /// between Poisson and gamma).
 #[rustfmt::skip]
-const VOCABULARY: [Entry; 13] = [
+const VOCABULARY: [Entry; 14] = [
     entry("squared", None, |_| LossSpec::Squared),
     entry("absolute", None, |_| LossSpec::Absolute),
     entry("pinball", Some(("tau", 0.5)), |tau| LossSpec::Pinball { tau }),
@@ -88,6 +90,7 @@ const VOCABULARY: [Entry; 13] = [
     entry("gamma", None, |_| LossSpec::Gamma),
     entry("tweedie", Some(("p", 1.5)), |p| LossSpec::Tweedie { p }),
     entry("cox", None, |_| LossSpec::Cox),
+    entry("multi_squared", None, |_| LossSpec::MultiSquared),
 ];
 
 /// The names accepted by `from_str`, for error messages: `pinball` and `pinball(tau)` alike.
@@ -183,7 +186,13 @@ impl LossSpec {
         matches!(self, LossSpec::Softmax | LossSpec::MulticlassHinge)
     }
 
-    /// Validates and builds the loss; `n_classes` is used by multiclass losses only (≥ 2).
+    /// K scores per row from a target of K columns (n × K).
+    pub fn is_multi_output(&self) -> bool {
+        matches!(self, LossSpec::MultiSquared)
+    }
+
+    /// Validates and builds the loss; `n_classes` is K for multiclass losses (≥ 2) and the
+    /// multi-output loss (≥ 1), unused otherwise.
     pub fn build(&self, n_classes: usize) -> Result<Arc<dyn Loss>> {
         self.validate()?;
         if self.is_multiclass() && n_classes < 2 {
@@ -191,6 +200,13 @@ impl LossSpec {
                 "loss",
                 format!("{self} with {n_classes} classes"),
                 "at least 2 classes",
+            ));
+        }
+        if self.is_multi_output() && n_classes < 1 {
+            return Err(Error::param(
+                "loss",
+                format!("{self} with {n_classes} outputs"),
+                "at least 1 target column",
             ));
         }
         Ok(match *self {
@@ -207,6 +223,7 @@ impl LossSpec {
             LossSpec::Gamma => Arc::new(Scalar(Tweedie::gamma())),
             LossSpec::Tweedie { p } => Arc::new(Scalar(Tweedie::new(p))),
             LossSpec::Cox => Arc::new(Cox),
+            LossSpec::MultiSquared => Arc::new(MultiSquared::new(n_classes)),
             LossSpec::Custom => {
                 return Err(Error::param(
                     "loss",

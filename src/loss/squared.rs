@@ -106,7 +106,7 @@ const MAX_PARTIAL_SUMS: usize = 1 << 20;
 /// A leaf's (Σ w (y − f), Σ w) from its (row, terms) in ascending row order: summed within each
 /// chunk of SUM_CHUNK row ids, then chunk by chunk. A fixed grouping, so that all leaves can be
 /// summed over row chunks in parallel with the same result.
-fn leaf_sums(terms: impl Iterator<Item = (usize, (f64, f64))>) -> (f64, f64) {
+pub(super) fn leaf_sums(terms: impl Iterator<Item = (usize, (f64, f64))>) -> (f64, f64) {
     let (mut num, mut den) = (0.0, 0.0);
     let mut chunk: Option<(usize, f64, f64)> = None;
     for (r, (n, d)) in terms {
@@ -133,11 +133,11 @@ fn leaf_sums(terms: impl Iterator<Item = (usize, (f64, f64))>) -> (f64, f64) {
 
 /// The terms (w b (y − f), w b²) of one row in Σ w b (y − f) / Σ w b².
 #[inline]
-fn terms_of(y: f64, f: f64, b: f64, w: f64) -> (f64, f64) {
+pub(super) fn terms_of(y: f64, f: f64, b: f64, w: f64) -> (f64, f64) {
     (w * b * (y - f), w * b * b)
 }
 
-fn ratio(num: f64, den: f64) -> f64 {
+pub(super) fn ratio(num: f64, den: f64) -> f64 {
     if den > 0.0 {
         num / den
     } else {
