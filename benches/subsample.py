@@ -30,7 +30,13 @@ os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 from compare import BINS, DEPTH, LEAVES, LR, MIN_LEAF, N_TREES, make_data
 
-CASES = [("optboost", 1.0), ("optboost", 0.8), ("optboost", 0.5), ("lightgbm", 1.0), ("lightgbm", 0.5)]
+CASES = [
+    ("optboost", 1.0),
+    ("optboost", 0.8),
+    ("optboost", 0.5),
+    ("lightgbm", 1.0),
+    ("lightgbm", 0.5),
+]
 
 
 def train_optboost(x, y, loss: str, fraction: float, threads: int) -> tuple[float, float]:
