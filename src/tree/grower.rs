@@ -611,7 +611,14 @@ fn grow_from(
         }
     });
     if options.rows.is_some() {
-        cover_every_row(data, &tree, &mut leaves, &mut rows, bin_leaves.as_ref());
+        cover_every_row(
+            data,
+            &tree,
+            &mut leaves,
+            &mut rows,
+            bin_leaves.as_ref(),
+            scratch,
+        );
     }
     GrownTree {
         tree,

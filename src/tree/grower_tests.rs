@@ -221,3 +221,57 @@ fn trees_from_histograms_without_counts_equal_trees_with_counts() {
         }
     }
 }
+
+#[test]
+fn sampled_trees_cover_every_row_whatever_the_buffers_held() {
+    // More rows than a chunk (rows are placed in parallel); the buffers come from a full tree
+    // and a tree on another sample, whose partition space holds other rows' leaves.
+    let mut state = 5;
+    let (n, p) = (30_000, 3);
+    let columns: Vec<Vec<f64>> = (0..p)
+        .map(|_| (0..n).map(|_| uniform(&mut state)).collect())
+        .collect();
+    let data = binned(&columns);
+    let t: Vec<f64> = (0..n)
+        .map(|i| (8.0 * columns[0][i]).sin() + columns[1][i] * columns[2][i])
+        .collect();
+    let stats = FitStats { vt: &t, v: &[] };
+    let params = TreeParams {
+        max_depth: 6,
+        max_leaves: 40,
+        ..TreeParams::default()
+    };
+    let sample = |keep: u32| -> Vec<u32> { (0..n as u32).filter(|r| r % 5 < keep).collect() };
+    let (first, second) = (sample(3), sample(2));
+    let grow = |rows: &[u32], buffers: &mut GrowBuffers| {
+        let options = GrowOptions {
+            rows: Some(rows),
+            ..GrowOptions::default()
+        };
+        grow_with_options(&data, stats, &params, &Candidates::All, buffers, &options)
+    };
+    let fresh = grow(&second, &mut GrowBuffers::default());
+    let mut buffers = GrowBuffers::default();
+    let full = grow_with(&data, stats, &params, &Candidates::All, &mut buffers);
+    let (_, rows) = full.into_parts();
+    buffers.recycle(rows);
+    let earlier = grow(&first, &mut buffers);
+    let (_, rows) = earlier.into_parts();
+    buffers.recycle(rows);
+    let reused = grow(&second, &mut buffers);
+    assert!(fresh.tree.n_leaves() >= 20);
+    assert_eq!(fresh.tree, reused.tree);
+    assert_eq!(fresh.rows, reused.rows);
+    assert_eq!(fresh.leaves, reused.leaves);
+    let mut seen = vec![false; n];
+    for leaf in &reused.leaves {
+        let rows = reused.leaf_rows(leaf);
+        assert!(rows.windows(2).all(|w| w[0] < w[1]));
+        for &r in rows {
+            seen[r as usize] = true;
+            let bins = data.matrix().row(r as usize);
+            assert_eq!(reused.tree.leaf_of_bins(bins), leaf.node);
+        }
+    }
+    assert!(seen.iter().all(|&s| s));
+}
