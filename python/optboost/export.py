@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     from .model import Model
 
 ML_OPSET = 3
-# Losses whose response is the mean e^link.
-LOG_LINK_LOSSES = ("poisson", "gamma", "tweedie")
+# Losses whose response is e^link: the mean, or cox's relative hazard.
+LOG_LINK_LOSSES = ("poisson", "gamma", "tweedie", "cox")
 ONNX_OPSET = 17
 
 

@@ -104,11 +104,11 @@ R_DISTRIBUTIONS = {
     "adaboost": "exponential",
     "multinomial": "softmax",
     "poisson": "poisson",
+    "coxph": "cox",
 }
 # R's gbm distributions optboost does not have, with what to use instead.
 R_MISSING = {
     "huberized": "R's huberized hinge loss is not available; 'hinge' is the plain hinge",
-    "coxph": "survival losses (coxph) are not available yet",
     "tdist": "the t-distribution loss is not available; 'huber' is a robust alternative",
     "pairwise": "ranking losses (pairwise) are not available",
 }

@@ -147,6 +147,10 @@ def test_errors_name_the_problem():
     bad = frame.with_columns(pl.Series("time", [0.0] + [1.0] * 49))
     with pytest.raises(optboost.OptboostError, match=r"row 0 has time 0\.0"):
         optboost.boost("Surv(time, status) ~ age", bad, loss="cox", n_iter=2)
+    # R gbm's name for the loss
+    assert optboost.boost("Surv(time, status) ~ age", frame, loss="coxph", n_iter=2).params[
+        "loss"
+    ] == "cox"
     zero = frame.with_columns(y=pl.Series([1.0, 0.0] + [2.0] * 48))
     with pytest.raises(optboost.OptboostError, match=r"row 1 is 0 \(the cox loss needs a signed time"):
         optboost.boost("y ~ age", zero, loss="cox", n_iter=2, validation_fraction=None)

@@ -38,8 +38,8 @@ def test_r_argument_names_are_answered_with_ours(data, name, answer):
 
 
 def test_missing_r_distributions_say_so(data):
-    with pytest.raises(ParameterError, match="coxph"):
-        optboost.boost("y ~ x", data, loss="coxph")
+    with pytest.raises(ParameterError, match="tdist"):
+        optboost.boost("y ~ x", data, loss="tdist")
 
 
 def test_lambda_as_a_keyword(data):
