@@ -429,9 +429,9 @@ impl Booster {
             .last()
             .map_or(self.initial_train_loss, |r| r.train_loss);
         // The safeguard (docs/algorithms.md §9): a momentum step that raises the training loss,
-        // or (`restart`) the validation loss, is undone and the momentum restarted. Only steps that use momentum are guarded: a plain
-        // step from the output is the descent step the restart falls back on, and rejecting it
-        // would repeat it forever.
+        // or (`restart`) the validation loss, is undone and the momentum restarted. Only steps
+        // that use momentum are guarded: a plain step from the output is the descent step the
+        // restart falls back on, and rejecting it would repeat it forever.
         let guarded = (self.params.safeguard != Safeguard::None
             && self.state.iterate().momentum_active())
         .then(|| {
