@@ -1122,7 +1122,7 @@ fn loss_spec_parses_every_name() {
         assert_eq!(built.n_outputs() == 3, k_outputs, "{name}");
         assert_eq!(built.is_binary(), spec.is_binary(), "{name}");
     }
-    assert_eq!(LossSpec::NAMES.len(), 13);
+    assert_eq!(LossSpec::NAMES.len(), 14);
     assert_eq!("custom".parse::<LossSpec>().unwrap(), LossSpec::Custom);
     assert_eq!(LossSpec::Custom.name(), "custom");
 }
