@@ -39,6 +39,22 @@ N_TREES, DEPTH, LEAVES, LR, BINS, MIN_LEAF = 100, 6, 63, 0.1, 255, 20
 # ----------------------------------------------------------------------------- data
 
 
+def lightgbm_params(loss: str, threads: int) -> dict:
+    """LightGBM's settings for the trees every library grows here."""
+    return {
+        "objective": "binary" if loss == "logistic" else "regression",
+        "num_leaves": LEAVES,
+        "max_depth": DEPTH,
+        "learning_rate": LR,
+        "max_bin": BINS,
+        "num_threads": threads,
+        "min_data_in_leaf": MIN_LEAF,
+        "min_sum_hessian_in_leaf": 1e-3,
+        "lambda_l2": 0.0,
+        "verbose": -1,
+    }
+
+
 def make_data(rows: int, test_rows: int, features: int, seed: int):
     """HIGGS-like: mixed marginals, a label from a nonlinear function of ten features."""
     import numpy as np
@@ -122,18 +138,7 @@ def worker(lib: str, loss: str, directory: Path, threads: int, out: Path) -> dic
 
     t0 = time.perf_counter()
     if lib == "lightgbm":
-        params = {
-            "objective": "binary" if binary else "regression",
-            "num_leaves": LEAVES,
-            "max_depth": DEPTH,
-            "learning_rate": LR,
-            "max_bin": BINS,
-            "num_threads": threads,
-            "min_data_in_leaf": MIN_LEAF,
-            "min_sum_hessian_in_leaf": 1e-3,
-            "lambda_l2": 0.0,
-            "verbose": -1,
-        }
+        params = lightgbm_params(loss, threads)
         ds = lgb.Dataset(xtr, ytr, params=params)
         ds.construct()
         t1 = time.perf_counter()

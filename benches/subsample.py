@@ -28,7 +28,7 @@ import time
 # policy) took 20 s for a fit of 20,000 rows that takes under one.
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
-from compare import BINS, DEPTH, LEAVES, LR, MIN_LEAF, N_TREES, make_data
+from compare import BINS, DEPTH, LEAVES, LR, MIN_LEAF, N_TREES, lightgbm_params, make_data
 
 CASES = [
     ("optboost", 1.0),
@@ -77,19 +77,7 @@ def train_lightgbm(x, y, loss: str, fraction: float, threads: int) -> tuple[floa
     """(wall seconds, CPU seconds) of training."""
     import lightgbm as lgb
 
-    params = {
-        "objective": "binary" if loss == "logistic" else "regression",
-        "num_leaves": LEAVES,
-        "max_depth": DEPTH,
-        "learning_rate": LR,
-        "max_bin": BINS,
-        "num_threads": threads,
-        "min_data_in_leaf": MIN_LEAF,
-        "min_sum_hessian_in_leaf": 1e-3,
-        "lambda_l2": 0.0,
-        "verbose": -1,
-        "seed": 1,
-    }
+    params = {**lightgbm_params(loss, threads), "seed": 1}
     if fraction < 1.0:
         params.update(bagging_fraction=fraction, bagging_freq=1)
     ds = lgb.Dataset(x, y, params=params)
