@@ -340,24 +340,44 @@ fn best_categorical(
         }
     }
     let (gain, k, missing_left) = best?;
+    Some(prefix_split(
+        feature,
+        gain,
+        bins,
+        &order[..k],
+        missing_left,
+        total,
+    ))
+}
+
+/// The split (without a numeric threshold) sending the bins `left_order` left, and the missing
+/// bin 0 too when `missing_left`.
+fn prefix_split(
+    feature: usize,
+    gain: f64,
+    bins: &[BinStats],
+    left_order: &[u8],
+    missing_left: bool,
+    total: BinStats,
+) -> SplitCandidate {
     let mut left_bins = BinSet::default();
     let mut left = BinStats::default();
-    for &b in &order[..k] {
+    for &b in left_order {
         left_bins.insert(b);
         left += bins[b as usize];
     }
     if missing_left {
         left_bins.insert(0);
-        left += missing;
+        left += bins[0];
     }
-    Some(SplitCandidate {
+    SplitCandidate {
         feature,
         gain,
         threshold: None,
         left_bins,
         left,
         right: total - left,
-    })
+    }
 }
 
 /// The best split sending a prefix `order[..k]` of the non-missing bins left, with the missing
@@ -425,24 +445,7 @@ fn best_prefix(
         }
     }
     let (gain, k, missing_left) = best?;
-    let mut left_bins = BinSet::default();
-    let mut left = BinStats::default();
-    for &b in &order[..k] {
-        left_bins.insert(b);
-        left += bins[b as usize];
-    }
-    if missing_left {
-        left_bins.insert(0);
-        left += missing;
-    }
-    let split = SplitCandidate {
-        feature,
-        gain,
-        threshold: None,
-        left_bins,
-        left,
-        right: scan.total - left,
-    };
+    let split = prefix_split(feature, gain, bins, &order[..k], missing_left, scan.total);
     Some((split, k))
 }
 
