@@ -80,7 +80,7 @@ class CustomLoss:
 
     def __post_init__(self) -> None:
         for name in ("value", "gradient", "hessian"):
-            function = getattr(self, name)
+            function = getattr(self, name)  # safe: name from the fixed tuple above
             if not (callable(function) or (name == "hessian" and function is None)):
                 raise ParameterTypeError(
                     f"CustomLoss {name} must be a callable (y, f) -> array"
