@@ -44,6 +44,16 @@ macro_rules! public_enum {
     };
 }
 
+/// `allowed_list` of the methods that `keep` accepts.
+fn allowed_methods(keep: impl Fn(&Method) -> bool) -> String {
+    let names: Vec<&str> = Method::ALL
+        .iter()
+        .filter(|m| keep(m))
+        .map(Method::name)
+        .collect();
+    allowed_list(&names)
+}
+
 fn allowed_list(names: &[&str]) -> String {
     names
         .iter()
@@ -415,17 +425,13 @@ impl Params {
         if !self.loss.is_separable() && method.uses_prox() {
             // The prox of a loss coupling the rows is a problem over all rows at once, not the
             // per-row problems these methods solve.
-            let names: Vec<&str> = (Method::ALL.iter())
-                .filter(|m| !m.uses_prox())
-                .map(Method::name)
-                .collect();
             return Err(Error::param(
                 "method",
                 format!("{:?}", method.name()),
                 format!(
                     "{} with the {} loss (its proximal operator is not a per-row problem: the \
                      partial likelihood ties rows together through the risk sets)",
-                    allowed_list(&names),
+                    allowed_methods(|m| !m.uses_prox()),
                     self.loss
                 ),
             ));
@@ -437,21 +443,17 @@ impl Params {
                 format!(
                     "\"constant\" for method {:?} (its momentum recursion needs a fixed step; \"inv_sqrt\" is for {})",
                     method.name(),
-                    allowed_list(&Method::ALL.iter().filter(|m| !m.has_momentum()).map(Method::name).collect::<Vec<_>>())
+                    allowed_methods(|m| !m.has_momentum())
                 ),
             ));
         }
         if self.loss.is_multiclass() && !method.supports_multiclass() {
-            let names: Vec<&str> = (Method::ALL.iter())
-                .filter(|m| m.supports_multiclass())
-                .map(Method::name)
-                .collect();
             return Err(Error::param(
                 "method",
                 format!("{:?}", method.name()),
                 format!(
                     "{} with the multiclass loss {}",
-                    allowed_list(&names),
+                    allowed_methods(|m| m.supports_multiclass()),
                     self.loss
                 ),
             ));
