@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -11,7 +12,7 @@ from . import _core
 from .class_weights import class_weight_values
 from .constraints import CONSTRAINTS, constraint_params, parse_interactions, parse_monotone
 from .errors import ParameterError
-from .formula import build_design
+from .formula import DesignSpec, build_design
 from .holdout import held_rows, resolve_fraction, take_rows
 from .losses import CustomLoss, LossLike, loss_text
 from .metrics import BUILT_IN, CallableMetrics, split_metrics
@@ -97,55 +98,15 @@ def boost(
     """
     if valid is not None and validation_fraction not in (None, "auto"):
         raise ParameterError("pass valid= or validation_fraction=, not both")
-    settings = {
-        "method": method,
-        "loss": loss_text(loss),
-        "n_iter": n_iter,
-        "learning_rate": learning_rate,
-        "early_stopping_rounds": early_stopping_rounds,
-        "seed": seed,
-        "n_threads": n_threads,
-        **params,
-    }
-    functions: dict[str, Any] = {}
-    if settings.get("metrics") is not None:
-        names, functions = split_metrics(settings["metrics"])
-        first = settings["metrics"]
-        first = first if isinstance(first, str) or callable(first) else next(iter(first), None)
-        settings["metrics"] = ",".join(names) or None
-        if early_stopping_rounds is not None and callable(first):
-            raise ParameterError(
-                "early stopping follows the first metric, which must be a built-in one "
-                f"({', '.join(BUILT_IN)}); callable metrics are recorded in the history only"
-            )
-    # Constraints name columns: checked now, mapped to the model's features once they exist.
-    constraints = {name: settings.pop(name) for name in CONSTRAINTS if name in settings}
-    parse_monotone(constraints.get("monotone") or {})
-    parse_interactions(constraints.get("interactions") or [])
-    pairs, resolved = resolve(settings)
-    task = resolved["task"]
+    prepared = prepare_settings(
+        method, loss, n_iter, learning_rate, early_stopping_rounds, seed, n_threads, params
+    )
+    task = prepared.task
     design = build_design(
         formula, without_column(data, offset), task=task, weights=weights, context=context
     )
     spec = design.spec
-    survival = spec.target_expression is not None and is_survival(
-        parse_factor(spec.target_expression)
-    )
-    if survival and resolved["loss"] != "cox":
-        raise ParameterError(
-            f"formula {formula!r}: a Surv(time, event) target needs loss='cox', "
-            f"not {resolved['loss']!r}"
-        )
-    if spec.targets:
-        pairs = _multi_output_loss(pairs, spec.targets)
-    if spec.offset_column is not None:
-        if offset is not None:
-            raise ParameterError(
-                f"formula {formula!r} has offset({spec.offset_column}); pass no offset= too"
-            )
-        offset = spec.offset_column
-    if constraints:
-        pairs += param_pairs(constraint_params(constraints, spec.features))
+    pairs, offset = design_pairs(formula, spec, prepared, offset)
     valid_args: tuple[Any, Any, Any] = (None, None, None)
     if valid is not None:
         valid_args = (
@@ -174,25 +135,14 @@ def boost(
     fraction = None if valid is not None else resolve_fraction(validation_fraction, method, len(y))
     if fraction is not None:
         held = held_rows(y, fraction, seed, stratify=task != "regression")
-        kept = ~held
-        valid_args = (
-            take_rows(features, held),
-            y[held],
-            None if weights_values is None else weights_values[held],
+        rows, y, weights_values, valid_args, offsets = split_held(
+            features, y, weights_values, offsets, held
         )
-        if offsets[0] is not None:
-            by_row = offsets[0].reshape(len(y), -1)  # row-major n × K
-            offsets = (by_row[kept].reshape(-1), by_row[held].reshape(-1))
-        rows, y = np.flatnonzero(kept), y[kept]
-        weights_values = None if weights_values is None else weights_values[kept]
     if early_stopping_rounds is not None and valid_args[0] is None:
         raise ParameterError(
             "early_stopping_rounds needs validation data: pass valid= or validation_fraction="
         )
-    if spec.targets:  # the core takes an (n, K) target row-major, n × K values
-        y = np.ascontiguousarray(y).ravel()
-        if valid_args[1] is not None:
-            valid_args = (valid_args[0], np.ascontiguousarray(valid_args[1]).ravel(), valid_args[2])
+    y, valid_args = flat_targets(spec, y, valid_args)
     booster = _core.Booster(
         pairs,
         features,
@@ -204,10 +154,122 @@ def boost(
         rows=rows,
     )
     model = Model._from_booster(booster, spec, dict(pairs))
-    if functions:
-        model._callable_metrics = CallableMetrics(functions, y, valid_args[1])
+    if prepared.functions:
+        model._callable_metrics = CallableMetrics(prepared.functions, y, valid_args[1])
     model._train(int(n_iter), progress, callback)
     return model
+
+
+@dataclass
+class PreparedSettings:
+    """The training parameters checked and resolved before the data are read: the core's
+    (name, value) pairs, the resolved settings (task, loss, ...), the constraints by column
+    name (mapped to features once the design exists) and the callable metrics by name."""
+
+    pairs: list
+    resolved: dict[str, Any]
+    constraints: dict[str, Any]
+    functions: dict[str, Any]
+
+    @property
+    def task(self) -> str:
+        return self.resolved["task"]
+
+
+def prepare_settings(
+    method: str,
+    loss: LossLike,
+    n_iter: int,
+    learning_rate: float,
+    early_stopping_rounds: int | None,
+    seed: int,
+    n_threads: int,
+    params: Mapping[str, Any],
+) -> PreparedSettings:
+    """``boost``'s parameters checked and resolved (shared with ``optboost.dask.boost``)."""
+    settings = {
+        "method": method,
+        "loss": loss_text(loss),
+        "n_iter": n_iter,
+        "learning_rate": learning_rate,
+        "early_stopping_rounds": early_stopping_rounds,
+        "seed": seed,
+        "n_threads": n_threads,
+        **params,
+    }
+    functions: dict[str, Any] = {}
+    if settings.get("metrics") is not None:
+        names, functions = split_metrics(settings["metrics"])
+        first = settings["metrics"]
+        first = first if isinstance(first, str) or callable(first) else next(iter(first), None)
+        settings["metrics"] = ",".join(names) or None
+        if early_stopping_rounds is not None and callable(first):
+            raise ParameterError(
+                "early stopping follows the first metric, which must be a built-in one "
+                f"({', '.join(BUILT_IN)}); callable metrics are recorded in the history only"
+            )
+    # Constraints name columns: checked now, mapped to the model's features once they exist.
+    constraints = {name: settings.pop(name) for name in CONSTRAINTS if name in settings}
+    parse_monotone(constraints.get("monotone") or {})
+    parse_interactions(constraints.get("interactions") or [])
+    pairs, resolved = resolve(settings)
+    return PreparedSettings(pairs, resolved, constraints, functions)
+
+
+def design_pairs(
+    formula: str, spec: DesignSpec, prepared: PreparedSettings, offset: Any
+) -> tuple[list, Any]:
+    """The core's parameters once the design is known (the loss of several targets, the
+    constraints by feature), and the offset (the formula's offset(column) if it has one);
+    checks that a Surv() target comes with the cox loss."""
+    pairs, resolved = prepared.pairs, prepared.resolved
+    survival = spec.target_expression is not None and is_survival(
+        parse_factor(spec.target_expression)
+    )
+    if survival and resolved["loss"] != "cox":
+        raise ParameterError(
+            f"formula {formula!r}: a Surv(time, event) target needs loss='cox', "
+            f"not {resolved['loss']!r}"
+        )
+    if spec.targets:
+        pairs = _multi_output_loss(pairs, spec.targets)
+    if spec.offset_column is not None:
+        if offset is not None:
+            raise ParameterError(
+                f"formula {formula!r} has offset({spec.offset_column}); pass no offset= too"
+            )
+        offset = spec.offset_column
+    if prepared.constraints:
+        pairs = pairs + param_pairs(constraint_params(prepared.constraints, spec.features))
+    return pairs, offset
+
+
+def split_held(
+    features: list, y: np.ndarray, weights: np.ndarray | None, offsets: tuple[Any, Any],
+    held: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, tuple[Any, Any, Any], tuple[Any, Any]]:
+    """The rows ``held`` (a boolean mask) taken out as validation data: the training rows (read
+    in place by the core), their y and weights, the validation (features, y, weights), and the
+    (training, validation) offsets."""
+    kept = ~held
+    valid_args = (take_rows(features, held), y[held], None if weights is None else weights[held])
+    if offsets[0] is not None:
+        by_row = offsets[0].reshape(len(y), -1)  # row-major n × K
+        offsets = (by_row[kept].reshape(-1), by_row[held].reshape(-1))
+    weights = None if weights is None else weights[kept]
+    return np.flatnonzero(kept), y[kept], weights, valid_args, offsets
+
+
+def flat_targets(
+    spec: DesignSpec, y: np.ndarray, valid_args: tuple[Any, Any, Any]
+) -> tuple[np.ndarray, tuple[Any, Any, Any]]:
+    """y and the validation y as the core takes them: an (n, K) target of several target
+    columns row-major, n × K values."""
+    if spec.targets:
+        y = np.ascontiguousarray(y).ravel()
+        if valid_args[1] is not None:
+            valid_args = (valid_args[0], np.ascontiguousarray(valid_args[1]).ravel(), valid_args[2])
+    return y, valid_args
 
 
 def _multi_output_loss(pairs: list, targets: tuple[str, ...]) -> list:
