@@ -56,15 +56,23 @@ def _take(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
 def held_rows(y: np.ndarray, fraction: float, seed: int, stratify: bool) -> np.ndarray:
     """A boolean mask of the rows to hold out: `fraction` of them at random (seeded), of every
     class when `stratify` (y holds class codes), so that each class trains and validates."""
-    rng = np.random.default_rng(seed)
-    held = np.zeros(len(y), dtype=bool)
-    groups = [np.flatnonzero(y == c) for c in np.unique(y)] if stratify else [np.arange(len(y))]
-    for rows in groups:
-        count = int(round(fraction * len(rows)))
-        held[rng.permutation(rows)[:count]] = True
+    held = held_mask(y, fraction, np.random.default_rng(seed), stratify)
     if held.all() or not held.any():
         raise DataError(
             f"validation_fraction={fraction} of {len(y)} rows leaves no rows to "
             "train or to validate on"
         )
+    return held
+
+
+def held_mask(
+    y: np.ndarray, fraction: float, rng: np.random.Generator, stratify: bool
+) -> np.ndarray:
+    """``held_rows``'s mask drawn from ``rng``, without its check that some rows train and some
+    validate (a Dask partition may hold few rows: the check is then over all of them)."""
+    held = np.zeros(len(y), dtype=bool)
+    groups = [np.flatnonzero(y == c) for c in np.unique(y)] if stratify else [np.arange(len(y))]
+    for rows in groups:
+        count = int(round(fraction * len(rows)))
+        held[rng.permutation(rows)[:count]] = True
     return held

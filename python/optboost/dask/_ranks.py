@@ -1,0 +1,227 @@
+"""The ranks of one distributed fit: one task per worker holding rows, started together, and
+watched until all hand back the model or one fails (then the others are given the core's
+timeout to hand back the model of the last finished iteration, and cancelled)."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import OptboostError, TrainingError
+from ..model import Model
+from ..training import warn
+from . import _worker
+from ._placement import Partitions, by_worker
+
+# How often the client looks for lost workers while the ranks train.
+POLL_SECONDS = 0.5
+# After a failure, how long past the core's own timeout the client waits for the surviving
+# ranks to hand back the model of the last finished iteration.
+SURVIVOR_GRACE_SECONDS = 10.0
+
+
+class DistributedTrainingError(TrainingError):
+    """A distributed fit that could not finish: a worker lost or a collective failed.
+
+    ``model``: the model of the last iteration every rank finished (None if no rank handed one
+    back), an ordinary ``optboost.Model``: it predicts and saves, but holds no training state
+    (``model.update`` is not possible: fit again to train more). ``worker``, ``rank``: the lost
+    worker's address and rank when known; ``iteration``: the iteration that failed.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        model: Model | None = None,
+        worker: str | None = None,
+        rank: int | None = None,
+        iteration: int | None = None,
+    ):
+        super().__init__(message)
+        self.model = model
+        self.worker = worker
+        self.rank = rank
+        self.iteration = iteration
+
+
+@dataclass
+class Rank:
+    worker: str
+    partitions: list[int]
+    valid_partitions: list[int]
+
+
+def place_ranks(client: Any, parts: Partitions, valid_parts: Partitions | None) -> list[Rank]:
+    """One rank per worker holding training rows, in the order of their first partition; each
+    validation partition goes to the rank on its worker, else to the ranks in turn."""
+    groups = by_worker(parts.holders(client), parts.rows)
+    ranks = [Rank(worker, indices, []) for worker, indices in groups.items()]
+    if valid_parts is not None:
+        rank_of = {rank.worker: rank for rank in ranks}
+        for i, worker in enumerate(valid_parts.holders(client)):
+            rank_of.get(worker, ranks[i % len(ranks)]).valid_partitions.append(i)
+    return ranks
+
+
+def train_ranks(
+    client: Any,
+    parts: Partitions,
+    valid_parts: Partitions | None,
+    plan: _worker.RankPlan,
+    pairs: list,
+    n_iter: int,
+    timeout: float,
+) -> Model:
+    from distributed import wait
+    from distributed.comm import get_address_host
+
+    ranks = place_ranks(client, parts, valid_parts)
+    # First every rank builds its inputs: a bad partition fails here, before any rank waits
+    # for the others in the core.
+    inputs = [
+        client.submit(
+            _worker.prepare_rank,
+            plan,
+            rank.partitions,
+            [parts.labels[i] for i in rank.partitions],
+            [parts.futures[i] for i in rank.partitions],
+            [valid_parts.futures[i] for i in rank.valid_partitions] if valid_parts else [],
+            workers=[rank.worker],
+            allow_other_workers=False,
+            pure=False,
+            retries=0,
+        )
+        for rank in ranks
+    ]
+    wait(inputs)
+    for future in inputs:
+        if future.status != "finished":
+            future.result()  # raises the rank's error (it names the partition)
+    root = ranks[0].worker
+    # The port is free when probed; another process could take it before rank 0 binds it (a
+    # small race, as in lightgbm.dask): the fit then fails with the core's bind error.
+    port = client.run(_worker.free_port, workers=[root])[root]
+    address = f"{get_address_host(root)}:{port}"
+    token = secrets.randbits(64)
+    futures = [
+        client.submit(
+            _worker.train_rank,
+            inputs[r],
+            plan,
+            pairs,
+            n_iter,
+            (r, len(ranks), address, token, float(timeout)),
+            key=f"optboost-train-{token:016x}-{r}",
+            workers=[rank.worker],
+            allow_other_workers=False,
+            pure=False,
+            retries=0,
+        )
+        for r, rank in enumerate(ranks)
+    ]
+    results, failure = _watch(client, futures, ranks, timeout)
+    del inputs
+    context = plan.context
+    if failure is None:
+        first = results[0]
+        for message in first["warnings"]:
+            warn(message)
+        return Model.from_dict(first["model"], context=context)
+    raise _failure_error(failure, results, ranks, context)
+
+
+@dataclass
+class Failure:
+    rank: int | None  # the lost or failed rank, when the client saw which
+    cause: str
+    error: BaseException | None = None  # an error of the rank's own (re-raised as is)
+
+
+def _watch(
+    client: Any, futures: list, ranks: list[Rank], timeout: float
+) -> tuple[dict[int, dict], Failure | None]:
+    from distributed import wait
+
+    pending = {future: r for r, future in enumerate(futures)}
+    results: dict[int, dict] = {}
+    failure: Failure | None = None
+    deadline = None
+    while pending:
+        try:
+            done, _ = wait(list(pending), timeout=POLL_SECONDS, return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            done = set()
+        for future in done:
+            r = pending.pop(future)
+            if future.status == "finished":
+                results[r] = future.result()
+                if results[r]["error"] is not None and failure is None:
+                    failure = Failure(None, results[r]["error"])
+                continue
+            error = future.exception()
+            if failure is None or failure.rank is None:
+                own = isinstance(error, OptboostError)
+                cause = f"{type(error).__name__}: {error}"
+                failure = Failure(r, cause, error if own else None)
+        if not pending:
+            break
+        alive = set(client.nthreads())
+        lost = [r for r in pending.values() if ranks[r].worker not in alive]
+        if lost and (failure is None or failure.rank is None):
+            failure = Failure(lost[0], "the worker left the cluster")
+        if failure is None:
+            continue
+        # A rank's own error (bad data found by the core) ends the fit at once; after a lost
+        # worker the survivors hand back their models, within the core's timeout.
+        if failure.error is not None or len(lost) == len(pending):
+            break
+        if deadline is None:
+            deadline = time.monotonic() + timeout + SURVIVOR_GRACE_SECONDS
+        if time.monotonic() > deadline:
+            break
+    if pending:
+        client.cancel(list(pending))
+    return results, failure
+
+
+def _failure_error(
+    failure: Failure, results: dict[int, dict], ranks: list[Rank], context: Mapping | None
+) -> BaseException:
+    if failure.error is not None:
+        return failure.error
+    rank = failure.rank
+    core_messages = [res["error"] for res in results.values() if res["error"]]
+    if rank is None:  # the core's message names the rank it lost
+        named = re.search(r"rank (\d+)", " ".join(core_messages))
+        rank = int(named.group(1)) if named and int(named.group(1)) < len(ranks) else None
+    survivors = [res for res in results.values() if res.get("model") is not None]
+    model = None
+    iteration = None
+    if survivors:
+        best = max(survivors, key=lambda res: res["iteration"])
+        model = Model.from_dict(best["model"], context=context)
+        iteration = best["iteration"] + 1
+    who = (
+        f"worker {ranks[rank].worker} (rank {rank} of {len(ranks)})"
+        if rank is not None
+        else f"one of the {len(ranks)} workers"
+    )
+    when = f" at iteration {iteration}" if iteration is not None else ""
+    kept = (
+        f"; .model holds the model of iteration {iteration - 1} (it predicts and saves; fit "
+        "again to train more)"
+        if model is not None
+        else "; no rank handed back a model"
+    )
+    detail = "; ".join(dict.fromkeys([failure.cause, *core_messages]))
+    return DistributedTrainingError(
+        f"distributed training failed: {who} was lost{when} ({detail}){kept}",
+        model=model,
+        worker=ranks[rank].worker if rank is not None else None,
+        rank=rank,
+        iteration=iteration,
+    )

@@ -1,0 +1,259 @@
+"""What runs on the Dask workers: reading and checking partitions, collecting their levels,
+building one worker's core inputs from its partitions, and training its rank.
+
+Every function here is a Dask task (module-level, so that workers import it by name) and sees
+only the partitions of its own worker. Exceptions are optboost errors that name the partition
+or file, so that the client can re-raise them as they are.
+"""
+
+from __future__ import annotations
+
+import socket
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from ..api import flat_targets, split_held
+from ..class_weights import class_weight_values
+from ..errors import DataError, OptboostError
+from ..formula import DesignSpec, FeatureColumn, per_column
+from ..frames import to_polars
+from ..holdout import held_mask
+from ..model import Model
+from ..offsets import offset_values
+
+# Rows of each partition sent to the client to build the formula's spec from (with every
+# level of every categorical column, collected separately).
+SAMPLE_ROWS = 8
+
+
+def read_parquet(path: str) -> pl.DataFrame:
+    """One Parquet file, read on the worker that will train on it."""
+    try:
+        return pl.read_parquet(path)
+    except Exception as error:  # polars raises its own types for unreadable files
+        raise DataError(
+            f"cannot read Parquet file {path!r}: {type(error).__name__}: {str(error)[:300]}"
+        ) from None
+
+
+def checked_partition(part: Any, label: str, declared: Mapping[str, str]) -> pl.DataFrame:
+    """A pandas partition of a dask DataFrame as a polars frame, after checking that it has the
+    columns and dtypes the dask frame declares (``ddf.dtypes``; a partition built by a
+    function of the user's may not)."""
+    columns = [str(name) for name in getattr(part, "columns", [])]
+    if not hasattr(part, "dtypes"):
+        raise DataError(f"{label} is a {type(part).__name__}, not a pandas DataFrame")
+    missing = [name for name in declared if name not in columns]
+    if missing:
+        raise DataError(
+            f"{label} has no column {missing[0]!r}"
+            + (f" (nor {missing[1:10]})" if len(missing) > 1 else "")
+            + f"; its columns: {columns[:30]}"
+        )
+    extra = [name for name in columns if name not in declared]
+    if extra:
+        raise DataError(f"{label} has column(s) {extra[:10]} that the dask frame does not declare")
+    for name, dtype in part.dtypes.items():
+        # A categorical's categories may differ between partitions (dask's "unknown"
+        # categories); the level union takes care of them.
+        actual, expected = str(dtype), declared[str(name)]
+        if actual != expected and not actual == expected == "category":
+            raise DataError(
+                f"{label}: column {str(name)!r} has dtype {actual}; the dask frame declares "
+                f"{expected}"
+            )
+    return to_polars(part)
+
+
+def survey(frame: pl.DataFrame) -> tuple[int, list[tuple[str, str]], pl.DataFrame]:
+    """A partition's row count, schema (name, dtype text) and first rows."""
+    schema = [(name, str(dtype)) for name, dtype in frame.schema.items()]
+    return frame.height, schema, frame.head(SAMPLE_ROWS)
+
+
+def levels(
+    frame: pl.DataFrame, level_columns: Sequence[str], target_columns: Sequence[str]
+) -> tuple[dict[str, pl.Series], dict[str, pl.DataFrame]]:
+    """The distinct values of each categorical column, and the value counts of each target
+    column of a classification (its classes)."""
+    distinct = {}
+    for name in level_columns:
+        series = frame.get_column(name)
+        if isinstance(series.dtype, pl.Categorical):
+            series = series.cast(pl.String)
+        distinct[name] = series.unique(maintain_order=True)
+    counts = {
+        name: frame.get_column(name).value_counts(name="count", sort=False)
+        for name in target_columns
+    }
+    return distinct, counts
+
+
+@dataclass
+class RankInputs:
+    """One worker's rows in the core's terms (the arguments of ``_core.Booster``), kept on the
+    worker between the preparation of every rank and the start of training."""
+
+    features: list
+    y: np.ndarray
+    weights: np.ndarray | None
+    valid: tuple[Any, Any, Any]
+    offsets: tuple[Any, Any]
+    rows: np.ndarray | None
+    warnings: list[str]
+
+
+@dataclass(frozen=True)
+class RankPlan:
+    """What every rank needs to turn its partitions into core inputs (sent to each worker)."""
+
+    spec: dict[str, Any]  # DesignSpec.to_dict(): plain values
+    context: Mapping[str, Any] | None
+    weights_column: str | None
+    offset_column: str | None
+    n_outputs: int  # offset columns per row
+    class_weight: Mapping[Any, float] | None  # by class label (balanced: from global counts)
+    fraction: float | None  # held out of each training partition
+    seed: int
+    stratify: bool
+
+    def design(self) -> DesignSpec:
+        return DesignSpec.from_dict(self.spec, self.context)
+
+
+def prepare_rank(
+    plan: RankPlan,
+    indices: Sequence[int],
+    labels: Sequence[str],
+    frames: Sequence[pl.DataFrame],
+    valid_frames: Sequence[pl.DataFrame],
+) -> RankInputs:
+    """The core inputs of one worker's partitions (``indices``: their positions in the data, which
+    seed their held-out rows; ``labels``: their names in messages), in partition order."""
+    spec = plan.design()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        parts = [
+            _partition_inputs(plan, spec, frame, index, label)
+            for index, label, frame in zip(indices, labels, frames)
+            if frame.height > 0
+        ]
+        valid_parts = [
+            _partition_inputs(plan, spec, frame, None, f"validation part {i}")
+            for i, frame in enumerate(valid_frames)
+            if frame.height > 0
+        ]
+    features, y, weights, offset, held = _joined(parts)
+    valid: tuple[Any, Any, Any] = (None, None, None)
+    offsets: tuple[Any, Any] = (offset, None)
+    if valid_parts:
+        valid_features, valid_y, valid_weights, valid_offset, _ = _joined(valid_parts)
+        valid = (valid_features, valid_y, valid_weights)
+        offsets = (offset, valid_offset)
+    rows = None
+    if held is not None:
+        rows, y, weights, valid, offsets = split_held(features, y, weights, offsets, held)
+    y, valid = flat_targets(spec, y, valid)
+    messages = list(dict.fromkeys(str(w.message) for w in caught))
+    return RankInputs(features, y, weights, valid, offsets, rows, messages)
+
+
+def _partition_inputs(
+    plan: RankPlan, spec: DesignSpec, frame: pl.DataFrame, index: int | None, label: str
+) -> tuple[list[FeatureColumn], np.ndarray, Any, Any, Any]:
+    try:
+        features = per_column(spec.columns(frame))
+        y = spec.target_values(frame)
+        weights = spec.weight_values(frame) if plan.weights_column is not None else None
+        offset = (
+            offset_values(plan.offset_column, frame, frame.height, plan.n_outputs)
+            if plan.offset_column is not None
+            else None
+        )
+    except OptboostError as error:
+        raise type(error)(f"{label}: {error}") from None
+    if plan.class_weight is not None and index is not None:
+        by_class = class_weight_values(plan.class_weight, y, spec.target_encoding.labels)
+        weights = by_class if weights is None else weights * by_class
+    held = None
+    if plan.fraction is not None and index is not None:
+        # Seeded by the partition's position: the same rows are held out whichever worker
+        # holds the partition and however many workers there are.
+        rng = np.random.default_rng([plan.seed, index])
+        held = held_mask(y, plan.fraction, rng, plan.stratify)
+    return features, y, weights, offset, held
+
+
+def _joined(parts: list) -> tuple[list[FeatureColumn], np.ndarray, Any, Any, Any]:
+    """The partitions' inputs one after the other (one copy of the feature values)."""
+    if not parts:
+        raise DataError("a worker given partitions with no rows was asked to train")
+    first = parts[0][0]
+    features = [
+        FeatureColumn(
+            column.name,
+            np.concatenate([part[0][j].values for part in parts]),
+            column.kind,
+            column.n_levels,
+        )
+        for j, column in enumerate(first)
+    ]
+
+    def joined(position: int) -> np.ndarray | None:
+        values = [part[position] for part in parts]
+        return None if values[0] is None else np.concatenate(values)
+
+    return features, joined(1), joined(2), joined(3), joined(4)
+
+
+def train_rank(
+    inputs: RankInputs,
+    plan: RankPlan,
+    pairs: list,
+    n_iter: int,
+    distributed: tuple[int, int, str, int, float],
+) -> dict[str, Any]:
+    """Train this worker's rank of one fit: the same booster on every rank, its reductions over
+    the core's TCP star. Returns the model's pickled form, how training ended and the warnings to
+    show; a failed collective (a worker lost) gives the model of the last finished iteration
+    with the core's message."""
+    from .. import _core
+
+    spec = plan.design()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        booster = _core.Booster(
+            pairs,
+            inputs.features,
+            inputs.y,
+            inputs.weights,
+            *inputs.valid,
+            *inputs.offsets,
+            custom_loss=None,
+            rows=inputs.rows,
+            distributed=distributed,
+        )
+        model = Model._from_booster(booster, spec, dict(pairs))
+        error = None
+        try:
+            model._train(int(n_iter), False, None)
+        except OptboostError as failure:  # the model holds the last finished iteration
+            error = str(failure)
+    return {
+        "model": model.__getstate__(),
+        "error": error,
+        "iteration": booster.iteration,
+        "warnings": inputs.warnings + list(dict.fromkeys(str(w.message) for w in caught)),
+    }
+
+
+def free_port() -> int:
+    """A TCP port free on this worker now, for the root of the fit's star to bind."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("", 0))
+        return probe.getsockname()[1]
