@@ -3,6 +3,7 @@ one output per row, a dask Array (rows × outputs) for several."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -37,14 +38,24 @@ def predict(
         raise ParameterError(f"offset must be a column name here, got {type_name(offset)}")
     if not is_dask_frame(data):
         raise DataTypeError(f"expected a dask DataFrame, got {type_name(data)}")
-    # Zero rows through the same path give the output's dtype and dimensions.
-    meta = model.predict(data._meta, type, iteration, offset=offset)
-    return map_predictions(data, _model_predictions, meta, model, type, iteration, offset)
+    # One made-up row (dask's own) through the same path gives the output's dtype and
+    # dimensions; its made-up levels are unseen ones, whose warning says nothing here.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        meta = model.predict(data._meta_nonempty.iloc[:1], type, iteration, offset=offset)[:0]
+    return map_predictions(data, _model_predictions, meta, model, type, iteration, offset, meta)
 
 
 def _model_predictions(
-    part: Any, model: Model, type: str | None, iteration: int | None, offset: str | None
+    part: Any,
+    model: Model,
+    type: str | None,
+    iteration: int | None,
+    offset: str | None,
+    meta: np.ndarray,
 ) -> np.ndarray:
+    if len(part) == 0:  # the core predicts no rows: an empty partition has nothing to ask
+        return meta
     return model.predict(part, type, iteration, offset=offset)
 
 

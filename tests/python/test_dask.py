@@ -1,0 +1,290 @@
+"""optboost.dask on a two-worker LocalCluster (processes): distributed fits give the
+single-process model of the same rows, bad partitions are named before training, a lost worker
+gives a clear error with the last finished model, predictions come back as dask collections."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("distributed")
+pd = pytest.importorskip("pandas")
+dd = pytest.importorskip("dask.dataframe")
+
+from distributed import Client, LocalCluster  # noqa: E402
+
+import optboost  # noqa: E402
+import optboost.dask as odask  # noqa: E402
+from optboost.errors import DataError, FormulaError, OptboostError, ParameterError  # noqa: E402
+
+pytestmark = pytest.mark.timeout(60)
+
+# Four partitions of unequal sizes, one of them empty; a level of "shop" ("z") and one of "tier"
+# only in the last partition.
+SIZES = (700, 0, 450, 850)
+RTOL = 1e-9
+SCATTERED: list = []
+
+
+@pytest.fixture(scope="module")
+def client():
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster, Client(cluster) as client:
+        yield client
+        SCATTERED.clear()
+
+
+def piece(n: int, seed: int, last: bool = False):
+    rng = np.random.default_rng(seed)
+    shops = ["a", "b", "z"] if last else ["a", "b"]
+    x1 = rng.normal(size=n)
+    x2 = rng.integers(0, 6, n).astype(np.float64)
+    shop = rng.choice(shops, n)
+    score = x1 + 0.5 * x2 + (shop == "z") * 2.0 + rng.normal(scale=0.5, size=n)
+    return pd.DataFrame(
+        {
+            "x1": x1,
+            "x2": x2,
+            "shop": shop,
+            "tier": pd.Categorical(rng.choice(["gold", "iron"] + (["tin"] if last else []), n)),
+            "w": rng.uniform(0.5, 2.0, n),
+            "y": score,
+            "cls": np.where(score < 0.5, "low", np.where(score < 2.5, "mid", "high")),
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def pieces():
+    return [piece(n, seed, last=i == len(SIZES) - 1) for i, (n, seed) in enumerate(zip(SIZES, (1, 2, 3, 4)))]
+
+
+def frame_on(client, pieces, placement: str):
+    """The pieces as a dask frame, all on the first worker ("one") or alternately on both
+    ("two"), in order."""
+    workers = sorted(client.nthreads())
+    chosen = [workers[0]] * len(pieces) if placement == "one" else [
+        workers[i % 2] for i in range(len(pieces))
+    ]
+    futures = [client.scatter(p, workers=[w], hash=False) for p, w in zip(pieces, chosen)]
+    SCATTERED.extend(futures)  # a frame built from futures needs them kept
+    return dd.from_delayed(futures, meta=pieces[0].iloc[:0], verify_meta=False)
+
+
+def whole(pieces):
+    return pd.concat(pieces, ignore_index=True)
+
+
+FITS = {
+    "gbm": dict(method="gbm"),
+    "agbm": dict(method="agbm"),
+    "proximal_absolute": dict(method="proximal", loss="absolute"),
+    "rgbm": dict(method="rgbm"),
+    "residual_gbm": dict(method="residual_gbm"),
+    "softmax": dict(method="gbm", loss="softmax"),
+}
+FORMULA = "{target} ~ x1 + x2 + shop + tier"
+
+
+@pytest.mark.parametrize("placement", ["one", "two"])
+@pytest.mark.parametrize("name", list(FITS))
+def test_distributed_fit_equals_the_single_process_fit(client, pieces, name, placement):
+    settings = dict(FITS[name], n_iter=15, validation_fraction=None, seed=3)
+    formula = FORMULA.format(target="cls" if name == "softmax" else "y")
+    local = optboost.boost(formula, whole(pieces), **settings)
+    model = odask.boost(formula, frame_on(client, pieces, placement), client=client, timeout=30,
+                        **settings)
+    assert isinstance(model, optboost.Model)
+    assert model.n_trees == local.n_trees
+    assert model.spec.to_dict() == local.spec.to_dict()
+    np.testing.assert_allclose(
+        model.predict(whole(pieces)), local.predict(whole(pieces)), rtol=RTOL, atol=0
+    )
+    np.testing.assert_allclose(
+        model.history["train_loss"].to_numpy(), local.history["train_loss"].to_numpy(), rtol=RTOL
+    )
+
+
+def test_weights_and_balanced_classes_as_one_process(client, pieces):
+    settings = dict(loss="softmax", n_iter=8, validation_fraction=None, weights="w",
+                    class_weight="balanced")
+    formula = "cls ~ x1 + x2 + shop"
+    local = optboost.boost(formula, whole(pieces), **settings)
+    model = odask.boost(formula, frame_on(client, pieces, "two"), client=client, timeout=30,
+                        **settings)
+    np.testing.assert_allclose(model.predict(whole(pieces)), local.predict(whole(pieces)),
+                               rtol=RTOL)
+
+
+def test_held_out_rows_do_not_depend_on_the_workers(client, pieces):
+    settings = dict(method="agbm", n_iter=12, validation_fraction=0.2, seed=5, timeout=30)
+    one = odask.boost("y ~ x1 + x2 + shop", frame_on(client, pieces, "one"), client=client,
+                      **settings)
+    two = odask.boost("y ~ x1 + x2 + shop", frame_on(client, pieces, "two"), client=client,
+                      **settings)
+    assert one.history["valid_loss"].null_count() == 0
+    np.testing.assert_allclose(
+        one.history["valid_loss"].to_numpy(), two.history["valid_loss"].to_numpy(), rtol=RTOL
+    )
+    np.testing.assert_allclose(one.predict(whole(pieces)), two.predict(whole(pieces)), rtol=RTOL)
+
+
+def test_parquet_files_are_read_on_the_workers(client, pieces, tmp_path):
+    paths = []
+    for i, p in enumerate(pieces):
+        paths.append(str(tmp_path / f"part{i}.parquet"))
+        p.drop(columns="tier").to_parquet(paths[-1])
+    settings = dict(n_iter=10, validation_fraction=None)
+    local = optboost.boost("y ~ x1 + x2 + shop", whole(pieces), **settings)
+    model = odask.boost("y ~ x1 + x2 + shop", paths, client=client, timeout=30, **settings)
+    np.testing.assert_allclose(model.predict(whole(pieces)), local.predict(whole(pieces)),
+                               rtol=RTOL)
+
+
+def test_a_partition_missing_a_column_is_named(client, pieces):
+    broken = [pieces[0], pieces[2].drop(columns="shop"), pieces[3]]
+    futures = [client.scatter(p, hash=False) for p in broken]
+    SCATTERED.extend(futures)
+    ddf = dd.from_delayed(futures, meta=pieces[0].iloc[:0], verify_meta=False)
+    with pytest.raises(DataError, match=r"data partition 1 has no column 'shop'"):
+        odask.boost("y ~ x1 + shop", ddf, client=client, timeout=30)
+
+
+def test_a_partition_of_another_dtype_is_named(client, pieces):
+    other = pieces[2].assign(x2=pieces[2]["x2"].astype(np.int64))
+    futures = [client.scatter(p, hash=False) for p in (pieces[0], other)]
+    SCATTERED.extend(futures)
+    ddf = dd.from_delayed(futures, meta=pieces[0].iloc[:0], verify_meta=False)
+    with pytest.raises(DataError, match=r"data partition 1: column 'x2' has dtype int64; the "
+                                        r"dask frame declares float64"):
+        odask.boost("y ~ x1 + x2", ddf, client=client, timeout=30)
+
+
+def test_parquet_files_that_disagree_are_named(client, pieces, tmp_path):
+    first, second = str(tmp_path / "first.parquet"), str(tmp_path / "second.parquet")
+    pieces[0].drop(columns="tier").to_parquet(first)
+    pieces[2].drop(columns=["tier", "shop"]).to_parquet(second)
+    with pytest.raises(DataError, match=r"file '.*second.parquet' has no column 'shop'"):
+        odask.boost("y ~ x1 + shop", [first, second], client=client, timeout=30)
+    pieces[2].drop(columns="tier").assign(x1=lambda f: f["x1"].astype("float32")).to_parquet(
+        second
+    )
+    with pytest.raises(DataError, match=r"column 'x1' has dtype Float32 in data file "
+                                        r"'.*second.parquet' but Float64"):
+        odask.boost("y ~ x1 + shop", [first, second], client=client, timeout=30)
+
+
+def test_the_spec_unions_levels_across_partitions(client, pieces):
+    from optboost.dask import _design, _placement
+    from optboost.formula import build_design
+
+    parts = _placement.partitions_of(client, frame_on(client, pieces, "two"), "data")
+    assert parts.rows == list(SIZES)
+    for formula in ("cls ~ .", "cls ~ x1 + shop:x1 + C(x2) + np.log(x1 + 10)"):
+        design = _design.distributed_design(
+            client, formula, parts, task="multiclass", weights=None, offset=None, context=None
+        )
+        local = build_design(formula, whole(pieces), task="multiclass").spec
+        assert design.spec.to_dict() == local.to_dict()
+    levels = {f.name: f.levels for f in design.spec.features}
+    assert levels["C(x2)"] == tuple(f"{v}.0" for v in range(6))  # as one process writes them
+    counts = design.class_counts
+    assert counts.shape == (4, 3) and counts.sum() == sum(SIZES) and counts[1].sum() == 0
+
+
+def test_refusals(client, pieces):
+    ddf = frame_on(client, pieces, "two")
+    for settings, message in [
+        (dict(loss=optboost.CustomLoss(lambda y, f: (f - y) ** 2, lambda y, f: f - y)), "CustomLoss"),
+        (dict(callback=lambda record: None), "callback"),
+        (dict(progress=True), "progress"),
+        (dict(metrics=[lambda y, f: 0.0]), "callable metrics"),
+        (dict(loss="logistic", metrics=["logloss", "auc"]), "AUC"),
+        (dict(weights=np.ones(2000)), "column name"),
+    ]:
+        with pytest.raises(ParameterError, match=message):
+            odask.boost("y ~ x1", ddf, client=client, **settings)
+    with pytest.raises(ParameterError, match=r"center\(x1\).*learn"):
+        odask.boost("y ~ center(x1) + x2", ddf, client=client)
+    with pytest.raises(FormulaError, match="classes of a classification from a column"):
+        odask.boost("I(y * 2) ~ x1", ddf, client=client, loss="logistic")
+
+
+def test_predict_gives_dask_collections_equal_to_local_predict(client, pieces):
+    data = whole(pieces)
+    ddf = frame_on(client, pieces, "two")
+    model = optboost.boost("y ~ x1 + x2 + shop + tier", data, n_iter=10)
+    series = odask.predict(model, ddf)
+    assert isinstance(series, dd.Series)
+    np.testing.assert_array_equal(series.compute().to_numpy(), model.predict(data))
+    classes = optboost.boost("cls ~ x1 + x2 + shop", data, loss="softmax", n_iter=5)
+    # dask cannot turn a frame of scattered futures into an array (its graph loses them):
+    # the (n, K) probabilities are asked of an ordinary frame.
+    probabilities = odask.predict(classes, dd.from_pandas(data, npartitions=3))
+    assert probabilities.ndim == 2
+    np.testing.assert_array_equal(probabilities.compute(), classes.predict(data))
+    labels = odask.predict(classes, ddf, type="class").compute()
+    assert list(labels) == list(classes.predict(data, type="class"))
+
+
+def test_estimators_fit_dask_collections(client, pieces):
+    from optboost.sklearn import BoostClassifier, BoostRegressor
+
+    data = whole(pieces)
+    ddf = dd.from_pandas(data, npartitions=4).persist()  # see above: predict_proba's array
+    X, columns = ddf[["x1", "x2", "shop"]], ["x1", "x2", "shop"]
+    settings = dict(n_iter=8, validation_fraction=None)
+    regressor = odask.DaskBoostRegressor(**settings).fit(X, ddf["y"], client=client)
+    local = BoostRegressor(**settings).fit(data[columns], data["y"])
+    np.testing.assert_allclose(regressor.predict(X).compute(), local.predict(data[columns]),
+                               rtol=RTOL)
+    np.testing.assert_allclose(regressor.predict(data[columns]), local.predict(data[columns]),
+                               rtol=RTOL)
+    classifier = odask.DaskBoostClassifier(**settings).fit(X, ddf["cls"], client=client)
+    local = BoostClassifier(**settings).fit(data[columns], data["cls"])
+    assert list(classifier.classes_) == list(local.classes_)
+    np.testing.assert_allclose(classifier.predict_proba(X).compute(),
+                               local.predict_proba(data[columns]), rtol=RTOL)
+    assert list(classifier.predict(X).compute()) == list(local.predict(data[columns]))
+
+
+def test_a_killed_worker_gives_an_error_with_the_last_model(client, pieces):
+    workers = sorted(client.nthreads())
+    victim = workers[1]
+    started = time.monotonic()
+
+    def kill_once_training() -> None:
+        # Once the ranks train (their tasks are processing), a second more, then the kill.
+        while time.monotonic() - started < 30:
+            processing = client.processing()
+            if any("optboost-train" in str(key) for keys in processing.values() for key in keys):
+                time.sleep(1.0)
+                try:
+                    client.run(os._exit, 1, workers=[victim])
+                except Exception:  # the worker dies before it answers
+                    pass
+                return
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_once_training, daemon=True)
+    killer.start()
+    try:
+        with pytest.raises(odask.DistributedTrainingError) as raised:
+            odask.boost("y ~ x1 + x2 + shop", frame_on(client, pieces, "two"), client=client,
+                        n_iter=1_000_000, learning_rate=1e-4, timeout=20,
+                        validation_fraction=None)
+        error = raised.value
+        assert isinstance(error, OptboostError)
+        assert time.monotonic() - started < 50
+        assert error.worker == victim and error.rank == 1
+        assert victim in str(error) and f"iteration {error.iteration}" in str(error)
+        assert error.model is not None and error.model.n_iter == error.iteration - 1 >= 1
+        assert error.model.predict(whole(pieces)).shape == (sum(SIZES),)
+    finally:
+        killer.join()
+        client.wait_for_workers(2, timeout=30)
