@@ -62,7 +62,8 @@ def boost(
     (``CustomLoss``), the cox loss, callable metrics and the AUC metric, ``callback`` and
     ``progress=True``. A worker lost while training raises ``DistributedTrainingError`` (an
     ``OptboostError``) naming it and the iteration, with the model of the last finished
-    iteration as its ``model``.
+    iteration as its ``model``. The model's ``traffic`` (not saved with it) lists, per rank,
+    the bytes and messages it exchanged (None where the core does not count them).
     """
     _refuse_unsupported(loss, params, progress, callback, weights, offset, timeout)
     if valid is not None and validation_fraction not in (None, "auto"):

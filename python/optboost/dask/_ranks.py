@@ -130,7 +130,10 @@ def train_ranks(
         first = results[0]
         for message in first["warnings"]:
             warn(message)
-        return Model.from_dict(first["model"], context=context)
+        model = Model.from_dict(first["model"], context=context)
+        # Not saved with the model: what each rank exchanged (benches/dask_scaling.py).
+        model.traffic = [results[r]["traffic"] for r in range(len(ranks))]
+        return model
     raise _failure_error(failure, results, ranks, context)
 
 

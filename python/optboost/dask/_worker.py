@@ -248,6 +248,8 @@ def train_rank(
         "model": model.__getstate__(),
         "error": error,
         "iteration": booster.iteration,
+        # This rank's bytes and messages over the star, where the core counts them.
+        "traffic": dict(booster.traffic()) if hasattr(booster, "traffic") else None,
         "warnings": inputs.warnings + list(dict.fromkeys(str(w.message) for w in caught)),
     }
 
