@@ -61,7 +61,8 @@ def piece(n: int, seed: int, last: bool = False):
 
 @pytest.fixture(scope="module")
 def pieces():
-    return [piece(n, seed, last=i == len(SIZES) - 1) for i, (n, seed) in enumerate(zip(SIZES, (1, 2, 3, 4)))]
+    seeds = range(1, len(SIZES) + 1)
+    return [piece(n, seed, last=seed == len(SIZES)) for n, seed in zip(SIZES, seeds)]
 
 
 def frame_on(client, pieces, placement: str):
@@ -165,6 +166,12 @@ def test_a_partition_of_another_dtype_is_named(client, pieces):
         odask.boost("y ~ x1 + x2", ddf, client=client, timeout=30)
 
 
+def test_bad_values_are_named_by_partition_before_training(client, pieces):
+    bad = [pieces[0], pieces[2].assign(y=np.nan)]
+    with pytest.raises(OptboostError, match=r"data partition 1: target 'y' is missing"):
+        odask.boost("y ~ x1", frame_on(client, bad, "two"), client=client, timeout=30)
+
+
 def test_parquet_files_that_disagree_are_named(client, pieces, tmp_path):
     first, second = str(tmp_path / "first.parquet"), str(tmp_path / "second.parquet")
     pieces[0].drop(columns="tier").to_parquet(first)
@@ -200,7 +207,8 @@ def test_the_spec_unions_levels_across_partitions(client, pieces):
 def test_refusals(client, pieces):
     ddf = frame_on(client, pieces, "two")
     for settings, message in [
-        (dict(loss=optboost.CustomLoss(lambda y, f: (f - y) ** 2, lambda y, f: f - y)), "CustomLoss"),
+        (dict(loss=optboost.CustomLoss(lambda y, f: (f - y) ** 2, lambda y, f: f - y)),
+         "CustomLoss"),
         (dict(callback=lambda record: None), "callback"),
         (dict(progress=True), "progress"),
         (dict(metrics=[lambda y, f: 0.0]), "callable metrics"),

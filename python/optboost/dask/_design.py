@@ -48,9 +48,11 @@ def distributed_design(
     if offset is not None and offset in sample.columns:
         sample = sample.drop(offset)  # as optboost.boost leaves it out of '.'
     target_columns = _target_columns(formula, sample, weights, task)
-    # A first spec from the sample tells which columns are categorical; the targets are
-    # numbers there, so that a classification's text target does not stop it.
-    numeric_targets = sample.with_columns(pl.lit(0.0).alias(c) for c in target_columns)
+    # The spec depends on the target's and the weights' values only through the classes: they
+    # are 1.0 here (bad values are found on the workers, which name the partition). A first
+    # spec from the sample tells which columns are categorical.
+    plain = [*target_columns, *([weights] if weights in sample.columns else [])]
+    numeric_targets = sample.with_columns(pl.lit(1.0).alias(c) for c in plain)
     sketch = build_design(
         formula, numeric_targets, task="regression", weights=weights, context=context
     ).spec
@@ -81,8 +83,8 @@ def distributed_design(
     if classes:
         name = classes[0]
         target_counts = [c[1][name] for c in collected]
-        unions[name] = _union([counts.get_column(name) for counts in target_counts])
-    prototype = _prototype(sample, unions)
+        unions[name] = _union([counts.get_column(name) for counts in target_counts]).drop_nulls()
+    prototype = _prototype(numeric_targets, unions)
     spec = build_design(formula, prototype, task=task, weights=weights, context=context).spec
     class_counts = None
     if target_counts is not None:

@@ -151,9 +151,9 @@ def _check_held_counts(parts: Partitions, class_counts: Any, fraction: float) ->
     """The rows each partition holds out (as the workers will draw them) leave some rows to
     train and some to validate on."""
     if class_counts is not None:
-        held = sum(int(round(fraction * c)) for row in class_counts for c in row if c > 0)
+        held = sum(round(fraction * c) for row in class_counts for c in row if c > 0)
     else:
-        held = sum(int(round(fraction * n)) for n in parts.rows)
+        held = sum(round(fraction * n) for n in parts.rows)
     if held == 0 or held == parts.n_rows:
         raise DataError(
             f"validation_fraction={fraction} of each partition's rows ({parts.n_rows} rows in "

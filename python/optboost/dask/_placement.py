@@ -37,7 +37,7 @@ class Partitions:
     def holders(self, client: Any) -> list[str]:
         """The worker holding each partition (the first in address order if several do)."""
         where = client.who_has(self.futures)
-        return [sorted(where[future.key])[0] for future in self.futures]
+        return [min(where[future.key]) for future in self.futures]
 
 
 def is_dask_frame(data: Any) -> bool:
@@ -66,7 +66,7 @@ def partitions_of(client: Any, data: Any, what: str) -> Partitions:
                 part,
                 label,
                 declared,
-                workers=[sorted(where[part.key])[0]],  # converted where it is
+                workers=[min(where[part.key])],  # converted where it is
                 allow_other_workers=False,
                 pure=False,
                 retries=0,

@@ -42,7 +42,7 @@ class _DaskFit:
         columns = [str(c) for c in X.columns]
         clash = {TARGET_COLUMN, WEIGHT_COLUMN} & set(columns)
         if clash:
-            raise DataError(f"X has a column named {sorted(clash)[0]!r}, which fit uses itself")
+            raise DataError(f"X has a column named {min(clash)!r}, which fit uses itself")
         frame = X.assign(**{TARGET_COLUMN: y})
         weights = None
         if sample_weight is not None:
