@@ -78,7 +78,7 @@ def partitions_of(client: Any, data: Any, what: str) -> Partitions:
         isinstance(p, (str, os.PathLike)) for p in data
     ):
         paths = [os.fspath(p) for p in data]
-        workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
+        workers = sorted(client.nthreads())
         if not workers:
             raise DataError("the Dask cluster has no workers")
         labels = [f"{what} file {path!r}" for path in paths]

@@ -4,6 +4,7 @@ timeout to hand back the model of the last finished iteration, and cancelled).""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import secrets
 import time
@@ -17,6 +18,8 @@ from ..training import warn
 from . import _worker
 from ._placement import Partitions, by_worker
 
+# What distributed.wait raises at its timeout (asyncio's own class before Python 3.11).
+WAIT_TIMEOUT = (TimeoutError, asyncio.TimeoutError)
 # How often the client looks for lost workers while the ranks train.
 POLL_SECONDS = 0.5
 # After a failure, how long past the core's own timeout the client waits for the surviving
@@ -76,7 +79,6 @@ def train_ranks(
     n_iter: int,
     timeout: float,
 ) -> Model:
-    from distributed import wait
     from distributed.comm import get_address_host
 
     ranks = place_ranks(client, parts, valid_parts)
@@ -90,6 +92,7 @@ def train_ranks(
             [parts.labels[i] for i in rank.partitions],
             [parts.futures[i] for i in rank.partitions],
             [valid_parts.futures[i] for i in rank.valid_partitions] if valid_parts else [],
+            [valid_parts.labels[i] for i in rank.valid_partitions] if valid_parts else [],
             workers=[rank.worker],
             allow_other_workers=False,
             pure=False,
@@ -97,10 +100,7 @@ def train_ranks(
         )
         for rank in ranks
     ]
-    wait(inputs)
-    for future in inputs:
-        if future.status != "finished":
-            future.result()  # raises the rank's error (it names the partition)
+    _wait_for_inputs(client, inputs, ranks)
     root = ranks[0].worker
     # The port is free when probed; another process could take it before rank 0 binds it (a
     # small race, as in lightgbm.dask): the fit then fails with the core's bind error.
@@ -137,6 +137,33 @@ def train_ranks(
     raise _failure_error(failure, results, ranks, context)
 
 
+def _wait_for_inputs(client: Any, inputs: list, ranks: list[Rank]) -> None:
+    """Until every rank has built its inputs; raises the first rank's error (it names the
+    partition), or names a worker that left the cluster meanwhile (its task would wait for it
+    for ever)."""
+    from distributed import wait
+
+    while True:
+        try:
+            wait(inputs, timeout=POLL_SECONDS)
+        except WAIT_TIMEOUT:
+            alive = set(client.nthreads())
+            for r, future in enumerate(inputs):
+                if future.status == "pending" and ranks[r].worker not in alive:
+                    client.cancel(inputs)
+                    raise DistributedTrainingError(
+                        f"worker {ranks[r].worker} (rank {r} of {len(ranks)}) left the cluster "
+                        "while it read its partitions; nothing was trained",
+                        worker=ranks[r].worker,
+                        rank=r,
+                    ) from None
+            continue
+        for future in inputs:
+            if future.status != "finished":
+                future.result()
+        return
+
+
 @dataclass
 class Failure:
     rank: int | None  # the lost or failed rank, when the client saw which
@@ -156,7 +183,7 @@ def _watch(
     while pending:
         try:
             done, _ = wait(list(pending), timeout=POLL_SECONDS, return_when="FIRST_COMPLETED")
-        except TimeoutError:
+        except WAIT_TIMEOUT:
             done = set()
         for future in done:
             r = pending.pop(future)
@@ -165,7 +192,10 @@ def _watch(
                 if results[r]["error"] is not None and failure is None:
                     failure = Failure(None, results[r]["error"])
                 continue
-            error = future.exception()
+            try:
+                error = future.exception()
+            except BaseException as cancelled:  # noqa: BLE001 - a cancelled future raises
+                error = cancelled
             if failure is None or failure.rank is None:
                 own = isinstance(error, OptboostError)
                 cause = f"{type(error).__name__}: {error}"

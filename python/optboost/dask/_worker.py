@@ -132,6 +132,7 @@ def prepare_rank(
     labels: Sequence[str],
     frames: Sequence[pl.DataFrame],
     valid_frames: Sequence[pl.DataFrame],
+    valid_labels: Sequence[str],
 ) -> RankInputs:
     """The core inputs of one worker's partitions (``indices``: their positions in the data, which
     seed their held-out rows; ``labels``: their names in messages), in partition order."""
@@ -144,8 +145,8 @@ def prepare_rank(
             if frame.height > 0
         ]
         valid_parts = [
-            _partition_inputs(plan, spec, frame, None, f"validation part {i}")
-            for i, frame in enumerate(valid_frames)
+            _partition_inputs(plan, spec, frame, None, label)
+            for label, frame in zip(valid_labels, valid_frames)
             if frame.height > 0
         ]
     features, y, weights, offset, held = _joined(parts)
