@@ -90,6 +90,7 @@ def run_lightgbm(client, ddf, trees: int) -> dict | None:
 def run_xgboost(client, ddf, trees: int) -> dict | None:
     try:
         import xgboost
+        import xgboost.dask  # noqa: F401 - a submodule, not imported by xgboost itself
     except ImportError:
         return None
     start = time.perf_counter()
@@ -151,7 +152,7 @@ def main() -> None:
         )
         print_row(*table[-1], flush=True)
     print(f"\n{args.rows:,} rows × {FEATURES} features, {args.trees} trees, logistic loss")
-    print(f"{'':38} {'s/tree':>8} {'fit s':>8} {'sent/tree':>11} {'msgs/tree':>10}")
+    print(f"{'':40} {'s/tree':>8} {'fit s':>8} {'sent/tree':>11} {'msgs/tree':>10}")
     for name, row in table:
         print_row(name, row)
 
@@ -162,7 +163,7 @@ def print_row(name: str, row: dict, flush: bool = False) -> None:
         return f"{value:>{width}{spec}}" if value is not None else f"{'-':>{width}}"
 
     print(
-        f"{name:38} {cell('s/tree', 8, '.4f')} {cell('fit s', 8, '.2f')} "
+        f"{name:40} {cell('s/tree', 8, '.4f')} {cell('fit s', 8, '.2f')} "
         f"{cell('sent/tree', 11, ',.0f')} {cell('msgs/tree', 10, '.1f')}",
         flush=flush,
     )
