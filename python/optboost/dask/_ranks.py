@@ -105,7 +105,8 @@ def train_ranks(
     # The port is free when probed; another process could take it before rank 0 binds it (a
     # small race, as in lightgbm.dask): the fit then fails with the core's bind error.
     port = client.run(_worker.free_port, workers=[root])[root]
-    address = f"{get_address_host(root)}:{port}"
+    host = get_address_host(root)
+    address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"  # IPv6 in brackets
     token = secrets.randbits(64)
     futures = [
         client.submit(
