@@ -1,6 +1,8 @@
 //! Checkpoints: everything a booster needs to resume besides the data, so that a resumed run
 //! gives the identical model.
 
+use crate::collective::Local;
+use std::sync::Arc;
 use super::stopping::{Best, StopReason};
 use super::{Booster, History, MethodState, Offsets, Rng, TrainData};
 use crate::data::BinnedData;
@@ -65,6 +67,7 @@ impl Booster {
             valid,
             Offsets::default(),
             None,
+            Arc::new(Local),
             || BinnedData::with_mappers(&train.frame, mappers, names),
         )?;
         let k = booster.model.n_outputs;
