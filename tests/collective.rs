@@ -445,11 +445,28 @@ fn strays_are_rejected_while_the_right_workers_still_join() {
         Some(4),
         "rank 9 is out of range"
     );
-    let first = spawn_rank(1, 3, &root, SHORT, Duration::ZERO, sum_of_ranks);
-    thread::sleep(Duration::from_millis(300));
-    assert!(join_error(1, 3, &root, JOB).contains("two processes were started with the same rank"));
+    // Two processes claim rank 1: whichever says hello first joins, the other is refused.
+    let claimants: Vec<JoinHandle<Result<f64, String>>> = (0..2)
+        .map(|_| {
+            let root = root.clone();
+            thread::spawn(move || match Tcp::connect(1, 3, &root, JOB, SHORT) {
+                Ok(tcp) => Ok(sum_of_ranks(tcp)),
+                Err(err) => Err(err.to_string()),
+            })
+        })
+        .collect();
+    // Both claims must reach the root before the job is complete and the root stops listening.
+    thread::sleep(Duration::from_millis(500));
     let last = spawn_rank(2, 3, &root, SHORT, Duration::ZERO, sum_of_ranks);
-    assert_eq!(join_all(vec![root_rank, first, last]), vec![3.0; 3]);
+    assert_eq!(join_all(vec![root_rank, last]), vec![3.0; 2]);
+    let mut claims = join_all(claimants);
+    claims.sort_by_key(Result::is_err);
+    assert_eq!(claims[0], Ok(3.0));
+    let refusal = claims[1].clone().unwrap_err();
+    assert!(
+        refusal.contains("two processes were started with the same rank"),
+        "{refusal}"
+    );
     assert_eq!(
         silent.read(&mut [0u8; 16]).unwrap_or(0),
         0,

@@ -3,7 +3,7 @@
 
 use super::peer::Peer;
 use super::wire::{read_by, seconds, Hello, ReadFailure, Verdict, PROTOCOL_VERSION, REPLY_LEN};
-use super::MAX_WORLD;
+use super::{MAX_TIMEOUT, MAX_WORLD};
 use crate::error::{Error, Result};
 use std::io::{ErrorKind, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
@@ -34,8 +34,12 @@ pub(super) fn check_arguments(
             format!("0..={} (the ranks of a job of world {world})", world - 1),
         ));
     }
-    if timeout.is_zero() {
-        return Err(Error::param("timeout", "0 s", "a positive duration"));
+    if timeout.is_zero() || timeout > MAX_TIMEOUT {
+        return Err(Error::param(
+            "timeout",
+            format!("{timeout:?}"),
+            format!("a positive duration of at most {}", seconds(MAX_TIMEOUT)),
+        ));
     }
     let allowed =
         "host:port with a fixed, non-zero port that every rank knows, e.g. 127.0.0.1:45123";
@@ -187,6 +191,8 @@ mod tests {
         assert_eq!(refused(0, MAX_WORLD + 1, "127.0.0.1:4000", second), "world");
         assert_eq!(refused(3, 3, "127.0.0.1:4000", second), "rank");
         assert_eq!(refused(0, 2, "127.0.0.1:4000", Duration::ZERO), "timeout");
+        assert_eq!(refused(0, 2, "127.0.0.1:4000", Duration::MAX), "timeout");
+        assert!(check_arguments(0, 2, "127.0.0.1:4000", MAX_TIMEOUT).is_ok());
         assert_eq!(refused(0, 2, "127.0.0.1:0", second), "root");
         assert_eq!(refused(0, 2, "127.0.0.1", second), "root");
         assert_eq!(refused(0, 2, ":4000", second), "root");

@@ -73,6 +73,9 @@ use std::time::Duration;
 /// The timeout callers use unless configured otherwise: long enough for the slowest rank's
 /// histogram pass on a large shard, short enough that a hung job fails within minutes.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+/// The longest timeout [`Tcp::connect`] accepts (a week): far beyond any reduction's wait, and
+/// small enough that deadlines computed from it (twice it, for a worker) cannot overflow.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
 /// The largest world a [`Tcp`] job accepts; the star's root would be the bottleneck long before.
 pub const MAX_WORLD: usize = 4096;
 /// The most bytes one all_gather may move: all ranks' payloads together.
