@@ -194,6 +194,25 @@ fn a_thousand_calls_in_a_row_stay_in_step_and_are_counted() {
 }
 
 #[test]
+fn payloads_larger_than_the_socket_buffers_go_through() {
+    // 8 MB per rank and call: the writers block until the root reads, in rank order.
+    let len = 1 << 20;
+    let results = run_job(3, SHORT, move |tcp| {
+        let rank = tcp.rank() as f64;
+        let mut values: Vec<f64> = (0..len).map(|i| i as f64 * (rank + 1.0)).collect();
+        tcp.sum(&mut values);
+        let gathered = tcp.all_gather(&vec![tcp.rank() as u8; 3 << 20]);
+        assert_eq!(tcp.failure(), None);
+        (values, gathered)
+    });
+    let expected: Vec<f64> = (0..len).map(|i| i as f64 * 6.0).collect();
+    for (values, gathered) in results {
+        assert!(values == expected);
+        assert!((0..3).all(|rank| gathered[rank] == vec![rank as u8; 3 << 20]));
+    }
+}
+
+#[test]
 fn local_is_the_one_rank_job() {
     let mut values = contribution(0);
     Local.sum(&mut values);

@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 
 /// How often the root checks for finished handshakes and new connections while it waits.
 const POLL: Duration = Duration::from_millis(5);
+/// Handshakes that may be under way at once beyond one per rank (each has a thread).
+const EXTRA_HANDSHAKES: usize = 64;
 /// Rejected connections described in a join-timeout message (the count is always given).
 const NOTES_KEPT: usize = 5;
 /// Missing ranks listed by number in a join-timeout message (the count is always given).
@@ -43,6 +45,11 @@ pub(super) fn accept_workers(
     while joined < world - 1 && Instant::now() < deadline {
         loop {
             match listener.accept() {
+                Ok((stream, addr)) if unfinished.len() >= world + EXTRA_HANDSHAKES => {
+                    // A flood of connections must not become a flood of threads.
+                    drop(stream);
+                    rejections.note(format!("{addr}: dropped, too many handshakes under way"));
+                }
                 Ok((stream, addr)) => {
                     let id = next_id;
                     next_id += 1;

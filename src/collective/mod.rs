@@ -56,6 +56,12 @@
 //! went away") and shuts their sockets, a worker shuts its socket, so the other ranks see it at
 //! once instead of waiting for a timeout. After a failure every call returns immediately without
 //! communicating, so the caller finishes its iteration quickly and then reports the failure.
+//! Failures are [`Error::Training`](crate::Error::Training) with a message naming the peer and
+//! the call, e.g. "worker rank 2 (10.0.0.7:51234) sent no message within 600 s during a sum
+//! (call 41)"; bad arguments to [`Tcp::connect`] are [`Error::Param`](crate::Error::Param).
+//!
+//! Calls are serialised by a mutex (the booster's driver makes them one at a time); `failure`
+//! and `traffic` can be read from any thread, even while a call waits on the network.
 
 mod accept;
 mod join;
