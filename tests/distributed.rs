@@ -35,8 +35,11 @@ impl Rank {
         let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
         let parts = self.exchange(&bytes);
         for (i, value) in values.iter_mut().enumerate() {
-            let at = |part: &Vec<u8>| f64::from_le_bytes(part[8 * i..8 * i + 8].try_into().unwrap());
-            *value = parts[1..].iter().fold(at(&parts[0]), |acc, p| combine(acc, at(p)));
+            let at =
+                |part: &Vec<u8>| f64::from_le_bytes(part[8 * i..8 * i + 8].try_into().unwrap());
+            *value = parts[1..]
+                .iter()
+                .fold(at(&parts[0]), |acc, p| combine(acc, at(p)));
         }
     }
 }
@@ -118,11 +121,19 @@ fn assert_matches_one_process(settings: &[(&str, &str)], data: &Data, sizes: &[u
     let models = fit_shards(settings, data, sizes);
     let first = predictions(&models[0], data);
     for model in &models[1..] {
-        assert_eq!(predictions(model, data), first, "{settings:?}: shards differ");
+        assert_eq!(
+            predictions(model, data),
+            first,
+            "{settings:?}: shards differ"
+        );
     }
     let (single, _) = train(params(settings), data);
     let expected = predictions(single.model(), data);
-    assert_eq!(models[0].n_trees(), single.model().n_trees(), "{settings:?}");
+    assert_eq!(
+        models[0].n_trees(),
+        single.model().n_trees(),
+        "{settings:?}"
+    );
     let difference = relative_difference(&first, &expected);
     assert!(difference <= tol, "{settings:?}: {difference:e}");
 }
@@ -165,8 +176,16 @@ fn classification_and_line_searches() {
     for settings in [
         vec![("loss", "logistic"), ("n_iter", "10")],
         vec![("loss", "hinge"), ("method", "proximal"), ("n_iter", "10")],
-        vec![("loss", "logistic"), ("step", "line_search"), ("n_iter", "8")],
-        vec![("loss", "exponential"), ("step", "leaf_line_search"), ("n_iter", "8")],
+        vec![
+            ("loss", "logistic"),
+            ("step", "line_search"),
+            ("n_iter", "8"),
+        ],
+        vec![
+            ("loss", "exponential"),
+            ("step", "leaf_line_search"),
+            ("n_iter", "8"),
+        ],
     ] {
         assert_matches_one_process(&settings, &binary, &[250, 350], 1e-9);
     }

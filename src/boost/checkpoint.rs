@@ -1,15 +1,15 @@
 //! Checkpoints: everything a booster needs to resume besides the data, so that a resumed run
 //! gives the identical model.
 
-use crate::collective::Local;
-use std::sync::Arc;
 use super::stopping::{Best, StopReason};
 use super::{Booster, History, MethodState, Offsets, Rng, TrainData};
+use crate::collective::Local;
 use crate::data::BinnedData;
 use crate::error::{Error, Result};
 use crate::model::Model;
 use crate::params::Params;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// Everything a booster needs to resume besides the data.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

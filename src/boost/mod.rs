@@ -13,8 +13,8 @@ mod history;
 mod method;
 mod outputs;
 mod projection;
-mod ranks;
 mod proximal;
+mod ranks;
 mod rgbm;
 mod sampling;
 mod step_rule;
@@ -177,7 +177,10 @@ impl Booster {
             ))
         };
         let loss = &params.loss;
-        if matches!(loss, LossSpec::Cox | LossSpec::MulticlassHinge | LossSpec::Custom) {
+        if matches!(
+            loss,
+            LossSpec::Cox | LossSpec::MulticlassHinge | LossSpec::Custom
+        ) {
             return refuse("loss", loss.to_string());
         }
         if !params.metrics.is_empty() {
@@ -217,9 +220,15 @@ impl Booster {
         }
         params.validate()?;
         let binning = params.binning;
-        Self::start(params, train, valid, offsets, Some(loss), Arc::new(Local), || {
-            BinnedData::learn(&train.frame, &binning)
-        })
+        Self::start(
+            params,
+            train,
+            valid,
+            offsets,
+            Some(loss),
+            Arc::new(Local),
+            || BinnedData::learn(&train.frame, &binning),
+        )
     }
 
     /// Creates the booster's thread pool and, inside it, bins the training data with `bin` and
@@ -241,7 +250,9 @@ impl Booster {
         };
         let booster = Arc::clone(&pool).install(|| {
             let data = bin()?;
-            Self::prepare(params, data, train, valid, offsets, custom, pool, collective)
+            Self::prepare(
+                params, data, train, valid, offsets, custom, pool, collective,
+            )
         })?;
         match booster.collective.failure() {
             Some(error) => Err(error),
@@ -497,7 +508,12 @@ impl Booster {
         let iteration = self.history.len() + 1;
         let candidates =
             method(self.params.method).candidates(&self.params, &self.data, &mut self.rng);
-        let sample = Sample::draw(&self.params, &self.data, &mut self.rng, self.row_rng.as_mut());
+        let sample = Sample::draw(
+            &self.params,
+            &self.data,
+            &mut self.rng,
+            self.row_rng.as_mut(),
+        );
         let candidates = sample.restrict(candidates);
         let train_loss = self
             .history
@@ -517,8 +533,8 @@ impl Booster {
             )
         });
         // What a lost rank leaves: the model of the last finished iteration.
-        let before_failure = shared(&*self.collective)
-            .map(|_| (self.model.n_trees(), self.model.weights.clone()));
+        let before_failure =
+            shared(&*self.collective).map(|_| (self.model.n_trees(), self.model.weights.clone()));
         let mut ctx = Context {
             params: &self.params,
             data: &self.data,

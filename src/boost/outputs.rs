@@ -2,11 +2,11 @@
 //! one tree per class per iteration). Score matrices are row-major `n × K`; a scalar loss is the
 //! case K = 1, so every method that supports multiclass runs one code path.
 
-use super::vectors::{par_fill, par_fill_rows, par_sum, par_sum_chunks_mut, par_sum_ranges};
 use super::ranks::{shared, sum_one};
+use super::vectors::{par_fill, par_fill_rows, par_sum, par_sum_chunks_mut, par_sum_ranges};
 use super::weights::Weights;
-use crate::collective::Collective;
 use super::Context;
+use crate::collective::Collective;
 use crate::loss::Loss;
 use std::borrow::Cow;
 

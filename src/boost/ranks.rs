@@ -16,11 +16,11 @@
 //! With one rank (`Local`) nothing here is called: the local solvers answer, bit for bit as before.
 
 use super::history;
+use super::vectors::CHUNK;
 use super::Context;
 use crate::collective::Collective;
 use crate::loss::solve::{self, Kink, Slope, LINE_SEARCH_MAX_ITER, LINE_SEARCH_TOL};
 use crate::loss::{Loss, Terms};
-use super::vectors::CHUNK;
 use rayon::prelude::*;
 
 impl Context<'_> {
@@ -66,7 +66,8 @@ impl Context<'_> {
         let w = self.line_search_weights().slice();
         let along = |_| {
             let terms = Terms::Along { y, f, b, w };
-            loss.kinks(terms).expect("a piecewise-linear loss gives kinks")
+            loss.kinks(terms)
+                .expect("a piecewise-linear loss gives kinks")
         };
         let slope = |_, gamma| slope_along(loss, y, f, b, w, gamma);
         minimize_over_ranks(collective, 1, is_piecewise_linear(loss), along, slope)[0]
@@ -99,7 +100,8 @@ impl Context<'_> {
             let mut sums: Vec<f64> = stepping
                 .par_iter()
                 .flat_map_iter(|&j| {
-                    let (d1, d2) = loss.shifted_derivative_sums(y, f, w, leaves[j], (class, c[j]), 0.0);
+                    let (d1, d2) =
+                        loss.shifted_derivative_sums(y, f, w, leaves[j], (class, c[j]), 0.0);
                     [d1, d2]
                 })
                 .collect();
@@ -121,15 +123,24 @@ impl Context<'_> {
         let exact: Vec<usize> = (0..m).filter(|&j| values[j].is_none()).collect();
         if !exact.is_empty() {
             let kinks = |i: usize| {
-                let terms = Terms::Leaf { y, f, w, rows: leaves[exact[i]] };
-                loss.kinks(terms).expect("a piecewise-linear loss gives kinks")
+                let terms = Terms::Leaf {
+                    y,
+                    f,
+                    w,
+                    rows: leaves[exact[i]],
+                };
+                loss.kinks(terms)
+                    .expect("a piecewise-linear loss gives kinks")
             };
             let slope = |i: usize, c: f64| {
                 loss.shifted_derivative_sums(y, f, w, leaves[exact[i]], (class, c), 0.0)
             };
             let piecewise = is_piecewise_linear(loss);
             let solved = minimize_over_ranks(collective, exact.len(), piecewise, kinks, slope);
-            exact.iter().zip(solved).for_each(|(&j, v)| values[j] = Some(v));
+            exact
+                .iter()
+                .zip(solved)
+                .for_each(|(&j, v)| values[j] = Some(v));
         }
         values.into_iter().map(|v| v.unwrap_or(0.0)).collect()
     }
@@ -149,7 +160,9 @@ pub(crate) fn init_over_ranks(
         let mut totals = vec![0.0; k];
         y.iter().zip(w).for_each(|(&y, &w)| totals[y as usize] += w);
         collective.sum(&mut totals);
-        return loss.init_from_class_weights(&totals).expect("checked above");
+        return loss
+            .init_from_class_weights(&totals)
+            .expect("checked above");
     }
     let zeros;
     let f = match offset {
@@ -161,8 +174,14 @@ pub(crate) fn init_over_ranks(
     };
     let rows: Vec<u32> = (0..n as u32).collect();
     let kinks = |_| {
-        let terms = Terms::Leaf { y, f, w, rows: &rows };
-        loss.kinks(terms).expect("a piecewise-linear loss gives kinks")
+        let terms = Terms::Leaf {
+            y,
+            f,
+            w,
+            rows: &rows,
+        };
+        loss.kinks(terms)
+            .expect("a piecewise-linear loss gives kinks")
     };
     let slope = |class, c| loss.shifted_derivative_sums(y, f, w, &rows, (class, c), 0.0);
     minimize_over_ranks(collective, k, is_piecewise_linear(loss), kinks, slope)
@@ -170,7 +189,14 @@ pub(crate) fn init_over_ranks(
 
 /// This rank's (Σ w ⟨∇ℓ(y, F + γB), B⟩, Σ w ⟨B, diag ∇²ℓ B⟩): the slope and (diagonal)
 /// curvature of the line search along B, in fixed row chunks.
-fn slope_along(loss: &dyn Loss, y: &[f64], f: &[f64], b: &[f64], w: &[f64], gamma: f64) -> (f64, f64) {
+fn slope_along(
+    loss: &dyn Loss,
+    y: &[f64],
+    f: &[f64],
+    b: &[f64],
+    w: &[f64],
+    gamma: f64,
+) -> (f64, f64) {
     let (k, t) = (loss.n_outputs(), loss.target_width());
     let chunks: Vec<(f64, f64)> = (0..w.len().div_ceil(CHUNK))
         .into_par_iter()
@@ -179,7 +205,9 @@ fn slope_along(loss: &dyn Loss, y: &[f64], f: &[f64], b: &[f64], w: &[f64], gamm
             let (mut d1, mut d2) = (0.0, 0.0);
             for r in chunk * CHUNK..((chunk + 1) * CHUNK).min(w.len()) {
                 let (fr, br) = (&f[r * k..(r + 1) * k], &b[r * k..(r + 1) * k]);
-                u.iter_mut().zip(fr.iter().zip(br)).for_each(|(u, (f, b))| *u = f + gamma * b);
+                u.iter_mut()
+                    .zip(fr.iter().zip(br))
+                    .for_each(|(u, (f, b))| *u = f + gamma * b);
                 let yr = &y[r * t..(r + 1) * t];
                 loss.row_gradient(yr, &u, &mut g);
                 loss.row_hessian(yr, &u, &mut h);
@@ -191,7 +219,9 @@ fn slope_along(loss: &dyn Loss, y: &[f64], f: &[f64], b: &[f64], w: &[f64], gamm
             (d1, d2)
         })
         .collect();
-    chunks.iter().fold((0.0, 0.0), |(a, b), &(c, d)| (a + c, b + d))
+    chunks
+        .iter()
+        .fold((0.0, 0.0), |(a, b), &(c, d)| (a + c, b + d))
 }
 
 /// Whether `loss` answers its one-dimensional problems by the exact kink search.
@@ -314,7 +344,10 @@ fn select_kinks(collective: &dyn Collective, parts: Vec<(f64, Vec<Kink>)>) -> Ve
         ]);
     }
     collective.sum(&mut head);
-    let sorted: Vec<SortedKinks> = parts.into_iter().map(|(_, k)| SortedKinks::new(k)).collect();
+    let sorted: Vec<SortedKinks> = parts
+        .into_iter()
+        .map(|(_, k)| SortedKinks::new(k))
+        .collect();
     // Per problem: the slope below every kink and the tolerance of `piecewise_linear_argmin`.
     let slope_left: Vec<f64> = (0..m).map(|j| head[3 * j]).collect();
     let tol: Vec<f64> = (0..m)
@@ -417,7 +450,11 @@ mod tests {
                 .map(|_| Kink {
                     // Repeated positions and zero jumps, as medians of ties give.
                     at: (uniform() * 6.0).floor() - 3.0,
-                    jump: if uniform() < 0.1 { 0.0 } else { uniform() * 2.0 },
+                    jump: if uniform() < 0.1 {
+                        0.0
+                    } else {
+                        uniform() * 2.0
+                    },
                 })
                 .collect();
             let total: f64 = kinks.iter().map(|k| k.jump).sum();

@@ -148,7 +148,9 @@ fn numeric_cuts(x: Strided<'_>, max_bins: usize) -> Vec<f64> {
     sample.sort_unstable_by(f64::total_cmp);
     // Runs of equal values, read off the sorted sample (no vector of distinct values: it would
     // be up to twice the sample's size).
-    let runs = sample.chunk_by(|a, b| a == b).map(|run| (run[0], run.len()));
+    let runs = sample
+        .chunk_by(|a, b| a == b)
+        .map(|run| (run[0], run.len()));
     cuts_from_runs(runs, max_bins)
 }
 

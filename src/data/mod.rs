@@ -5,8 +5,8 @@ mod binned;
 mod binning;
 mod bundles;
 mod frame;
-mod sketch;
 pub(crate) mod nonfinite;
+mod sketch;
 #[cfg(test)]
 pub(crate) mod test_data;
 
@@ -65,7 +65,11 @@ impl BinnedData {
         let mappers = sketch::learn_over_ranks(frame, params, collective)?;
         let mut data = Self::with_mappers(frame, mappers, frame.names())?;
         data.bundles = None;
-        let mut missing: Vec<f64> = data.has_missing.iter().map(|&m| f64::from(u8::from(m))).collect();
+        let mut missing: Vec<f64> = data
+            .has_missing
+            .iter()
+            .map(|&m| f64::from(u8::from(m)))
+            .collect();
         collective.max(&mut missing);
         data.has_missing = missing.iter().map(|&m| m > 0.0).collect();
         Ok(data)

@@ -47,7 +47,9 @@ pub(super) fn learn_over_ranks(
 }
 
 fn sketch_error(rank: usize, error: Error) -> Error {
-    Error::data(format!("the binning summary of worker rank {rank}: {error}"))
+    Error::data(format!(
+        "the binning summary of worker rank {rank}: {error}"
+    ))
 }
 
 /// One feature's summary from one rank.
@@ -156,7 +158,10 @@ struct Reader<'a> {
 
 impl Reader<'_> {
     fn take(&mut self, n: usize) -> Result<&[u8]> {
-        let end = self.at.checked_add(n).filter(|&end| end <= self.bytes.len());
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|&end| end <= self.bytes.len());
         let end = end.ok_or_else(|| Error::data("truncated"))?;
         let taken = &self.bytes[self.at..end];
         self.at = end;
@@ -206,7 +211,9 @@ mod tests {
 
     #[test]
     fn one_rank_learns_the_mappers_of_one_process() {
-        let x: Vec<f64> = (0..5000).map(|i| ((i * 7919) % 1000) as f64 / 7.0).collect();
+        let x: Vec<f64> = (0..5000)
+            .map(|i| ((i * 7919) % 1000) as f64 / 7.0)
+            .collect();
         let few: Vec<f64> = (0..5000).map(|i| (i % 9) as f64).collect();
         let codes: Vec<i32> = (0..5000).map(|i| (i % 13) as i32 - 1).collect();
         let frame = Frame::new(vec![

@@ -310,15 +310,12 @@ pub fn grow_with_options(
         Features::Only(list) => list.iter().map(|&f| data.mappers()[f].n_bins()).sum(),
     };
     let many_rows_per_bin = n_fit >= UNCOUNTED_MIN_ROWS_PER_BIN * built_bins;
-    let row_stats = if all_complete_numeric
-        && one_feature.is_none()
-        && many_rows_per_bin
-        && shared.is_none()
-    {
-        row_stats.without_counts(params.max_depth.min(params.max_leaves))
-    } else {
-        row_stats
-    };
+    let row_stats =
+        if all_complete_numeric && one_feature.is_none() && many_rows_per_bin && shared.is_none() {
+            row_stats.without_counts(params.max_depth.min(params.max_leaves))
+        } else {
+            row_stats
+        };
     grow_from(
         data,
         &row_stats,
