@@ -151,7 +151,7 @@ impl Booster {
         })
     }
 
-    /// `with_offsets` for one rank of a data-parallel fit (docs/algorithms.md §10): `train`
+    /// `with_offsets` for one rank of a data-parallel fit (docs/algorithms.md §12): `train`
     /// and `valid` hold this rank's rows, and every rank of `collective` makes this call with
     /// the same parameters. The ranks bin with the same mappers (from merged summaries of their
     /// rows), grow the same trees from summed histograms and take the same steps, so each ends

@@ -1,4 +1,4 @@
-//! The reductions of a data-parallel fit (docs/algorithms.md §10). Every rank runs the same
+//! The reductions of a data-parallel fit (docs/algorithms.md §12). Every rank runs the same
 //! booster on its own rows; wherever an iteration reads a sum over all rows, each rank computes
 //! its part and the [`Collective`] adds the parts in rank order, so that every rank gets the same
 //! bits and makes the same decisions. Sums (losses, weights, cosines, Newton leaves) need one

@@ -1,7 +1,7 @@
 //! Histograms of a data-parallel fit: every rank builds a node's histogram on its own rows, and
 //! the sum over the ranks (added in rank order, so every rank holds the same bits) is the
 //! histogram of all rows. Split search, leaf values and the decision which child to build then
-//! read only summed histograms, so every rank grows the same tree (docs/algorithms.md §10).
+//! read only summed histograms, so every rank grows the same tree (docs/algorithms.md §12).
 
 use super::histogram::{Features, Histogram};
 use crate::collective::Collective;
