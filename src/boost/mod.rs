@@ -45,6 +45,7 @@ use crate::collective::{Collective, Local, Traffic};
 use crate::data::BinnedData;
 use crate::error::{Error, Result};
 use crate::loss::{Loss, LossSpec};
+use crate::metric::Metric;
 use crate::model::{BuiltLoss, FeatureSpec, Model};
 use crate::params::{Init, Params, Safeguard, StepRule};
 use crate::tree::Constraints;
@@ -159,7 +160,7 @@ impl Booster {
     /// the iterations finished before it.
     ///
     /// Not available: losses whose value is not a sum over rows (`cox`), `multiclass_hinge`,
-    /// and `metrics`.
+    /// and the `auc` metric (a ranking of all the rows).
     pub fn distributed(
         params: Params,
         train: &TrainData<'_>,
@@ -173,7 +174,7 @@ impl Booster {
                 what,
                 value,
                 "a setting a data-parallel fit supports (not the cox or multiclass_hinge \
-                 losses, a custom loss, or metrics)",
+                 losses, a custom loss, or the auc metric)",
             ))
         };
         let loss = &params.loss;
@@ -183,7 +184,7 @@ impl Booster {
         ) {
             return refuse("loss", loss.to_string());
         }
-        if !params.metrics.is_empty() {
+        if params.metrics.contains(&Metric::Auc) {
             let names: Vec<String> = params.metrics.iter().map(ToString::to_string).collect();
             return refuse("metrics", names.join(","));
         }
@@ -669,12 +670,20 @@ impl Booster {
         let train_output = self.state.iterate().output();
         let train = metrics
             .iter()
-            .map(|m| m.evaluate(&*self.loss, &self.y, train_output, self.w.slice()))
+            .map(|m| {
+                m.evaluate_over(
+                    &*self.loss,
+                    &self.y,
+                    train_output,
+                    self.w.slice(),
+                    &*self.collective,
+                )
+            })
             .collect();
         let valid = match (self.valid.as_ref(), self.valid_pred.as_ref()) {
             (Some(v), Some(pred)) => metrics
                 .iter()
-                .map(|m| m.evaluate(&*self.loss, &v.y, pred, &v.w))
+                .map(|m| m.evaluate_over(&*self.loss, &v.y, pred, &v.w, &*self.collective))
                 .collect(),
             _ => Vec::new(),
         };

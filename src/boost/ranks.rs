@@ -363,7 +363,9 @@ fn select_kinks(collective: &dyn Collective, parts: Vec<(f64, Vec<Kink>)>) -> Ve
         let (slope, top) = (slope_left[j], slope_left[j] + head[3 * j + 1]);
         let trivial = head[3 * j + 2] == 0.0 || rises(j, slope);
         for (end, holds) in conditions.iter().enumerate() {
-            let needed = !trivial && !(end == 0 && reaches_zero(j, slope)) && holds(j, top);
+            // The lower end is −∞ when the slope is already 0 below every kink.
+            let known = trivial || (end == 0 && reaches_zero(j, slope));
+            let needed = !known && holds(j, top);
             searches.push(needed.then(Search::over_all_values));
         }
     }

@@ -215,7 +215,7 @@ mod tests {
             .map(|i| ((i * 7919) % 1000) as f64 / 7.0)
             .collect();
         let few: Vec<f64> = (0..5000).map(|i| (i % 9) as f64).collect();
-        let codes: Vec<i32> = (0..5000).map(|i| (i % 13) as i32 - 1).collect();
+        let codes: Vec<i32> = (0..5000i32).map(|i| i % 13 - 1).collect();
         let frame = Frame::new(vec![
             Feature::numeric("x", &x),
             Feature::numeric("few", &few),
