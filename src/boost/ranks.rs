@@ -13,7 +13,8 @@
 //!   problems of a tree in each round), so they are kinks, bit for bit, and the point picked is
 //!   the one the local solver picks ([`solve::pick`]).
 //!
-//! With one rank (`Local`) nothing here is called: the local solvers answer, bit for bit as before.
+//! With one rank (`Local`) every reduction is the identity and the solvers here are not called:
+//! the local solvers answer, bit for bit as before.
 
 use super::history;
 use super::vectors::CHUNK;
@@ -22,16 +23,6 @@ use crate::collective::Collective;
 use crate::loss::solve::{self, Kink, Slope, LINE_SEARCH_MAX_ITER, LINE_SEARCH_TOL};
 use crate::loss::{Loss, Terms};
 use rayon::prelude::*;
-
-impl Context<'_> {
-    /// cos(t, b) from this rank's Σ t·b, Σ t², Σ b².
-    pub(super) fn cosine_from_sums(&self, tb: f64, tt: f64, bb: f64) -> f64 {
-        let mut sums = [tb, tt, bb];
-        self.collective.sum(&mut sums);
-        let [tb, tt, bb] = sums;
-        history::cosine_from_sums(tb, tt, bb)
-    }
-}
 
 /// The collective when the rows are spread over more than one rank.
 pub(crate) fn shared(collective: &dyn Collective) -> Option<&dyn Collective> {
@@ -55,6 +46,14 @@ pub(crate) fn sum_one(collective: &dyn Collective, x: f64) -> f64 {
 }
 
 impl Context<'_> {
+    /// cos(t, b) from this rank's Σ t·b, Σ t², Σ b².
+    pub(super) fn cosine_from_sums(&self, tb: f64, tt: f64, bb: f64) -> f64 {
+        let mut sums = [tb, tt, bb];
+        self.collective.sum(&mut sums);
+        let [tb, tt, bb] = sums;
+        history::cosine_from_sums(tb, tt, bb)
+    }
+
     /// `Context::line_search`'s argmin_γ Σ w ℓ(y, F + γ B) over the rows of every rank.
     pub(super) fn line_search_over_ranks(
         &self,
