@@ -26,6 +26,7 @@
 //! target with weights.
 
 mod boost;
+pub mod collective;
 mod data;
 mod error;
 pub mod loss;

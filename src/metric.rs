@@ -7,6 +7,7 @@
 //! and maps the scores to the response scale through the loss itself, so it means the same for
 //! every loss of a task. Means are weighted by the sample weights.
 
+use crate::collective::{Collective, Local};
 use crate::error::{Error, Result};
 use crate::loss::{Loss, LossSpec};
 use std::fmt;
@@ -92,9 +93,28 @@ impl Metric {
     /// The metric over rows with targets `y` (engine encoding), link scores `scores` (n × K for
     /// a multiclass loss) and weights `w`.
     pub fn evaluate(&self, loss: &dyn Loss, y: &[f64], scores: &[f64], w: &[f64]) -> f64 {
+        self.evaluate_over(loss, y, scores, w, &Local)
+    }
+
+    /// `evaluate` over the rows of every rank of a data-parallel fit (these are this rank's):
+    /// the weighted sums of the terms and the weights are added over the ranks. Not for `auc`,
+    /// which ranks all the rows together.
+    pub fn evaluate_over(
+        &self,
+        loss: &dyn Loss,
+        y: &[f64],
+        scores: &[f64],
+        w: &[f64],
+        collective: &dyn Collective,
+    ) -> f64 {
         let total: f64 = w.iter().sum();
+        let over_ranks = |sum: f64| {
+            let mut sums = [sum, total];
+            collective.sum(&mut sums);
+            sums[0] / sums[1]
+        };
         let mean = |term: &dyn Fn(usize) -> f64| -> f64 {
-            (0..y.len()).map(|i| w[i] * term(i)).sum::<f64>() / total
+            over_ranks((0..y.len()).map(|i| w[i] * term(i)).sum::<f64>())
         };
         let mut response = vec![0.0; scores.len()];
         loss.response_into(scores, &mut response);
@@ -109,9 +129,8 @@ impl Metric {
                     .sum::<f64>()
                     / k as f64
             };
-            let total: f64 = w.iter().sum();
             let mean =
-                |e: &dyn Fn(f64) -> f64| (0..n).map(|i| w[i] * row(i, e)).sum::<f64>() / total;
+                |e: &dyn Fn(f64) -> f64| over_ranks((0..n).map(|i| w[i] * row(i, e)).sum::<f64>());
             return match self {
                 Metric::Rmse => mean(&|d| d * d).sqrt(),
                 _ => mean(&|d: f64| d.abs()),

@@ -37,23 +37,28 @@ pub fn shared_pool(requested: usize) -> Result<Arc<ThreadPool>> {
     if let Some(pool) = pools.get(&n_threads).and_then(Weak::upgrade) {
         return Ok(pool);
     }
-    let pool = Arc::new(
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n_threads)
-            .build()
-            .map_err(|e| {
-                Error::param(
-                    "n_threads",
-                    requested,
-                    format!("a thread count the system allows ({e})"),
-                )
-            })?,
-    );
+    let pool = Arc::new(own_pool(requested)?);
     // Entries of freed pools are dropped here, so the map stays as small as the set of counts
     // in use.
     pools.retain(|_, pool| pool.strong_count() > 0);
     pools.insert(n_threads, Arc::downgrade(&pool));
     Ok(pool)
+}
+
+/// A pool of `threads_used(requested)` threads for one booster alone: a rank of a data-parallel
+/// fit waits inside its pool for the other ranks, which must not stall other boosters (or other
+/// ranks in the same process).
+pub fn own_pool(requested: usize) -> Result<ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads_used(requested))
+        .build()
+        .map_err(|e| {
+            Error::param(
+                "n_threads",
+                requested,
+                format!("a thread count the system allows ({e})"),
+            )
+        })
 }
 
 #[cfg(test)]

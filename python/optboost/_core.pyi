@@ -18,7 +18,7 @@ HISTORY_SCHEMA: list[tuple[str, str]]
 FeatureColumns: TypeAlias = Sequence[
     tuple[str, np.ndarray, str, int] | tuple[list[str], np.ndarray, str, int]
 ]
-StopKind: TypeAlias = Literal["completed", "early_stopping", "diverged"]
+StopKind: TypeAlias = Literal["completed", "early_stopping", "diverged", "worker_lost"]
 
 def param_names() -> list[str]: ...
 def method_names() -> list[str]: ...
@@ -42,6 +42,9 @@ class Booster:
         # Train on these rows of `features` only (read in place); y, weights and offset are
         # given for these rows.
         rows: npt.NDArray[np.int64] | None = None,
+        # One rank of a data-parallel fit: (rank, world, root "host:port", job token, timeout
+        # in seconds); features, y, weights and offsets are this rank's rows.
+        distributed: tuple[int, int, str, int, float] | None = None,
     ) -> None: ...
     def advance(
         self, max_steps: int, max_seconds: float
@@ -53,6 +56,7 @@ class Booster:
     def iteration(self) -> int: ...
     def model(self) -> CoreModel: ...
     def history(self, start: int = 0) -> dict[str, list]: ...
+    def traffic(self) -> dict[str, int]: ...
     def response_outputs(self) -> tuple[list[float], list[float] | None]: ...
 
 class CoreModel:

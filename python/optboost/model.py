@@ -185,6 +185,7 @@ class Model:
         why = {
             "early_stopping": "best validation loss",
             "diverged": "best before divergence",
+            "worker_lost": "the last iteration before a worker was lost",
         }.get(stop)
         if why is None:
             valid = [v for v in self._history["valid_loss"] if v is not None]

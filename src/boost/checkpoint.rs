@@ -3,11 +3,13 @@
 
 use super::stopping::{Best, StopReason};
 use super::{Booster, History, MethodState, Offsets, Rng, TrainData};
+use crate::collective::Local;
 use crate::data::BinnedData;
 use crate::error::{Error, Result};
 use crate::model::Model;
 use crate::params::Params;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// Everything a booster needs to resume besides the data.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -65,6 +67,7 @@ impl Booster {
             valid,
             Offsets::default(),
             None,
+            Arc::new(Local),
             || BinnedData::with_mappers(&train.frame, mappers, names),
         )?;
         let k = booster.model.n_outputs;

@@ -11,6 +11,7 @@ use super::tracked::{StoredTree, Tracked};
 use super::training_data::Validation;
 use super::vectors::{add_column, par_fill};
 use super::weights::Weights;
+use crate::collective::Collective;
 use crate::data::BinnedData;
 use crate::loss::Loss;
 use crate::model::Model;
@@ -43,6 +44,8 @@ pub struct Context<'a> {
     pub sample: &'a Sample,
     /// Monotone and interaction constraints of every tree.
     pub constraints: &'a Constraints,
+    /// The ranks of a data-parallel fit (`Local`: this process holds every row).
+    pub collective: &'a dyn Collective,
 }
 
 impl Context<'_> {

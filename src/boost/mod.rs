@@ -14,6 +14,7 @@ mod method;
 mod outputs;
 mod projection;
 mod proximal;
+mod ranks;
 mod rgbm;
 mod sampling;
 mod step_rule;
@@ -40,14 +41,17 @@ pub use tracked::Tracked;
 pub use training_data::{Offsets, TrainData};
 pub use vagbm::VagbmState;
 
+use crate::collective::{Collective, Local, Traffic};
 use crate::data::BinnedData;
 use crate::error::{Error, Result};
 use crate::loss::{Loss, LossSpec};
+use crate::metric::Metric;
 use crate::model::{BuiltLoss, FeatureSpec, Model};
 use crate::params::{Init, Params, Safeguard, StepRule};
 use crate::tree::Constraints;
 use buffers::Buffers;
 use outputs::{mean_loss, newton_need, train_loss_pass, Derivatives, Need};
+use ranks::{init_over_ranks, shared, sigma_over_ranks};
 use sampling::Sample;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -117,6 +121,11 @@ pub struct Booster {
     tree_fit_nanos: AtomicU64,
     /// `params`' constraints by feature index.
     constraints: Constraints,
+    /// The ranks of a data-parallel fit (`Local`: this process holds every row).
+    collective: Arc<dyn Collective>,
+    /// Across ranks, the generator of this rank's row draws (`subsample`), apart from `rng`,
+    /// whose draws (features, RGBM's candidates) must be the same on every rank.
+    row_rng: Option<Rng>,
 }
 
 impl Booster {
@@ -138,8 +147,51 @@ impl Booster {
     ) -> Result<Booster> {
         params.validate()?;
         let binning = params.binning;
-        Self::start(params, train, valid, offsets, None, || {
+        Self::start(params, train, valid, offsets, None, Arc::new(Local), || {
             BinnedData::learn(&train.frame, &binning)
+        })
+    }
+
+    /// `with_offsets` for one rank of a data-parallel fit (docs/algorithms.md §12): `train`
+    /// and `valid` hold this rank's rows, and every rank of `collective` makes this call with
+    /// the same parameters. The ranks bin with the same mappers (from merged summaries of their
+    /// rows), grow the same trees from summed histograms and take the same steps, so each ends
+    /// with the model of all the rows. A lost rank ends `step` with an error; the model keeps
+    /// the iterations finished before it.
+    ///
+    /// Not available: losses whose value is not a sum over rows (`cox`), `multiclass_hinge`,
+    /// and the `auc` metric (a ranking of all the rows).
+    pub fn distributed(
+        params: Params,
+        train: &TrainData<'_>,
+        valid: Option<&TrainData<'_>>,
+        offsets: Offsets<'_>,
+        collective: Arc<dyn Collective>,
+    ) -> Result<Booster> {
+        params.validate()?;
+        let refuse = |what: &str, value: String| {
+            Err(Error::param(
+                what,
+                value,
+                "a setting a data-parallel fit supports (not the cox or multiclass_hinge \
+                 losses, a custom loss, or the auc metric)",
+            ))
+        };
+        let loss = &params.loss;
+        if matches!(
+            loss,
+            LossSpec::Cox | LossSpec::MulticlassHinge | LossSpec::Custom
+        ) {
+            return refuse("loss", loss.to_string());
+        }
+        if params.metrics.contains(&Metric::Auc) {
+            let names: Vec<String> = params.metrics.iter().map(ToString::to_string).collect();
+            return refuse("metrics", names.join(","));
+        }
+        let binning = params.binning;
+        let shared = Arc::clone(&collective);
+        Self::start(params, train, valid, offsets, None, collective, || {
+            BinnedData::learn_over_ranks(&train.frame, &binning, &*shared)
         })
     }
 
@@ -169,9 +221,15 @@ impl Booster {
         }
         params.validate()?;
         let binning = params.binning;
-        Self::start(params, train, valid, offsets, Some(loss), || {
-            BinnedData::learn(&train.frame, &binning)
-        })
+        Self::start(
+            params,
+            train,
+            valid,
+            offsets,
+            Some(loss),
+            Arc::new(Local),
+            || BinnedData::learn(&train.frame, &binning),
+        )
     }
 
     /// Creates the booster's thread pool and, inside it, bins the training data with `bin` and
@@ -184,11 +242,23 @@ impl Booster {
         valid: Option<&TrainData<'_>>,
         offsets: Offsets<'_>,
         custom: Option<Box<dyn Loss>>,
+        collective: Arc<dyn Collective>,
         bin: impl FnOnce() -> Result<BinnedData> + Send,
     ) -> Result<Booster> {
-        let pool = thread_pool(params.n_threads)?;
-        Arc::clone(&pool)
-            .install(|| Self::prepare(params, bin()?, train, valid, offsets, custom, pool))
+        let pool = match shared(&*collective) {
+            Some(_) => Arc::new(crate::threads::own_pool(params.n_threads)?),
+            None => thread_pool(params.n_threads)?,
+        };
+        let booster = Arc::clone(&pool).install(|| {
+            let data = bin()?;
+            Self::prepare(
+                params, data, train, valid, offsets, custom, pool, collective,
+            )
+        })?;
+        match booster.collective.failure() {
+            Some(error) => Err(error),
+            None => Ok(booster),
+        }
     }
 
     /// Called inside `pool`.
@@ -200,9 +270,12 @@ impl Booster {
         offsets: Offsets<'_>,
         custom: Option<Box<dyn Loss>>,
         pool: Arc<rayon::ThreadPool>,
+        collective: Arc<dyn Collective>,
     ) -> Result<Booster> {
         let n_classes = if params.loss.is_multiclass() {
-            count_classes(train.y)?
+            let mut classes = [count_classes(train.y)? as f64];
+            collective.max(&mut classes);
+            classes[0] as usize
         } else if params.loss.is_multi_output() {
             count_outputs(train)?
         } else {
@@ -215,7 +288,8 @@ impl Booster {
         let constraints = Constraints::by_name(&params.monotone, &params.interactions, &data)?;
         let (y, w) = checked_target(train, &*loss, "training")?;
         let n = train.frame.n_rows();
-        let w = Weights::new(w, n);
+        let mut w = Weights::new(w, n);
+        w.add_totals_over(&*collective);
         let valid = valid
             .map(|v| -> Result<Validation> {
                 let (y, w) = checked_target(v, &*loss, "validation")?;
@@ -244,6 +318,9 @@ impl Booster {
             };
             let rows: Vec<u32>;
             match (params.init, offset) {
+                (Init::Optimal, offset) if shared(&*collective).is_some() => {
+                    init_over_ranks(&*collective, &*loss, &y, w, offset)
+                }
                 (Init::Optimal, None) => loss.init(&y, w),
                 // The constant that fits best on top of the offset, as glm's intercept does
                 // (for K classes, class by class).
@@ -293,7 +370,7 @@ impl Booster {
         };
         let train_start = start(n, offset);
         let valid_pred = valid.as_ref().map(|v| start(v.w.len(), valid_offset));
-        let sigma = loss.sigma_from(&y, &train_start);
+        let sigma = sigma_over_ranks(&*collective, loss.sigma_from(&y, &train_start));
         let start = Start {
             train: &train_start,
             valid: valid_pred.as_deref(),
@@ -301,6 +378,9 @@ impl Booster {
         };
         let state = method(params.method).start(&params, &*loss, start)?;
         let rng = Rng::new(params.seed);
+        // Each rank draws its rows from its own stream, seeded by the seed and the rank.
+        let row_rng = shared(&*collective)
+            .map(|c| Rng::new(params.seed ^ (c.rank() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)));
         let mut booster = Booster {
             params,
             data,
@@ -329,6 +409,8 @@ impl Booster {
             buffers: Buffers::default(),
             tree_fit_nanos: AtomicU64::new(0),
             constraints,
+            collective,
+            row_rng,
         };
         (booster.best.loss, booster.initial_train_loss) = booster.monitored_loss();
         let (_, valid_metrics) = booster.metric_values();
@@ -394,6 +476,11 @@ impl Booster {
         self.state.iterate().output()
     }
 
+    /// Bytes and messages this rank has exchanged with the others (zero on one process).
+    pub fn traffic(&self) -> Traffic {
+        self.collective.traffic()
+    }
+
     /// Performs exactly one iteration.
     pub fn step(&mut self) -> Result<Step> {
         if let Some(reason) = &self.finished {
@@ -422,7 +509,12 @@ impl Booster {
         let iteration = self.history.len() + 1;
         let candidates =
             method(self.params.method).candidates(&self.params, &self.data, &mut self.rng);
-        let sample = Sample::draw(&self.params, &self.data, &mut self.rng);
+        let sample = Sample::draw(
+            &self.params,
+            &self.data,
+            &mut self.rng,
+            self.row_rng.as_mut(),
+        );
         let candidates = sample.restrict(candidates);
         let train_loss = self
             .history
@@ -441,6 +533,9 @@ impl Booster {
                 self.model.n_trees(),
             )
         });
+        // What a lost rank leaves: the model of the last finished iteration.
+        let before_failure =
+            shared(&*self.collective).map(|_| (self.model.n_trees(), self.model.weights.clone()));
         let mut ctx = Context {
             params: &self.params,
             data: &self.data,
@@ -458,6 +553,7 @@ impl Booster {
             tree_fit_nanos: &self.tree_fit_nanos,
             sample: &sample,
             constraints: &self.constraints,
+            collective: &*self.collective,
         };
         let report = self.state.iterate_mut().step(&mut ctx, &candidates);
         self.derivs.invalidate();
@@ -482,6 +578,19 @@ impl Booster {
                 (new_train_loss, valid_loss) = self.monitored_losses();
                 restarted = true;
             }
+        }
+        if let Some(error) = self.collective.failure() {
+            let (n_trees, weights) = before_failure.expect("only ranks fail");
+            self.model.keep_trees(n_trees, weights);
+            self.finished = Some(StopReason::RankLost {
+                iteration,
+                detail: error.to_string(),
+            });
+            return Err(Error::Training(format!(
+                "data-parallel training stopped in iteration {iteration}: {error}; the model \
+                 keeps the {} finished iterations",
+                iteration - 1
+            )));
         }
         self.record_iteration_path();
         let (train_metrics, valid_metrics) = self.metric_values();
@@ -526,12 +635,13 @@ impl Booster {
             &self.w,
             need,
             &mut self.derivs,
+            &*self.collective,
         );
         let valid = self
             .valid
             .as_ref()
             .zip(self.valid_pred.as_ref())
-            .map(|(v, pred)| mean_loss(&*self.loss, &v.y, pred, &v.w));
+            .map(|(v, pred)| mean_loss(&*self.loss, &v.y, pred, &v.w, &*self.collective));
         (train, valid)
     }
 
@@ -560,12 +670,20 @@ impl Booster {
         let train_output = self.state.iterate().output();
         let train = metrics
             .iter()
-            .map(|m| m.evaluate(&*self.loss, &self.y, train_output, self.w.slice()))
+            .map(|m| {
+                m.evaluate_over(
+                    &*self.loss,
+                    &self.y,
+                    train_output,
+                    self.w.slice(),
+                    &*self.collective,
+                )
+            })
             .collect();
         let valid = match (self.valid.as_ref(), self.valid_pred.as_ref()) {
             (Some(v), Some(pred)) => metrics
                 .iter()
-                .map(|m| m.evaluate(&*self.loss, &v.y, pred, &v.w))
+                .map(|m| m.evaluate_over(&*self.loss, &v.y, pred, &v.w, &*self.collective))
                 .collect(),
             _ => Vec::new(),
         };

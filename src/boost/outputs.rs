@@ -2,9 +2,11 @@
 //! one tree per class per iteration). Score matrices are row-major `n × K`; a scalar loss is the
 //! case K = 1, so every method that supports multiclass runs one code path.
 
+use super::ranks::{shared, sum_one};
 use super::vectors::{par_fill, par_fill_rows, par_sum, par_sum_chunks_mut, par_sum_ranges};
 use super::weights::Weights;
 use super::Context;
+use crate::collective::Collective;
 use crate::loss::Loss;
 use std::borrow::Cow;
 
@@ -190,8 +192,13 @@ impl Context<'_> {
 
     /// argmin_γ Σ w ℓ(y, F + γ B), B n × K.
     pub fn line_search(&self, f: &[f64], b: &[f64]) -> f64 {
-        let w = self.line_search_weights().slice();
-        let gamma = self.loss.line_search(self.y, f, b, w);
+        let gamma = match shared(self.collective) {
+            Some(collective) => self.line_search_over_ranks(collective, f, b),
+            None => {
+                let w = self.line_search_weights().slice();
+                self.loss.line_search(self.y, f, b, w)
+            }
+        };
         if !gamma.is_finite() {
             0.0
         } else if self.constraints.monotone().is_some() {
@@ -236,7 +243,10 @@ pub fn train_loss_pass(
     w: &Weights,
     need: Option<Need>,
     derivs: &mut Derivatives,
+    collective: &dyn Collective,
 ) -> f64 {
+    // Across ranks: this rank's Σ w ℓ, added over the ranks, over the total weight of all.
+    let mean = |total: f64| sum_one(collective, total) / w.total();
     // Unweighted: the terms 1·ℓ of `mean_loss` without the ones.
     let weights = w.given().unwrap_or(&[]);
     let (k, t) = (loss.n_outputs(), loss.target_width());
@@ -258,7 +268,7 @@ pub fn train_loss_pass(
                 total
             }
         };
-        return total / w.total();
+        return mean(total);
     }
     let Some(need) = need else {
         if weights.is_empty() {
@@ -266,9 +276,9 @@ pub fn train_loss_pass(
                 let y = &y[rows.start * t..rows.end * t];
                 loss.sum_values(y, &f[rows.start * k..rows.end * k], &[])
             });
-            return total / w.total();
+            return mean(total);
         }
-        return mean_loss(loss, y, f, weights);
+        return mean_loss(loss, y, f, weights, collective);
     };
     let hessian = need == Need::GradientAndHessian;
     derivs.neg_gradient.resize(f.len(), 0.0);
@@ -292,13 +302,24 @@ pub fn train_loss_pass(
         loss.sum_values_and_derivatives(y, scores, w, g, h)
     });
     derivs.fresh = Some(need);
-    total / w.total()
+    mean(total)
 }
 
 /// Σ w ℓ(y, F) / Σ w, in parallel and independent of the thread count.
-pub fn mean_loss(loss: &dyn Loss, y: &[f64], f: &[f64], w: &[f64]) -> f64 {
+pub fn mean_loss(
+    loss: &dyn Loss,
+    y: &[f64],
+    f: &[f64],
+    w: &[f64],
+    collective: &dyn Collective,
+) -> f64 {
+    let mean = |total: f64| {
+        let mut sums = [total, par_sum(w.len(), |i| w[i])];
+        collective.sum(&mut sums);
+        sums[0] / sums[1]
+    };
     if !loss.separable() {
-        return loss.sum_values(y, f, w) / par_sum(w.len(), |i| w[i]);
+        return mean(loss.sum_values(y, f, w));
     }
     let (k, t) = (loss.n_outputs(), loss.target_width());
     let total = par_sum_ranges(w.len(), |rows| {
@@ -306,5 +327,5 @@ pub fn mean_loss(loss: &dyn Loss, y: &[f64], f: &[f64], w: &[f64]) -> f64 {
         let y = &y[rows.start * t..rows.end * t];
         loss.sum_values(y, scores, &w[rows])
     });
-    total / par_sum(w.len(), |i| w[i])
+    mean(total)
 }

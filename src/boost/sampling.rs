@@ -15,6 +15,7 @@
 //! not depend on the thread count.
 
 use super::weights::Weights;
+use crate::collective::Collective;
 use crate::data::BinnedData;
 use crate::params::Params;
 use crate::rng::Rng;
@@ -37,9 +38,22 @@ pub struct Sample {
 
 impl Sample {
     /// Draws this iteration's rows and features.
-    pub fn draw(params: &Params, data: &BinnedData, rng: &mut Rng) -> Sample {
+    /// `row_rng`: the generator of the rows when it is not `rng` (each rank of a data-parallel
+    /// fit draws from its own rows).
+    pub fn draw(
+        params: &Params,
+        data: &BinnedData,
+        rng: &mut Rng,
+        row_rng: Option<&mut Rng>,
+    ) -> Sample {
         let n = data.n_rows();
-        let rows = (params.subsample < 1.0).then(|| draw_rows(n, params.subsample, rng));
+        let rows = (params.subsample < 1.0).then(|| {
+            let row_rng = match row_rng {
+                Some(row_rng) => row_rng,
+                None => &mut *rng,
+            };
+            draw_rows(n, params.subsample, row_rng)
+        });
         let features = (params.colsample_bytree < 1.0).then(|| {
             let p = data.n_features();
             let mut allowed = vec![false; p];
@@ -86,12 +100,17 @@ impl Sample {
     }
 
     /// The options of this iteration's trees, which must respect `constraints`.
-    pub fn grow_options<'a>(&'a self, constraints: &'a Constraints) -> GrowOptions<'a> {
+    pub fn grow_options<'a>(
+        &'a self,
+        constraints: &'a Constraints,
+        collective: &'a dyn Collective,
+    ) -> GrowOptions<'a> {
         GrowOptions {
             rows: self.rows.as_deref(),
             colsample_bynode: self.colsample_bynode,
             node_seed: self.node_seed,
             constraints: Some(constraints),
+            collective: Some(collective),
         }
     }
 }

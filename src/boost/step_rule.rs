@@ -2,6 +2,7 @@
 //! an iteration fitted (`fit`), or re-solve their leaves.
 
 use super::fit::{bound_leaf, Direction};
+use super::ranks::shared;
 use super::Context;
 use crate::params::StepRule;
 use crate::tree::enforce_monotone;
@@ -57,7 +58,9 @@ pub fn apply_step_rule(
                 } else {
                     ctx.params.leaf_newton_steps
                 };
-                let newton_values: Vec<Option<f64>> = if newton > 0 && ctx.loss.separable() {
+                let local = shared(ctx.collective).is_none();
+                let newton_values: Vec<Option<f64>> = if local && newton > 0 && ctx.loss.separable()
+                {
                     leaves
                         .par_iter()
                         .map(|rows| ctx.leaf_newton_value(f, rows, class, newton))
@@ -74,7 +77,9 @@ pub fn apply_step_rule(
                     ctx.loss
                         .leaf_values(y, f, w, &leaves, &leaf_of, &mut scratch, class)
                 };
-                let values: Vec<f64> = if !ctx.loss.separable() {
+                let values: Vec<f64> = if let Some(collective) = shared(ctx.collective) {
+                    ctx.leaf_values_over_ranks(collective, f, &leaves, class, newton)
+                } else if !ctx.loss.separable() {
                     ctx.diagonal_newton_leaves(f, &leaves)
                 } else if newton_values.iter().all(Option::is_some) {
                     newton_values.into_iter().flatten().collect()

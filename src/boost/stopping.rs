@@ -25,6 +25,9 @@ pub enum StopReason {
     EarlyStopping { best_iteration: usize },
     /// Non-finite values or an exploding loss; the best iterate was kept.
     Diverged { iteration: usize, detail: String },
+    /// A rank of a data-parallel fit was lost during `iteration`; the model keeps the
+    /// iterations before it.
+    RankLost { iteration: usize, detail: String },
 }
 
 impl std::fmt::Display for StopReason {
@@ -41,6 +44,13 @@ impl std::fmt::Display for StopReason {
                 write!(
                     f,
                     "diverged at iteration {iteration} ({detail}); kept the best iterate"
+                )
+            }
+            StopReason::RankLost { iteration, detail } => {
+                write!(
+                    f,
+                    "a worker was lost in iteration {iteration} ({detail}); kept the \
+                     iterations before it"
                 )
             }
         }

@@ -3,7 +3,9 @@
 //! compute the same numbers as weights of 1 would (1·x = x exactly), and the vector of ones that
 //! the loss solvers take as a slice is built only if one of them runs.
 
+use super::ranks::sum_one;
 use super::vectors::par_sum;
+use crate::collective::Collective;
 use std::sync::OnceLock;
 
 #[derive(Debug)]
@@ -27,6 +29,11 @@ impl Weights {
             n,
             total,
         }
+    }
+
+    /// Makes the total that of the rows of every rank of a data-parallel fit.
+    pub fn add_totals_over(&mut self, collective: &dyn Collective) {
+        self.total = sum_one(collective, self.total);
     }
 
     /// The weights, unless they are all 1.

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
 /// Rows sampled to learn numeric cut points: quantiles of 200 000 values are as good as of all.
-const BINNING_SAMPLE: usize = 200_000;
+pub(super) const BINNING_SAMPLE: usize = 200_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct BinningParams {
@@ -144,33 +144,43 @@ impl BinMapper {
 }
 
 fn numeric_cuts(x: Strided<'_>, max_bins: usize) -> Vec<f64> {
-    // The same rows in either layout, so that a row-major matrix and its columns give the same
-    // cut points (and models).
-    let step = x.len().div_ceil(BINNING_SAMPLE).max(1);
-    let mut sample: Vec<f64> = x.every(step).filter(|v| !v.is_nan()).collect();
-    if sample.is_empty() {
-        return Vec::new();
-    }
+    let mut sample = numeric_sample(x, BINNING_SAMPLE);
     sample.sort_unstable_by(f64::total_cmp);
     // Runs of equal values, read off the sorted sample (no vector of distinct values: it would
     // be up to twice the sample's size).
-    let runs = || {
-        sample
-            .chunk_by(|a, b| a == b)
-            .map(|run| (run[0], run.len()))
-    };
-    if runs().count() <= max_bins {
-        return runs()
-            .zip(runs().skip(1))
+    let runs = sample
+        .chunk_by(|a, b| a == b)
+        .map(|run| (run[0], run.len()));
+    cuts_from_runs(runs, max_bins)
+}
+
+/// The non-NaN values of every `step`-th row, with `step` such that at most about `size` rows
+/// are read. The same rows in either layout, so that a row-major matrix and its columns give
+/// the same cut points (and models).
+pub(super) fn numeric_sample(x: Strided<'_>, size: usize) -> Vec<f64> {
+    let step = x.len().div_ceil(size.max(1)).max(1);
+    x.every(step).filter(|v| !v.is_nan()).collect()
+}
+
+/// Cut points from the runs of equal values of a sample, ascending by value, with their counts:
+/// between every two values when there are at most `max_bins`, else equal-frequency bins.
+pub(super) fn cuts_from_runs(
+    runs: impl Iterator<Item = (f64, usize)> + Clone,
+    max_bins: usize,
+) -> Vec<f64> {
+    if runs.clone().count() <= max_bins {
+        return runs
+            .clone()
+            .zip(runs.skip(1))
             .map(|((a, _), (b, _))| cut_between(a, b))
             .collect();
     }
     // Greedy equal-frequency bins over distinct values: a heavy value closes its own bin, and the
     // target size is recomputed for what remains so that late bins are not starved.
     let mut cuts = Vec::with_capacity(max_bins - 1);
-    let mut remaining = sample.len();
+    let mut remaining: usize = runs.clone().map(|(_, count)| count).sum();
     let mut in_bin = 0usize;
-    let mut runs = runs().peekable();
+    let mut runs = runs.peekable();
     while let (Some((value, count)), Some(&(next_value, next_count))) = (runs.next(), runs.peek()) {
         let bins_left = max_bins - cuts.len();
         let target = remaining.div_ceil(bins_left);
@@ -198,12 +208,24 @@ fn cut_between(a: f64, b: f64) -> f64 {
 }
 
 fn categorical_bins(codes: &[i32], n_levels: usize, min_count: usize) -> BinMapper {
+    categorical_bins_from_counts(&level_counts(codes, n_levels), min_count)
+}
+
+/// How many rows have each level (codes < 0 are missing).
+pub(super) fn level_counts(codes: &[i32], n_levels: usize) -> Vec<usize> {
     let mut counts = vec![0usize; n_levels];
     for &c in codes {
         if c >= 0 {
             counts[c as usize] += 1;
         }
     }
+    counts
+}
+
+/// A bin for each level seen at least `min_count` times (at most 254, the most frequent), one
+/// pooled bin for the other levels seen, and the missing bin 0 for levels never seen.
+pub(super) fn categorical_bins_from_counts(counts: &[usize], min_count: usize) -> BinMapper {
+    let n_levels = counts.len();
     let mut frequent: Vec<usize> = (0..n_levels)
         .filter(|&l| counts[l] >= min_count.max(1))
         .collect();

@@ -6,6 +6,7 @@ mod binning;
 mod bundles;
 mod frame;
 pub(crate) mod nonfinite;
+mod sketch;
 #[cfg(test)]
 pub(crate) mod test_data;
 
@@ -14,6 +15,7 @@ pub use binning::{BinMapper, BinningParams};
 pub(crate) use bundles::Bundles;
 pub use frame::{Feature, FeatureKind, FeatureValues, Frame, Strided, StridedIter};
 
+use crate::collective::Collective;
 use crate::error::{Error, Result};
 
 /// Training features in binned form, with the mappers that produced them and each feature's
@@ -49,6 +51,28 @@ impl BinnedData {
                 .collect()
         };
         Self::with_mappers(frame, mappers, frame.names())
+    }
+
+    /// Learns mappers on the rows of every rank of a data-parallel fit (`frame` holds this
+    /// rank's) and bins `frame`: every rank gets the same mappers, and the same features marked
+    /// as having missing values. No bundles: their layout would depend on each rank's rows.
+    pub fn learn_over_ranks(
+        frame: &Frame<'_>,
+        params: &BinningParams,
+        collective: &dyn Collective,
+    ) -> Result<Self> {
+        params.validate()?;
+        let mappers = sketch::learn_over_ranks(frame, params, collective)?;
+        let mut data = Self::with_mappers(frame, mappers, frame.names())?;
+        data.bundles = None;
+        let mut missing: Vec<f64> = data
+            .has_missing
+            .iter()
+            .map(|&m| f64::from(u8::from(m)))
+            .collect();
+        collective.max(&mut missing);
+        data.has_missing = missing.iter().map(|&m| m > 0.0).collect();
+        Ok(data)
     }
 
     /// Bins `frame` with mappers learned earlier (resuming from a checkpoint).

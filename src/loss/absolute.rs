@@ -41,6 +41,10 @@ impl ScalarLoss for Absolute {
         y + r.signum() * (r.abs() - lambda).max(0.0)
     }
     fn minimize(&self, terms: Terms<'_>) -> f64 {
+        let (slope, mut kinks) = self.kinks(terms).expect("the absolute loss has kinks");
+        solve::piecewise_linear_point(slope, &mut kinks)
+    }
+    fn kinks(&self, terms: Terms<'_>) -> Option<(f64, Vec<Kink>)> {
         let mut kinks = Vec::with_capacity(terms.iter().len());
         let mut slope = 0.0;
         terms.for_each(|y, f, b, w| {
@@ -53,7 +57,7 @@ impl ScalarLoss for Absolute {
                 slope -= a;
             }
         });
-        solve::piecewise_linear_point(slope, &mut kinks)
+        Some((slope, kinks))
     }
     fn sigma(&self) -> Option<f64> {
         None

@@ -59,6 +59,12 @@ impl ScalarLoss for Hinge {
                 0.0
             };
         }
+        let (slope, mut kinks) = self.kinks(terms).expect("the hinge loss has kinks");
+        solve::piecewise_linear_point(slope, &mut kinks)
+    }
+    /// The kinks of every problem, the constant one included (whose closed form is the point
+    /// the kink search picks).
+    fn kinks(&self, terms: Terms<'_>) -> Option<(f64, Vec<Kink>)> {
         let mut kinks = Vec::with_capacity(terms.iter().len());
         let mut slope = 0.0;
         terms.for_each(|y, f, b, w| {
@@ -74,7 +80,7 @@ impl ScalarLoss for Hinge {
                 }
             }
         });
-        solve::piecewise_linear_point(slope, &mut kinks)
+        Some((slope, kinks))
     }
     fn sigma(&self) -> Option<f64> {
         None

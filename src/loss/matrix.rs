@@ -7,7 +7,8 @@
 //! per-row forms, `init`, the per-class leaf value and the line search, with the batch forms
 //! provided.
 
-use super::{softmax_into, LeafScratch, ScalarLoss};
+use super::solve::Kink;
+use super::{softmax_into, LeafScratch, ScalarLoss, Terms};
 use rayon::prelude::*;
 use std::fmt::Debug;
 
@@ -39,6 +40,16 @@ pub trait Loss: Send + Sync + Debug {
     fn sigma(&self) -> Option<f64>;
     /// Strong-convexity constant μ, if positive.
     fn mu(&self) -> Option<f64>;
+    /// `ScalarLoss::kinks` of a scalar piecewise-linear loss; `None` for every other loss.
+    fn kinks(&self, _terms: Terms<'_>) -> Option<(f64, Vec<Kink>)> {
+        None
+    }
+    /// `init` from the total weight of each class, for a loss whose constant minimiser depends
+    /// on the rows through those totals only (softmax): a data-parallel fit adds the totals
+    /// over its ranks. `None` for the others.
+    fn init_from_class_weights(&self, _totals: &[f64]) -> Option<Vec<f64>> {
+        None
+    }
 
     /// The σ of the default constant step ρ = 1/σ on rows `y` starting from `f`: `sigma()` unless
     /// the curvature has no bound (see `ScalarLoss::sigma_from`).
@@ -254,6 +265,9 @@ impl<L: ScalarLoss> Loss for Scalar<L> {
     }
     fn mu(&self) -> Option<f64> {
         self.0.mu()
+    }
+    fn kinks(&self, terms: Terms<'_>) -> Option<(f64, Vec<Kink>)> {
+        self.0.kinks(terms)
     }
     fn sigma_from(&self, y: &[f64], f: &[f64]) -> Option<f64> {
         self.0.sigma_from(y, f)

@@ -73,6 +73,13 @@ pub trait ScalarLoss: Send + Sync + Debug {
     /// a zero direction or zero total weight). The one place each loss answers every 1-D
     /// minimisation; `init`, `leaf_value` and `line_search` only name the shape of the terms.
     fn minimize(&self, terms: Terms<'_>) -> f64;
+    /// The problem of `terms` as a convex piecewise-linear function of c: its slope below every
+    /// kink, and its kinks. Given by the losses whose `minimize` is the exact kink search
+    /// (`solve::piecewise_linear_point`), so that a data-parallel fit can search the kinks of
+    /// every rank together (boost/ranks.rs); `None` for the others.
+    fn kinks(&self, _terms: Terms<'_>) -> Option<(f64, Vec<solve::Kink>)> {
+        None
+    }
     /// The constant minimiser argmin_c Σ w ℓ(y, c).
     fn init(&self, y: &[f64], w: &[f64]) -> f64 {
         self.minimize(Terms::Constant { y, w })

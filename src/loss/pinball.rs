@@ -54,6 +54,10 @@ impl ScalarLoss for Pinball {
         }
     }
     fn minimize(&self, terms: Terms<'_>) -> f64 {
+        let (slope, mut kinks) = self.kinks(terms).expect("the pinball loss has kinks");
+        solve::piecewise_linear_point(slope, &mut kinks)
+    }
+    fn kinks(&self, terms: Terms<'_>) -> Option<(f64, Vec<Kink>)> {
         let mut kinks = Vec::with_capacity(terms.iter().len());
         let mut slope = 0.0;
         terms.for_each(|y, f, b, w| {
@@ -70,7 +74,7 @@ impl ScalarLoss for Pinball {
                 };
             }
         });
-        solve::piecewise_linear_point(slope, &mut kinks)
+        Some((slope, kinks))
     }
     fn sigma(&self) -> Option<f64> {
         None

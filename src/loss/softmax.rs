@@ -77,25 +77,29 @@ impl Loss for Softmax {
         }
     }
     fn init(&self, y: &[f64], w: &[f64]) -> Vec<f64> {
-        let k = self.n_classes;
-        let mut share = vec![0.0; k];
+        let mut share = vec![0.0; self.n_classes];
         for (&y, &w) in y.iter().zip(w) {
             share[y as usize] += w;
         }
+        self.init_from_class_weights(&share)
+            .expect("softmax's constant depends on the class weights only")
+    }
+    fn init_from_class_weights(&self, share: &[f64]) -> Option<Vec<f64>> {
+        let k = self.n_classes;
         let logs: Vec<f64> = share
             .iter()
             .map(|&s| if s > 0.0 { s.ln() } else { f64::NEG_INFINITY })
             .collect();
         let top = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         if top == f64::NEG_INFINITY {
-            return vec![0.0; k];
+            return Some(vec![0.0; k]);
         }
         let floored: Vec<f64> = logs
             .iter()
             .map(|&l| l.max(top - solve::NEGLIGIBLE_LN))
             .collect();
         let mean = floored.iter().sum::<f64>() / k as f64;
-        floored.iter().map(|l| l - mean).collect()
+        Some(floored.iter().map(|l| l - mean).collect())
     }
     fn leaf_value(&self, y: &[f64], f: &[f64], w: &[f64], rows: &[u32], class: usize) -> f64 {
         let k = self.n_classes;

@@ -4,18 +4,20 @@
 
 use super::convert::{contiguous, Columns};
 use super::custom_loss::PyLoss;
-use super::errors::{guarded, DataError, TrainingError};
+use super::errors::{guarded, DataError, ParameterError, TrainingError};
 use super::model::PyModel;
 use crate::boost::{Booster, Offsets, Step, StopReason, TrainData};
+use crate::collective::Tcp;
 use crate::loss::Scalar;
 use crate::params::Params;
 use numpy::PyReadonlyArray1;
 use pyo3::exceptions::PyUserWarning;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use std::collections::HashMap;
 use std::ffi::CString;
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Parameters from `(name, value)` pairs, validated as a whole.
 pub fn params_from_pairs(pairs: &[(String, String)]) -> crate::Result<Params> {
@@ -27,12 +29,14 @@ pub fn params_from_pairs(pairs: &[(String, String)]) -> crate::Result<Params> {
     Ok(params)
 }
 
-/// `(kind, message)` of a stop reason; kind is "completed", "early_stopping" or "diverged".
+/// `(kind, message)` of a stop reason; kind is "completed", "early_stopping", "diverged" or
+/// "worker_lost".
 fn describe(reason: &StopReason) -> (&'static str, String) {
     let kind = match reason {
         StopReason::Completed => "completed",
         StopReason::EarlyStopping { .. } => "early_stopping",
         StopReason::Diverged { .. } => "diverged",
+        StopReason::RankLost { .. } => "worker_lost",
     };
     (kind, reason.to_string())
 }
@@ -108,7 +112,7 @@ fn raise_custom_error(error: &Option<Arc<Mutex<Option<String>>>>) -> PyResult<()
 impl PyBooster {
     /// Bins the data and prepares iteration 0 (with the GIL released).
     #[new]
-    #[pyo3(signature = (params, features, y, weights=None, valid_features=None, valid_y=None, valid_weights=None, offset=None, valid_offset=None, custom_loss=None, rows=None))]
+    #[pyo3(signature = (params, features, y, weights=None, valid_features=None, valid_y=None, valid_weights=None, offset=None, valid_offset=None, custom_loss=None, rows=None, distributed=None))]
     fn new<'py>(
         py: Python<'py>,
         params: Vec<(String, String)>,
@@ -122,6 +126,7 @@ impl PyBooster {
         valid_offset: Option<PyReadonlyArray1<'py, f64>>,
         custom_loss: Option<&Bound<'py, PyAny>>,
         rows: Option<PyReadonlyArray1<'py, i64>>,
+        distributed: Option<(usize, usize, String, u64, f64)>,
     ) -> PyResult<Self> {
         let params = guarded(|| params_from_pairs(&params))?;
         warn_if_capped(py, params.n_threads)?;
@@ -180,6 +185,30 @@ impl PyBooster {
             })
             .transpose()?;
         let custom_error = custom.as_ref().map(|loss| Arc::clone(&loss.error));
+        if let Some((rank, world, root, job, timeout)) = distributed {
+            if custom.is_some() {
+                return Err(ParameterError::new_err(
+                    "a custom loss cannot be trained across workers (its callables run in \
+                     each worker's Python)",
+                ));
+            }
+            let timeout = Duration::try_from_secs_f64(timeout).map_err(|_| {
+                ParameterError::new_err(format!(
+                    "timeout must be a positive number of seconds, got {timeout}"
+                ))
+            })?;
+            // Joining blocks until every rank has: without the GIL.
+            let booster = py.detach(|| {
+                guarded(|| {
+                    let collective = Arc::new(Tcp::connect(rank, world, &root, job, timeout)?);
+                    Booster::distributed(params, &train, valid.as_ref(), offsets, collective)
+                })
+            });
+            return Ok(PyBooster {
+                booster: Mutex::new(booster?),
+                custom_error: None,
+            });
+        }
         let booster = py.detach(|| {
             guarded(|| match custom {
                 Some(loss) => Booster::with_loss(
@@ -251,6 +280,16 @@ impl PyBooster {
     #[pyo3(signature = (rounds=None))]
     fn continue_after_early_stopping(&self, rounds: Option<usize>) -> PyResult<bool> {
         Ok(self.lock()?.continue_after_early_stopping(rounds))
+    }
+
+    /// Bytes and messages this rank exchanged with the other ranks of a data-parallel fit.
+    fn traffic(&self) -> PyResult<HashMap<&'static str, u64>> {
+        let traffic = self.lock()?.traffic();
+        Ok(HashMap::from([
+            ("bytes_sent", traffic.bytes_sent),
+            ("bytes_received", traffic.bytes_received),
+            ("messages", traffic.messages),
+        ]))
     }
 
     /// `(kind, message)` of why training ended, or None while it can go on.

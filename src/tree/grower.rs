@@ -16,6 +16,7 @@ use super::split::{
     best_split_bounded, best_split_constrained, Candidates, NeedCounts, NodeConstraint,
     SplitCandidate, SplitParams,
 };
+use crate::collective::Collective;
 use crate::data::{BinMapper, BinnedData};
 use crate::error::{Error, Result};
 use crate::rng::Rng;
@@ -215,6 +216,16 @@ pub struct GrowOptions<'a> {
     pub node_seed: u64,
     /// Monotone and interaction constraints (`None`: none).
     pub constraints: Option<&'a Constraints>,
+    /// The ranks of a data-parallel fit, each growing the tree on its own rows (`None`: this
+    /// process holds every row). Histograms are summed over them (tree/ranks.rs).
+    pub collective: Option<&'a dyn Collective>,
+}
+
+impl<'a> GrowOptions<'a> {
+    /// The ranks to sum histograms over, when there is more than one.
+    fn shared(&self) -> Option<&'a dyn Collective> {
+        self.collective.filter(|c| c.world() > 1)
+    }
 }
 
 impl Default for GrowOptions<'_> {
@@ -224,6 +235,7 @@ impl Default for GrowOptions<'_> {
             colsample_bynode: 1.0,
             node_seed: 0,
             constraints: None,
+            collective: None,
         }
     }
 }
@@ -278,7 +290,11 @@ pub fn grow_with_options(
         Features::All => (0..data.n_features()).all(complete_numeric),
         Features::Only(list) => list.iter().all(|&f| complete_numeric(f)),
     };
+    let shared = options.shared();
+    // Across ranks, rows are partitioned at every split (a rank's row ranges follow its own
+    // counts) and counts come with the summed histograms.
     let one_feature = match allowed.as_deref() {
+        _ if shared.is_some() => None,
         Some(&[feature]) => Some(feature),
         None if data.n_features() == 1 => Some(0),
         _ => None,
@@ -294,11 +310,12 @@ pub fn grow_with_options(
         Features::Only(list) => list.iter().map(|&f| data.mappers()[f].n_bins()).sum(),
     };
     let many_rows_per_bin = n_fit >= UNCOUNTED_MIN_ROWS_PER_BIN * built_bins;
-    let row_stats = if all_complete_numeric && one_feature.is_none() && many_rows_per_bin {
-        row_stats.without_counts(params.max_depth.min(params.max_leaves))
-    } else {
-        row_stats
-    };
+    let row_stats =
+        if all_complete_numeric && one_feature.is_none() && many_rows_per_bin && shared.is_none() {
+            row_stats.without_counts(params.max_depth.min(params.max_leaves))
+        } else {
+            row_stats
+        };
     grow_from(
         data,
         &row_stats,
@@ -379,10 +396,19 @@ fn grow_from(
     };
     let scratch = &mut buffers.scratch;
     scratch.resize(n, 0);
+    let shared = options.shared();
     let mut hist = new_hist(&mut spare);
     hist.build_into(data, &rows, row_stats, features);
-    // A tree on one feature finds its totals in the root's bins; others sum them over the rows.
-    let total = match one_feature {
+    if let Some(collective) = shared {
+        hist.sum_over_ranks(data, features, collective);
+    }
+    // A tree on one feature, and a tree over ranks, finds its totals in the root's bins (every
+    // row is in one bin of each feature); others sum them over the rows.
+    let totals_feature = one_feature.or(shared.map(|_| match features {
+        Features::All => 0,
+        Features::Only(list) => list[0],
+    }));
+    let total = match totals_feature {
         Some(feature) => {
             (hist.feature(data, feature).iter()).fold(BinStats::default(), |a, &b| a + b)
         }
@@ -444,7 +470,7 @@ fn grow_from(
                 split.left_bins.remove(0);
             }
         }
-        debug_assert_eq!(n_left, split.left.count as usize);
+        debug_assert!(shared.is_some() || n_left == split.left.count as usize);
         let mid = work.start + n_left;
         let (mut left_node, mut right_node) = (
             leaf_node(split.left, params.l2_leaf),
@@ -491,7 +517,12 @@ fn grow_from(
                 parent.move_bins(&mut left, data, feature, &split.left_bins);
                 (Some(left), Some(parent))
             } else {
-                let left_is_smaller = n_left <= work.end - mid;
+                // Across ranks, the side to build is chosen from the summed counts, the same on
+                // every rank.
+                let left_is_smaller = match shared {
+                    Some(_) => split.left.count <= split.right.count,
+                    None => n_left <= work.end - mid,
+                };
                 let small_rows = if left_is_smaller {
                     &rows[work.start..mid]
                 } else {
@@ -499,6 +530,9 @@ fn grow_from(
                 };
                 let mut small = new_hist(&mut spare);
                 small.build_into(data, small_rows, row_stats, features);
+                if let Some(collective) = shared {
+                    small.sum_over_ranks(data, features, collective);
+                }
                 parent.subtract_features(&small, data, features);
                 if left_is_smaller {
                     (Some(small), Some(parent))

@@ -46,7 +46,7 @@ pub(crate) enum Features<'a> {
 
 impl Features<'_> {
     /// The (first bin, bin count) of every built feature in a histogram of `data`.
-    fn ranges(&self, data: &BinnedData) -> Vec<(usize, usize)> {
+    pub(super) fn ranges(&self, data: &BinnedData) -> Vec<(usize, usize)> {
         let offsets = data.offsets();
         let range = |f: usize| (offsets[f], offsets[f + 1] - offsets[f]);
         match *self {

@@ -11,6 +11,7 @@ mod grown;
 mod histogram;
 mod partition;
 mod pending;
+mod ranks;
 mod regression_tree;
 mod split;
 #[cfg(test)]

@@ -6,7 +6,6 @@
 
 mod passes;
 
-use super::history::cosine_from_sums;
 use super::outputs::column;
 use super::vectors::{add_column, par_fill, CHUNK};
 use super::Context;
@@ -38,7 +37,7 @@ impl Direction {
         Direction {
             grown,
             values,
-            cos: cosine_from_sums(tb, tt, bb),
+            cos: ctx.cosine_from_sums(tb, tt, bb),
             leaf_of: None,
         }
     }
@@ -75,7 +74,7 @@ fn grow(ctx: &Context<'_>, stats: FitStats<'_>, candidates: &Candidates) -> Grow
         &ctx.params.tree,
         candidates,
         &mut ctx.buffers.grow(),
-        &ctx.sample.grow_options(ctx.constraints),
+        &ctx.sample.grow_options(ctx.constraints, ctx.collective),
     );
     ctx.add_tree_fit_time(started.elapsed());
     grown
@@ -115,7 +114,7 @@ fn fit_target_leaf_search(ctx: &Context<'_>, target: &[f64], candidates: &Candid
     Direction {
         grown,
         values: Vec::new(),
-        cos: cosine_from_sums(tb, tt, bb),
+        cos: ctx.cosine_from_sums(tb, tt, bb),
         leaf_of: Some(leaf_of),
     }
 }
@@ -151,7 +150,7 @@ pub fn add_target_tree(
         add_to_column_with_cosine_sums(&grown, ctx.data, f, (k, class), (weight, scale), |i| {
             target[i]
         });
-    (grown, cosine_from_sums(tb, tt, bb))
+    (grown, ctx.cosine_from_sums(tb, tt, bb))
 }
 
 fn grow_on_target(ctx: &Context<'_>, target: &[f64], candidates: &Candidates) -> GrownTree {
@@ -195,7 +194,7 @@ pub fn add_newton_tree(
             add_to_column_with_cosine_sums(&grown, ctx.data, f, (k, class), (nu, 1.0), |i| {
                 target.at(i)
             });
-        (grown, cosine_from_sums(tb, tt, bb))
+        (grown, ctx.cosine_from_sums(tb, tt, bb))
     })
 }
 

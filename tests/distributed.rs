@@ -1,0 +1,355 @@
+//! Data-parallel training (`Booster::distributed`): the rows split into shards, one booster per
+//! shard on its own thread, the shards' reductions through an in-process collective. Every
+//! shard must end with the same model, and that model must be the single-process model of all
+//! the rows, to rounding: the sums are added in another order, nothing else differs.
+
+mod common;
+
+use common::*;
+use optboost::collective::{Collective, Traffic};
+use optboost::{Booster, Error, Model, Offsets, Params, TrainData};
+use std::sync::{Arc, Barrier, Mutex};
+
+/// The ranks of one process, on threads: each call deposits this rank's part, and after a
+/// barrier every rank reads all the parts and reduces them in rank order.
+#[derive(Debug)]
+struct Threads {
+    world: usize,
+    parts: Mutex<Vec<Vec<u8>>>,
+    barrier: Barrier,
+}
+
+#[derive(Debug)]
+struct Rank(Arc<Threads>, usize);
+
+impl Rank {
+    fn exchange(&self, bytes: &[u8]) -> Vec<Vec<u8>> {
+        let shared = &self.0;
+        shared.parts.lock().unwrap()[self.1] = bytes.to_vec();
+        shared.barrier.wait();
+        let all = shared.parts.lock().unwrap().clone();
+        shared.barrier.wait();
+        all
+    }
+    fn reduce(&self, values: &mut [f64], combine: fn(f64, f64) -> f64) {
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let parts = self.exchange(&bytes);
+        for (i, value) in values.iter_mut().enumerate() {
+            let at =
+                |part: &Vec<u8>| f64::from_le_bytes(part[8 * i..8 * i + 8].try_into().unwrap());
+            *value = parts[1..]
+                .iter()
+                .fold(at(&parts[0]), |acc, p| combine(acc, at(p)));
+        }
+    }
+}
+
+impl Collective for Rank {
+    fn rank(&self) -> usize {
+        self.1
+    }
+    fn world(&self) -> usize {
+        self.0.world
+    }
+    fn sum(&self, values: &mut [f64]) {
+        self.reduce(values, |a, b| a + b);
+    }
+    fn max(&self, values: &mut [f64]) {
+        self.reduce(values, f64::max);
+    }
+    fn all_gather(&self, bytes: &[u8]) -> Vec<Vec<u8>> {
+        self.exchange(bytes)
+    }
+    fn failure(&self) -> Option<Error> {
+        None
+    }
+    fn traffic(&self) -> Traffic {
+        Traffic::default()
+    }
+}
+
+/// The row ranges of `sizes` shards, in order.
+fn shards(sizes: &[usize]) -> Vec<std::ops::Range<usize>> {
+    let mut start = 0;
+    sizes
+        .iter()
+        .map(|&n| {
+            start += n;
+            start - n..start
+        })
+        .collect()
+}
+
+/// The model of every shard of a data-parallel fit of `data` cut into `sizes` rows.
+fn fit_shards(settings: &[(&str, &str)], data: &Data, sizes: &[usize]) -> Vec<Model> {
+    fit_shards_with_validation(settings, data, sizes, None)
+}
+
+/// `fit_shards`, each rank also holding its part (`valid_sizes`) of the validation rows.
+fn fit_shards_with_validation(
+    settings: &[(&str, &str)],
+    data: &Data,
+    sizes: &[usize],
+    valid: Option<(&Data, &[usize])>,
+) -> Vec<Model> {
+    let world = sizes.len();
+    let valid_shards: Vec<Option<Data>> = match valid {
+        Some((valid, valid_sizes)) => (shards(valid_sizes).into_iter())
+            .map(|rows| Some(valid.rows(&rows.collect::<Vec<_>>())))
+            .collect(),
+        None => vec![None; world],
+    };
+    let threads = Arc::new(Threads {
+        world,
+        parts: Mutex::new(vec![Vec::new(); world]),
+        barrier: Barrier::new(world),
+    });
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (shards(sizes).into_iter().zip(valid_shards).enumerate())
+            .map(|(rank, (rows, valid_shard))| {
+                let shard = data.rows(&rows.collect::<Vec<_>>());
+                let collective = Arc::new(Rank(Arc::clone(&threads), rank));
+                scope.spawn(move || {
+                    let train = TrainData {
+                        frame: shard.frame(),
+                        y: &shard.y,
+                        weights: None,
+                    };
+                    let valid = valid_shard.as_ref().map(|v| TrainData {
+                        frame: v.frame(),
+                        y: &v.y,
+                        weights: None,
+                    });
+                    let params = params(settings);
+                    let offsets = Offsets::default();
+                    let mut booster =
+                        Booster::distributed(params, &train, valid.as_ref(), offsets, collective)
+                            .unwrap();
+                    booster.run(|_| true).unwrap();
+                    booster.into_model()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+fn predictions(model: &Model, data: &Data) -> Vec<f64> {
+    model.predict(&data.frame()).unwrap()
+}
+
+/// The shards agree bit for bit; their model predicts as the single-process one to `tol`.
+fn assert_matches_one_process(settings: &[(&str, &str)], data: &Data, sizes: &[usize], tol: f64) {
+    let models = fit_shards(settings, data, sizes);
+    let first = predictions(&models[0], data);
+    for model in &models[1..] {
+        assert_eq!(
+            predictions(model, data),
+            first,
+            "{settings:?}: shards differ"
+        );
+    }
+    let (single, _) = train(params(settings), data);
+    let expected = predictions(single.model(), data);
+    assert_eq!(
+        models[0].n_trees(),
+        single.model().n_trees(),
+        "{settings:?}"
+    );
+    let difference = relative_difference(&first, &expected);
+    assert!(difference <= tol, "{settings:?}: {difference:e}");
+}
+
+#[test]
+fn every_method_fits_the_model_of_all_rows() {
+    let data = friedman(900, 5, 3);
+    for method in [
+        "gbm",
+        "rgbm",
+        "agbm",
+        "vagbm",
+        "proximal",
+        "residual_gbm",
+        "accelerated_gbm",
+        "repeated_gbm",
+    ] {
+        let settings = [("method", method), ("n_iter", "15"), ("max_depth", "3")];
+        assert_matches_one_process(&settings, &data, &[400, 300, 200], 1e-9);
+    }
+}
+
+#[test]
+fn piecewise_linear_leaves_are_the_exact_kinks() {
+    let data = friedman(700, 4, 5);
+    for (method, loss) in [
+        ("gbm", "absolute"),
+        ("proximal", "absolute"),
+        ("gbm", "pinball(0.8)"),
+        ("accelerated_proximal", "absolute"),
+    ] {
+        let settings = [("method", method), ("loss", loss), ("n_iter", "12")];
+        assert_matches_one_process(&settings, &data, &[350, 349, 1], 1e-9);
+    }
+}
+
+#[test]
+fn classification_and_line_searches() {
+    let binary = proximal_classification(600, 2);
+    for settings in [
+        vec![("loss", "logistic"), ("n_iter", "10")],
+        vec![("loss", "hinge"), ("method", "proximal"), ("n_iter", "10")],
+        vec![
+            ("loss", "logistic"),
+            ("step", "line_search"),
+            ("n_iter", "8"),
+        ],
+        vec![
+            ("loss", "exponential"),
+            ("step", "leaf_line_search"),
+            ("n_iter", "8"),
+        ],
+    ] {
+        assert_matches_one_process(&settings, &binary, &[250, 350], 1e-9);
+    }
+    let classes = blobs(600, 4);
+    for method in ["gbm", "agbm", "rgbm"] {
+        let settings = [("loss", "softmax"), ("method", method), ("n_iter", "8")];
+        assert_matches_one_process(&settings, &classes, &[200, 100, 300], 1e-9);
+    }
+}
+
+#[test]
+fn validation_metrics_and_early_stopping() {
+    let data = friedman(800, 5, 11);
+    let valid = friedman(300, 5, 12);
+    let settings = [
+        ("method", "agbm"),
+        ("n_iter", "60"),
+        ("learning_rate", "0.3"),
+        ("metrics", "mae,rmse"),
+        ("early_stopping_rounds", "3"),
+    ];
+    let models =
+        fit_shards_with_validation(&settings, &data, &[500, 300], Some((&valid, &[100, 200])));
+    let train = TrainData {
+        frame: data.frame(),
+        y: &data.y,
+        weights: None,
+    };
+    let valid_all = TrainData {
+        frame: valid.frame(),
+        y: &valid.y,
+        weights: None,
+    };
+    let mut single = Booster::new(params(&settings), &train, Some(&valid_all)).unwrap();
+    single.run(|_| true).unwrap();
+    assert!(
+        single.model().best_iteration.is_some(),
+        "the fit should stop early"
+    );
+    assert_eq!(models[0].best_iteration, single.model().best_iteration);
+    assert_eq!(models[0].n_trees(), single.model().n_trees());
+    let difference = relative_difference(
+        &predictions(&models[0], &data),
+        &predictions(single.model(), &data),
+    );
+    assert!(difference <= 1e-9, "{difference:e}");
+}
+
+#[test]
+fn refused_settings_are_named() {
+    let mut data = friedman(50, 2, 1);
+    data.y
+        .iter_mut()
+        .for_each(|y| *y = f64::from(u8::from(*y > 10.0)));
+    let train = TrainData {
+        frame: data.frame(),
+        y: &data.y,
+        weights: None,
+    };
+    let threads = Arc::new(Threads {
+        world: 1,
+        parts: Mutex::new(vec![Vec::new()]),
+        barrier: Barrier::new(1),
+    });
+    let mut params = Params::default();
+    params
+        .set("loss", "logistic")
+        .unwrap()
+        .set("metrics", "auc")
+        .unwrap();
+    let collective = Arc::new(Rank(threads, 0));
+    let error = Booster::distributed(params, &train, None, Offsets::default(), collective)
+        .err()
+        .expect("auc is refused");
+    assert!(error.to_string().contains("auc"), "{error}");
+}
+
+/// Two ranks over TCP on loopback; rank 1 stops after `iterations_before_loss` iterations and
+/// drops its booster (its connection closes, as when a worker process dies). Rank 0's next
+/// iteration fails promptly, naming the lost rank and the iteration; its model keeps the
+/// iterations finished before.
+#[test]
+fn a_lost_rank_ends_training_with_the_finished_iterations() {
+    use optboost::collective::Tcp;
+    use std::time::{Duration, Instant};
+    let root = {
+        // Bind port 0 to find a free port, then free it for the root (a tiny race on a test
+        // machine, which would show as the root's "cannot listen" error).
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("127.0.0.1:{}", listener.local_addr().unwrap().port())
+    };
+    let data = friedman(600, 4, 9);
+    let iterations_before_loss = 4;
+    let started = Instant::now();
+    let outcomes: Vec<(Result<usize, String>, usize)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..2)
+            .map(|rank| {
+                let root = root.clone();
+                let shard = data.rows(&(rank * 300..(rank + 1) * 300).collect::<Vec<_>>());
+                scope.spawn(move || {
+                    let collective =
+                        Tcp::connect(rank, 2, &root, 7, Duration::from_secs(20)).unwrap();
+                    let train = TrainData {
+                        frame: shard.frame(),
+                        y: &shard.y,
+                        weights: None,
+                    };
+                    let settings = [("n_iter", "50"), ("method", "agbm")];
+                    let mut booster = Booster::distributed(
+                        params(&settings),
+                        &train,
+                        None,
+                        Offsets::default(),
+                        Arc::new(collective),
+                    )
+                    .unwrap();
+                    let mut outcome = Ok(0);
+                    for iteration in 1..=50 {
+                        if rank == 1 && iteration > iterations_before_loss {
+                            break;
+                        }
+                        if let Err(error) = booster.step() {
+                            outcome = Err(error.to_string());
+                            break;
+                        }
+                        outcome = Ok(iteration);
+                    }
+                    (outcome, booster.model().n_trees())
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(started.elapsed() < Duration::from_secs(15));
+    let (outcome, n_trees) = &outcomes[0];
+    let message = outcome.as_ref().expect_err("rank 0 must fail");
+    assert!(message.contains("rank 1"), "{message}");
+    let failed_in = iterations_before_loss + 1;
+    assert!(
+        message.contains(&format!("iteration {failed_in}")),
+        "{message}"
+    );
+    // AGBM grows two trees per iteration; the model keeps those of the finished iterations.
+    assert_eq!(*n_trees, 2 * iterations_before_loss);
+}
