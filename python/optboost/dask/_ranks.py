@@ -5,6 +5,7 @@ timeout to hand back the model of the last finished iteration, and cancelled).""
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import CancelledError
 import re
 import secrets
 import time
@@ -147,10 +148,13 @@ def _wait_for_inputs(client: Any, inputs: list, ranks: list[Rank]) -> None:
     while True:
         try:
             wait(inputs, timeout=POLL_SECONDS)
-        except WAIT_TIMEOUT:
+        except (*WAIT_TIMEOUT, CancelledError):
             alive = set(client.nthreads())
             for r, future in enumerate(inputs):
-                if future.status == "pending" and ranks[r].worker not in alive:
+                gone = future.status == "cancelled" or (
+                    future.status == "pending" and ranks[r].worker not in alive
+                )
+                if gone:
                     client.cancel(inputs)
                     raise DistributedTrainingError(
                         f"worker {ranks[r].worker} (rank {r} of {len(ranks)}) left the cluster "
@@ -183,24 +187,17 @@ def _watch(
     deadline = None
     while pending:
         try:
-            done, _ = wait(list(pending), timeout=POLL_SECONDS, return_when="FIRST_COMPLETED")
-        except WAIT_TIMEOUT:
-            done = set()
-        for future in done:
+            wait(list(pending), timeout=POLL_SECONDS, return_when="FIRST_COMPLETED")
+        except (*WAIT_TIMEOUT, CancelledError):  # a cancelled future is seen below
+            pass
+        for future in [future for future in pending if future.done()]:
             r = pending.pop(future)
             if future.status == "finished":
                 results[r] = future.result()
                 if results[r]["error"] is not None and failure is None:
                     failure = Failure(None, results[r]["error"])
-                continue
-            try:
-                error = future.exception()
-            except BaseException as cancelled:  # noqa: BLE001 - a cancelled future raises
-                error = cancelled
-            if failure is None or failure.rank is None:
-                own = isinstance(error, OptboostError)
-                cause = f"{type(error).__name__}: {error}"
-                failure = Failure(r, cause, error if own else None)
+            elif failure is None or failure.rank is None:
+                failure = _task_failure(future, r)
         if not pending:
             break
         alive = set(client.nthreads())
@@ -220,6 +217,14 @@ def _watch(
     if pending:
         client.cancel(list(pending))
     return results, failure
+
+
+def _task_failure(future: Any, rank: int) -> Failure:
+    if future.status == "cancelled":  # its inputs were lost with its worker
+        return Failure(rank, "its task was cancelled: the worker left with its data")
+    error = future.exception()
+    own = isinstance(error, OptboostError)  # the rank's own error (bad data), re-raised as is
+    return Failure(rank, f"{type(error).__name__}: {error}", error if own else None)
 
 
 def _failure_error(
