@@ -58,6 +58,9 @@ def boost(
         how many workers hold the partitions.
     timeout: seconds a rank waits for the others at any exchange before the fit fails.
 
+    One rank per worker holding rows (a worker with no partition, or only empty ones, takes no
+    part), rank 0 on the worker of the first partition.
+
     Every other parameter as in ``optboost.boost``. Not supported: custom losses
     (``CustomLoss``), the cox loss, callable metrics and the AUC metric, ``callback`` and
     ``progress=True``. A worker lost while training raises ``DistributedTrainingError`` (an

@@ -251,14 +251,14 @@ def _failure_error(
     )
     when = f" at iteration {iteration}" if iteration is not None else ""
     kept = (
-        f"; .model holds the model of iteration {iteration - 1} (it predicts and saves; fit "
+        f".model holds the model of iteration {iteration - 1} (it predicts and saves; fit "
         "again to train more)"
         if model is not None
-        else "; no rank handed back a model"
+        else "No rank handed back a model."
     )
-    detail = "; ".join(dict.fromkeys([failure.cause, *core_messages]))
+    core = f" The core: {core_messages[0]}." if core_messages else ""
     return DistributedTrainingError(
-        f"distributed training failed: {who} was lost{when} ({detail}){kept}",
+        f"distributed training failed{when}: {who} was lost ({failure.cause}).{core} {kept}",
         model=model,
         worker=ranks[rank].worker if rank is not None else None,
         rank=rank,
