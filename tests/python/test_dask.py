@@ -123,6 +123,49 @@ def test_weights_and_balanced_classes_as_one_process(client, pieces):
                                rtol=RTOL)
 
 
+def twice(values):
+    return 2 * values
+
+
+@pytest.mark.parametrize(
+    "formula, settings",
+    [
+        ("y ~ x1 + shop", dict(offset="off")),
+        ("y ~ x1 + shop + offset(off)", {}),
+        ("y + x2 ~ x1 + shop", {}),
+        ("y ~ twice(x1) + x2:shop", dict(context={"twice": twice})),
+        ("np.log(y + 10) ~ x1 + C(x2)", dict(metrics=["rmse", "mae"])),
+    ],
+)
+def test_offsets_targets_and_terms_as_one_process(client, pieces, formula, settings):
+    pieces = [p.assign(off=np.linspace(0.0, 1.0, len(p))) for p in pieces]
+    settings = dict(settings, n_iter=6, validation_fraction=None)
+    local = optboost.boost(formula, whole(pieces), **settings)
+    model = odask.boost(formula, frame_on(client, pieces, "two"), client=client, timeout=30,
+                        **settings)
+    offset = {"offset": "off"} if "offset" in settings else {}
+    np.testing.assert_allclose(model.predict(whole(pieces), **offset),
+                               local.predict(whole(pieces), **offset), rtol=RTOL)
+    for column in model.history.columns:
+        if column != "seconds":
+            np.testing.assert_allclose(model.history[column].to_numpy().astype(float),
+                                       local.history[column].to_numpy().astype(float), rtol=RTOL)
+
+
+def test_validation_frame_and_early_stopping_as_one_process(client, pieces):
+    train, valid = pieces, [piece(200, 9), piece(150, 10)]
+    settings = dict(method="agbm", n_iter=60, learning_rate=0.5, early_stopping_rounds=3)
+    local = optboost.boost("y ~ x1 + x2 + shop", whole(train), valid=whole(valid), **settings)
+    model = odask.boost("y ~ x1 + x2 + shop", frame_on(client, train, "two"), client=client,
+                        valid=frame_on(client, valid, "two"), timeout=30, **settings)
+    assert model.stop_reason == local.stop_reason
+    assert model.n_iter == local.n_iter < 60
+    np.testing.assert_allclose(model.history["valid_loss"].to_numpy(),
+                               local.history["valid_loss"].to_numpy(), rtol=RTOL)
+    np.testing.assert_allclose(model.predict(whole(pieces)), local.predict(whole(pieces)),
+                               rtol=RTOL)
+
+
 def test_held_out_rows_do_not_depend_on_the_workers(client, pieces):
     settings = dict(method="agbm", n_iter=12, validation_fraction=0.2, seed=5, timeout=30)
     one = odask.boost("y ~ x1 + x2 + shop", frame_on(client, pieces, "one"), client=client,
