@@ -152,6 +152,7 @@ def test_offsets_targets_and_terms_as_one_process(client, pieces, formula, setti
                                        local.history[column].to_numpy().astype(float), rtol=RTOL)
 
 
+@pytest.mark.filterwarnings("ignore:agbm:UserWarning")  # the momentum safeguard's notes
 def test_validation_frame_and_early_stopping_as_one_process(client, pieces):
     train, valid = pieces, [piece(200, 9), piece(150, 10)]
     settings = dict(method="agbm", n_iter=60, learning_rate=0.5, early_stopping_rounds=3)
@@ -291,8 +292,10 @@ def test_estimators_fit_dask_collections(client, pieces):
     ddf = dd.from_pandas(data, npartitions=4).persist()  # see above: predict_proba's array
     X, columns = ddf[["x1", "x2", "shop"]], ["x1", "x2", "shop"]
     settings = dict(n_iter=8, validation_fraction=None)
-    regressor = odask.DaskBoostRegressor(**settings).fit(X, ddf["y"], client=client)
-    local = BoostRegressor(**settings).fit(data[columns], data["y"])
+    regressor = odask.DaskBoostRegressor(**settings).fit(
+        X, ddf["y"], sample_weight=ddf["w"], client=client
+    )
+    local = BoostRegressor(**settings).fit(data[columns], data["y"], sample_weight=data["w"])
     np.testing.assert_allclose(regressor.predict(X).compute(), local.predict(data[columns]),
                                rtol=RTOL)
     np.testing.assert_allclose(regressor.predict(data[columns]), local.predict(data[columns]),

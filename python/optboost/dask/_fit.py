@@ -84,7 +84,7 @@ def boost(
     if prepared.resolved["loss"] == "cox":
         raise ParameterError("optboost.dask does not fit the cox loss (its risk sets span workers)")
     task = prepared.task
-    client = _client(client)
+    client = resolve_client(client)
     parts = partitions_of(client, data, "data")
     valid_parts = partitions_of(client, valid, "valid") if valid is not None else None
     design = distributed_design(
@@ -136,7 +136,7 @@ def _refuse_unsupported(loss, params, progress, callback, weights, offset, timeo
         raise ParameterError(f"timeout must be a number of seconds > 0, got {timeout!r}")
 
 
-def _client(client: Any) -> Any:
+def resolve_client(client: Any) -> Any:
     if client is not None:
         return client
     from distributed import default_client

@@ -11,7 +11,7 @@ import numpy as np
 from ..errors import DataError, DataTypeError, ParameterError
 from ..losses import loss_text
 from ..sklearn import BoostClassifier, BoostRegressor
-from ._fit import boost
+from ._fit import boost, resolve_client
 from ._placement import is_dask_frame
 from ._predict import map_predictions, type_name
 
@@ -114,7 +114,7 @@ class DaskBoostClassifier(_DaskFit, BoostClassifier):
         if not is_dask_frame(y):
             raise DataTypeError(f"y must be a dask Series, got {type_name(y)}")
         # The distinct labels only come to the client: they choose the default loss.
-        n_classes = int(y.nunique().compute())
+        n_classes = int(resolve_client(client).compute(y.nunique()).result())
         loss = self._loss_for(n_classes)
         self._dask_fit(X, y, sample_weight, eval_set, loss, client, self.class_weight)
         self.classes_ = np.asarray(self.model_.classes)
