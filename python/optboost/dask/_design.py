@@ -25,6 +25,11 @@ from . import _worker
 from ._placement import Partitions
 
 
+# The sample rows of at most this many partitions make the prototype's numeric columns (the
+# categorical ones hold every level of every partition whatever this number).
+SAMPLE_PARTITIONS = 64
+
+
 @dataclass
 class DistributedDesign:
     """The spec, and the class counts (partitions × classes) of a classification."""
@@ -44,7 +49,8 @@ def distributed_design(
     context: Mapping[str, Any] | None,
 ) -> DistributedDesign:
     """The spec of ``formula`` over every partition, and the class counts per partition."""
-    sample = _concat([s for s in parts.samples if s.height > 0], [n for n, _ in parts.schema])
+    samples = [s for s in parts.samples if s.height > 0][:SAMPLE_PARTITIONS]
+    sample = _concat(samples, [n for n, _ in parts.schema])
     if offset is not None and offset in sample.columns:
         sample = sample.drop(offset)  # as optboost.boost leaves it out of '.'
     target_columns = _target_columns(formula, sample, weights, task)
