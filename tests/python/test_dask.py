@@ -259,6 +259,7 @@ def test_refusals(client, pieces):
         (dict(metrics=[lambda y, f: 0.0]), "callable metrics"),
         (dict(loss="logistic", metrics=["logloss", "auc"]), "AUC"),
         (dict(weights=np.ones(2000)), "column name"),
+        (dict(loss="multiclass_hinge"), "multiclass_hinge loss"),
     ]:
         with pytest.raises(ParameterError, match=message):
             odask.boost("y ~ x1", ddf, client=client, **settings)

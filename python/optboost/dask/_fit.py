@@ -62,11 +62,11 @@ def boost(
     part), rank 0 on the worker of the first partition.
 
     Every other parameter as in ``optboost.boost``. Not supported: custom losses
-    (``CustomLoss``), the cox loss, callable metrics and the AUC metric, ``callback`` and
-    ``progress=True``. A worker lost while training raises ``DistributedTrainingError`` (an
-    ``OptboostError``) naming it and the iteration, with the model of the last finished
-    iteration as its ``model``. The model's ``traffic`` (not saved with it) lists, per rank,
-    the bytes and messages it exchanged (None where the core does not count them).
+    (``CustomLoss``), the cox and multiclass_hinge losses, callable metrics and the AUC
+    metric, ``callback`` and ``progress=True``. A worker lost while training raises
+    ``DistributedTrainingError`` (an ``OptboostError``) naming it and the iteration, with the
+    model of the last finished iteration as its ``model``. The model's ``traffic`` (not saved
+    with it) lists, per rank, the bytes and messages it exchanged.
     """
     _refuse_unsupported(loss, params, progress, callback, weights, offset, timeout)
     if valid is not None and validation_fraction not in (None, "auto"):
@@ -81,8 +81,11 @@ def boost(
         )
     if "auc" in str(dict(prepared.pairs).get("metrics", "")).split(","):
         raise ParameterError("optboost.dask does not compute the AUC metric (it ranks all rows)")
-    if prepared.resolved["loss"] == "cox":
-        raise ParameterError("optboost.dask does not fit the cox loss (its risk sets span workers)")
+    if prepared.resolved["loss"] in ("cox", "multiclass_hinge"):
+        raise ParameterError(
+            f"optboost.dask does not fit the {prepared.resolved['loss']} loss, whose value is not "
+            "a sum of the workers' parts (docs/algorithms.md §12)"
+        )
     task = prepared.task
     client = resolve_client(client)
     parts = partitions_of(client, data, "data")
