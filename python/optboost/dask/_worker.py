@@ -249,8 +249,7 @@ def train_rank(
         "model": model.__getstate__(),
         "error": error,
         "iteration": booster.iteration,
-        # This rank's bytes and messages over the star, where the core counts them.
-        "traffic": dict(booster.traffic()) if hasattr(booster, "traffic") else None,
+        "traffic": dict(booster.traffic()),  # this rank's bytes and messages over the star
         "warnings": inputs.warnings + list(dict.fromkeys(str(w.message) for w in caught)),
     }
 
