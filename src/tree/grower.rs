@@ -624,6 +624,11 @@ fn grow_from(
                 limits,
             });
         }
+        // Leaf-wise, the histograms of nodes that will never be split go back to `spare`: the
+        // waiting histograms are at most as many as the splits left, not as the leaves.
+        pending.retire_beyond(params.max_leaves - n_leaves, |node| {
+            spare.extend(node.hist.take())
+        });
     }
     let tree = Tree { nodes, categories };
     let bin_leaves = one_feature.zip(node_of_bin).map(|(feature, node_of_bin)| {
