@@ -583,6 +583,8 @@ fn grow_from(
                 };
                 // The larger child inherits the parent's support; a dense one gets its own once
                 // small enough (one pass over the bins, which spares its descendants theirs).
+                // Bins with counts show where the rows are.
+                let uncounted_rows = row_stats.count_bounds().map(|_| large_rows);
                 let large_support = match parent_support {
                     Some(mut support) => {
                         shrink_support(
@@ -590,7 +592,7 @@ fn grow_from(
                             &mut support,
                             &mut pool.seen,
                             data,
-                            large_rows,
+                            uncounted_rows,
                             features,
                         );
                         Some(support)
@@ -602,7 +604,7 @@ fn grow_from(
                             &mut support,
                             &mut pool.seen,
                             data,
-                            large_rows,
+                            uncounted_rows,
                             features,
                         );
                         Some(support)

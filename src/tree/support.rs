@@ -85,14 +85,15 @@ pub(super) fn build_on_support(
 }
 
 /// The support of a histogram built densely (in one tree: the bins of features it does not
-/// build are zero, never written) for a node of `rows`: its non-zero bins (any bit set: −0.0
-/// counts) and every bin its rows reach, where a descendant's histogram may be non-zero.
+/// build are zero, never written): its non-zero bins (any bit set: −0.0 counts) and every bin
+/// the node's rows reach, where a descendant's histogram may be non-zero. Bins with counts are
+/// non-zero where rows reach them; without counts, give the node's rows (`uncounted_rows`).
 pub(super) fn support_of_dense(
     hist: &Histogram,
     support: &mut Vec<u32>,
     seen: &mut Vec<u64>,
     data: &BinnedData,
-    rows: &[u32],
+    uncounted_rows: Option<&[u32]>,
     features: Features<'_>,
 ) {
     seen.resize(data.total_bins().div_ceil(64), 0);
@@ -103,19 +104,21 @@ pub(super) fn support_of_dense(
             }
         }
     }
-    mark_rows(seen, data, rows, features);
+    if let Some(rows) = uncounted_rows {
+        mark_rows(seen, data, rows, features);
+    }
     collect_bits(seen, support);
 }
 
-/// Narrows `support`, a support of `hist`, to the bins that are non-zero or that `rows` (the
-/// node's) reach: still a support of the node and of its descendants, often much smaller than
-/// its ancestor's that it was.
+/// Narrows `support`, a support of `hist`, to the bins that are non-zero or that the node's rows
+/// reach (`uncounted_rows`, as in `support_of_dense`): still a support of the node and of its
+/// descendants, often much smaller than the ancestor's it was.
 pub(super) fn shrink_support(
     hist: &Histogram,
     support: &mut Vec<u32>,
     seen: &mut Vec<u64>,
     data: &BinnedData,
-    rows: &[u32],
+    uncounted_rows: Option<&[u32]>,
     features: Features<'_>,
 ) {
     seen.resize(data.total_bins().div_ceil(64), 0);
@@ -125,7 +128,9 @@ pub(super) fn shrink_support(
             seen[b as usize / 64] |= 1 << (b % 64);
         }
     }
-    mark_rows(seen, data, rows, features);
+    if let Some(rows) = uncounted_rows {
+        mark_rows(seen, data, rows, features);
+    }
     collect_bits(seen, support);
 }
 

@@ -94,6 +94,7 @@ fn histograms_on_a_support_and_their_splits_equal_the_dense_ones_bit_for_bit() {
             let sibling: Vec<u32> = (0..n as u32).filter(|r| r % 25 == 4).collect();
             let above: Vec<u32> = (0..n as u32).filter(|r| matches!(r % 25, 3 | 4)).collect();
             let (small, large): (Vec<u32>, Vec<u32>) = node.iter().partition(|&&r| r % 3 == 0);
+            let uncounted = |rows: &[u32]| stats.count_bounds().map(|_| rows.to_vec());
             let dense = |rows: &[u32]| {
                 let mut hist = Histogram {
                     bins: vec![BinStats::default(); n_bins],
@@ -135,7 +136,7 @@ fn histograms_on_a_support_and_their_splits_equal_the_dense_ones_bit_for_bit() {
                 &mut parent_support,
                 &mut pool.seen,
                 &data,
-                &node,
+                uncounted(&node).as_deref(),
                 features,
             );
             zero_outside(&parent, &parent_support);
@@ -151,7 +152,7 @@ fn histograms_on_a_support_and_their_splits_equal_the_dense_ones_bit_for_bit() {
                 &mut large_support,
                 &mut pool.seen,
                 &data,
-                &large,
+                uncounted(&large).as_deref(),
                 features,
             );
             assert!(large_support.len() < parent_support.len());
