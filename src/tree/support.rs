@@ -10,7 +10,7 @@
 //! x − (+0.0) = x — so trees are unchanged.
 
 use super::bins::BinStats;
-use super::histogram::{Features, Histogram, RowStats};
+use super::histogram::{prefetch, Features, Histogram, RowStats, PREFETCH_AHEAD};
 use crate::data::BinnedData;
 
 /// Whether a histogram of `rows` rows over `features` features of `bins` bins is worth a
@@ -45,34 +45,43 @@ pub(super) fn build_on_support(
 ) {
     let built = built_features(data, features);
     seen.resize(data.total_bins().div_ceil(64), 0);
-    let matrix = data.matrix();
     let bins = &mut hist.bins;
     // The kernel adds, per bin, each row's statistic to a sum starting at +0.0, rows in order:
     // the same additions here.
-    let mut add_rows = |add: &dyn Fn(&mut BinStats, usize)| {
-        for &r in rows {
-            let row = matrix.row(r as usize);
-            for &(feature, offset) in &built {
-                let b = offset + row[feature] as usize;
-                seen[b / 64] |= 1 << (b % 64);
-                add(&mut bins[b], r as usize);
-            }
-        }
-    };
     match *stats {
-        RowStats::Uniform { vt, .. } => add_rows(&|bin, r| {
-            bin.sum_vt += vt[r];
-            bin.count += 1;
-        }),
-        RowStats::Weighted { vt, v } => add_rows(&|bin, r| {
-            bin.sum_vt += vt[r];
-            bin.sum_v += v[r];
-            bin.count += 1;
-        }),
-        RowStats::WeightedUncounted { vt, v, .. } => add_rows(&|bin, r| {
-            bin.sum_vt += vt[r];
-            bin.sum_v += v[r];
-        }),
+        RowStats::Uniform { vt, .. } => add_rows(
+            bins,
+            seen,
+            data,
+            rows,
+            &built,
+            |r| prefetch(&vt[r]),
+            |bin, r| {
+                bin.sum_vt += vt[r];
+                bin.count += 1;
+            },
+        ),
+        RowStats::Weighted { vt, v } => {
+            let prefetch_stat = |r: usize| {
+                prefetch(&vt[r]);
+                prefetch(&v[r]);
+            };
+            add_rows(bins, seen, data, rows, &built, prefetch_stat, |bin, r| {
+                bin.sum_vt += vt[r];
+                bin.sum_v += v[r];
+                bin.count += 1;
+            })
+        }
+        RowStats::WeightedUncounted { vt, v, .. } => {
+            let prefetch_stat = |r: usize| {
+                prefetch(&vt[r]);
+                prefetch(&v[r]);
+            };
+            add_rows(bins, seen, data, rows, &built, prefetch_stat, |bin, r| {
+                bin.sum_vt += vt[r];
+                bin.sum_v += v[r];
+            })
+        }
     }
     collect_bits(seen, support);
     if let RowStats::Uniform { v, .. } = *stats {
@@ -80,6 +89,36 @@ pub(super) fn build_on_support(
         for &b in support.iter() {
             let bin = &mut hist.bins[b as usize];
             bin.sum_v = v * bin.count as f64;
+        }
+    }
+}
+
+/// Calls `add(bin, r)` for every row r of `rows`, in order, and every built feature's bin of it,
+/// marking the bins in `seen`. Rows of a node are scattered: their bins and statistics are
+/// prefetched a few rows ahead, as in the dense kernel.
+#[inline(always)]
+fn add_rows(
+    bins: &mut [BinStats],
+    seen: &mut [u64],
+    data: &BinnedData,
+    rows: &[u32],
+    built: &[(usize, usize)],
+    prefetch_stat: impl Fn(usize),
+    add: impl Fn(&mut BinStats, usize),
+) {
+    let matrix = data.matrix();
+    for (i, &r) in rows.iter().enumerate() {
+        if let Some(&ahead) = rows.get(i + PREFETCH_AHEAD) {
+            let row = matrix.row(ahead as usize);
+            prefetch(row.as_ptr());
+            prefetch(row.as_ptr_range().end.wrapping_sub(1));
+            prefetch_stat(ahead as usize);
+        }
+        let row = matrix.row(r as usize);
+        for &(feature, offset) in built {
+            let b = offset + row[feature] as usize;
+            seen[b / 64] |= 1 << (b % 64);
+            add(&mut bins[b], r as usize);
         }
     }
 }
