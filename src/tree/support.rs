@@ -32,8 +32,8 @@ pub(super) fn zero_is_positive(stats: &RowStats<'_>) -> bool {
 
 /// Builds into `hist`, whose bins must all be zero, the histogram of `rows` over `features`,
 /// and writes its support (ascending) into `support`. `seen` is a bitmap of the bins, all clear
-/// on entry and left clear. Bit for bit `Histogram::build_into` on one block of rows (at most
-/// `MIN_BLOCK_ROWS` · 2 rows), without the bundles of a pass over all features.
+/// on entry and left clear. Bit for bit `Histogram::build_into` when that sums one block of rows
+/// (fewer than 2 · `MIN_BLOCK_ROWS`) and reads no bundles (which a pass over all features does).
 pub(super) fn build_on_support(
     hist: &mut Histogram,
     support: &mut Vec<u32>,
