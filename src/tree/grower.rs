@@ -13,8 +13,12 @@ use super::partition::split_rows;
 use super::pending::{Growth, PendingNodes, Ranked};
 use super::regression_tree::{CategorySplit, Node, Tree};
 use super::split::{
-    best_split_bounded, best_split_constrained, Candidates, NeedCounts, NodeConstraint,
-    SplitCandidate, SplitParams,
+    best_split_bounded, best_split_within, Candidates, NeedCounts, NodeConstraint, SplitCandidate,
+    SplitParams,
+};
+use super::support::{
+    build_on_support, shrink_support, subtract_on_support, support_of_dense, worth_a_support,
+    zero_is_positive, HistogramPool, KeptHistogram,
 };
 use crate::collective::Collective;
 use crate::data::{BinMapper, BinnedData};
@@ -121,7 +125,8 @@ struct Pending {
     start: usize,
     end: usize,
     depth: usize,
-    hist: Option<Histogram>,
+    /// For the split: the histogram, whole or on its support (see tree/support.rs).
+    hist: Option<KeptHistogram>,
     split: Option<SplitCandidate>,
     limits: NodeLimits,
 }
@@ -353,51 +358,73 @@ fn grow_from(
     let node_sampler = NodeFeatureSampler::new(data, candidates, options);
     let constraints = options.constraints.cloned().unwrap_or_default();
     let monotone = constraints.monotone();
-    let find_split =
-        |hist: &Histogram, node_rows: &[u32], stats: BinStats, node: usize, limits: &NodeLimits| {
-            let mut node_candidates = node_sampler
-                .as_ref()
-                .map(|s| s.candidates(candidates, node));
-            if let Some(allowed) = constraints.allowed_features(&limits.path, data.n_features()) {
-                let own = node_candidates.as_ref().unwrap_or(candidates);
-                node_candidates = Some(own.within(&allowed));
-            }
-            let candidates = node_candidates.as_ref().unwrap_or(candidates);
-            let constraint = monotone.map(|monotone| NodeConstraint {
-                monotone,
-                lower: limits.lower,
-                upper: limits.upper,
-            });
-            let constraint = constraint.as_ref();
-            let exact = |hist: &Histogram| {
-                best_split_constrained(hist, data, stats, &split_params, candidates, constraint)
-            };
-            match row_stats.count_bounds() {
-                None => exact(hist),
-                Some(bounds) => best_split_bounded(
-                    hist,
-                    data,
-                    stats,
-                    &split_params,
-                    candidates,
-                    bounds,
-                    constraint,
-                )
-                .unwrap_or_else(|NeedCounts| exact(&hist.with_counts(data, node_rows, features))),
-            }
+    let find_split = |hist: &Histogram,
+                      support: Option<&[u32]>,
+                      node_rows: &[u32],
+                      stats: BinStats,
+                      node: usize,
+                      limits: &NodeLimits| {
+        let mut node_candidates = node_sampler
+            .as_ref()
+            .map(|s| s.candidates(candidates, node));
+        if let Some(allowed) = constraints.allowed_features(&limits.path, data.n_features()) {
+            let own = node_candidates.as_ref().unwrap_or(candidates);
+            node_candidates = Some(own.within(&allowed));
+        }
+        let candidates = node_candidates.as_ref().unwrap_or(candidates);
+        let constraint = monotone.map(|monotone| NodeConstraint {
+            monotone,
+            lower: limits.lower,
+            upper: limits.upper,
+        });
+        let constraint = constraint.as_ref();
+        // Counting keeps the support: a node's rows reach only bins of its support.
+        let exact = |hist: &Histogram| {
+            best_split_within(
+                hist,
+                support,
+                data,
+                stats,
+                &split_params,
+                candidates,
+                constraint,
+            )
         };
+        match row_stats.count_bounds() {
+            None => exact(hist),
+            Some(bounds) => best_split_bounded(
+                hist,
+                support,
+                data,
+                stats,
+                &split_params,
+                candidates,
+                bounds,
+                constraint,
+            )
+            .unwrap_or_else(|NeedCounts| exact(&hist.with_counts(data, node_rows, features))),
+        }
+    };
     let mut categories = Vec::new();
     // Histograms of finished nodes are reused (build_into overwrites every bin that is read).
-    let mut spare: Vec<Histogram> = Vec::new();
-    let new_hist = |spare: &mut Vec<Histogram>| {
-        spare.pop().unwrap_or_else(|| Histogram {
-            bins: vec![BinStats::default(); data.total_bins()],
-        })
-    };
+    let mut pool = HistogramPool::new(data.total_bins());
     let scratch = &mut buffers.scratch;
     scratch.resize(n, 0);
     let shared = options.shared();
-    let mut hist = new_hist(&mut spare);
+    // Small nodes' histograms with a support (tree/support.rs): not across ranks (the sums
+    // come from every rank), nor on one feature (no histograms built), nor where a pass reads
+    // bundled columns.
+    let supports = shared.is_none()
+        && one_feature.is_none()
+        && zero_is_positive(row_stats)
+        && !(features == Features::All && data.bundles().is_some());
+    let n_built = match features {
+        Features::All => data.n_features(),
+        Features::Only(list) => list.len(),
+    };
+    let built_bins: usize = features.ranges(data).iter().map(|&(_, len)| len).sum();
+    let worth_it = |rows: usize| supports && worth_a_support(rows, n_built, built_bins);
+    let mut hist = pool.any();
     hist.build_into(data, &rows, row_stats, features);
     if let Some(collective) = shared {
         hist.sum_over_ranks(data, features, collective);
@@ -415,14 +442,14 @@ fn grow_from(
         None => row_stats.totals(&rows),
     };
     let mut nodes = vec![leaf_node(total, params.l2_leaf)];
-    let split = find_split(&hist, &rows, total, 0, &NodeLimits::root());
+    let split = find_split(&hist, None, &rows, total, 0, &NodeLimits::root());
     let mut pending = PendingNodes::new(params.growth);
     pending.push(Pending {
         node: 0,
         start: 0,
         end: n_fit,
         depth: 0,
-        hist: Some(hist),
+        hist: Some(KeptHistogram::Dense(hist)),
         split,
         limits: NodeLimits::root(),
     });
@@ -433,7 +460,9 @@ fn grow_from(
 
     while let Some(mut work) = pending.pop() {
         let Some(mut split) = work.split.take().filter(|_| n_leaves < params.max_leaves) else {
-            spare.extend(work.hist.take());
+            if let Some(kept) = work.hist.take() {
+                pool.discard(kept);
+            }
             leaves.push(LeafRows {
                 node: work.node,
                 start: work.start,
@@ -507,15 +536,16 @@ fn grow_from(
         let splittable = |s: &BinStats| {
             depth < params.max_depth && s.count as usize >= 2 * split_params.min_samples_leaf.max(1)
         };
-        let (left_hist, right_hist) = if splittable(&split.left) || splittable(&split.right) {
-            let mut parent = work
-                .hist
-                .take()
-                .expect("a node with a split has a histogram");
+        // Each child's histogram, and its support.
+        let ((left_hist, left_support), (right_hist, right_support)) = if splittable(&split.left)
+            || splittable(&split.right)
+        {
+            let kept = (work.hist.take()).expect("a node with a split has a histogram");
+            let (mut parent, parent_support) = pool.restore(kept);
             if let Some(feature) = one_feature {
-                let mut left = new_hist(&mut spare);
+                let mut left = pool.any();
                 parent.move_bins(&mut left, data, feature, &split.left_bins);
-                (Some(left), Some(parent))
+                ((Some(left), None), (Some(parent), None))
             } else {
                 // Across ranks, the side to build is chosen from the summed counts, the same on
                 // every rank.
@@ -523,96 +553,156 @@ fn grow_from(
                     Some(_) => split.left.count <= split.right.count,
                     None => n_left <= work.end - mid,
                 };
-                let small_rows = if left_is_smaller {
-                    &rows[work.start..mid]
+                let (small_rows, large_rows) = if left_is_smaller {
+                    (&rows[work.start..mid], &rows[mid..work.end])
                 } else {
-                    &rows[mid..work.end]
+                    (&rows[mid..work.end], &rows[work.start..mid])
                 };
-                let mut small = new_hist(&mut spare);
-                small.build_into(data, small_rows, row_stats, features);
-                if let Some(collective) = shared {
-                    small.sum_over_ranks(data, features, collective);
-                }
-                parent.subtract_features(&small, data, features);
-                if left_is_smaller {
-                    (Some(small), Some(parent))
+                let (small, small_support) = if worth_it(small_rows.len()) {
+                    let mut small = pool.zeroed();
+                    let mut support = pool.support_list();
+                    build_on_support(
+                        &mut small,
+                        &mut support,
+                        &mut pool.seen,
+                        data,
+                        small_rows,
+                        row_stats,
+                        features,
+                    );
+                    subtract_on_support(&mut parent, &small, &support);
+                    (small, Some(support))
                 } else {
-                    (Some(parent), Some(small))
+                    let mut small = pool.any();
+                    small.build_into(data, small_rows, row_stats, features);
+                    if let Some(collective) = shared {
+                        small.sum_over_ranks(data, features, collective);
+                    }
+                    parent.subtract_features(&small, data, features);
+                    (small, None)
+                };
+                // The larger child inherits the parent's support; a dense one gets its own once
+                // small enough (one pass over the bins, which spares its descendants theirs).
+                // Bins with counts show where the rows are.
+                let uncounted_rows = row_stats.count_bounds().map(|_| large_rows);
+                let large_support = match parent_support {
+                    Some(mut support) => {
+                        shrink_support(
+                            &parent,
+                            &mut support,
+                            &mut pool.seen,
+                            data,
+                            uncounted_rows,
+                            features,
+                        );
+                        Some(support)
+                    }
+                    None if worth_it(large_rows.len()) => {
+                        let mut support = pool.support_list();
+                        support_of_dense(
+                            &parent,
+                            &mut support,
+                            &mut pool.seen,
+                            data,
+                            uncounted_rows,
+                            features,
+                        );
+                        Some(support)
+                    }
+                    None => None,
+                };
+                let (small, large) = ((Some(small), small_support), (Some(parent), large_support));
+                if left_is_smaller {
+                    (small, large)
+                } else {
+                    (large, small)
                 }
             }
         } else {
-            spare.extend(work.hist.take());
-            (None, None)
+            if let Some(kept) = work.hist.take() {
+                pool.discard(kept);
+            }
+            ((None, None), (None, None))
         };
         // The two searches are independent: run them side by side (a search is serial). On one
         // feature the rows are not sorted by node yet; its histograms have counts, so the search
         // never reads them.
-        let search = |hist: &Option<Histogram>,
+        let search = |(hist, support): (&Option<Histogram>, &Option<Vec<u32>>),
                       (start, end): (usize, usize),
                       stats: BinStats,
                       node: usize,
                       limits: &NodeLimits| {
-            hist.as_ref()
-                .filter(|_| splittable(&stats))
-                .and_then(|h| find_split(h, &rows[start..end], stats, node, limits))
+            hist.as_ref().filter(|_| splittable(&stats)).and_then(|h| {
+                let support = support.as_deref();
+                find_split(h, support, &rows[start..end], stats, node, limits)
+            })
         };
-        let (left_split, right_split) = if one_feature.is_some() {
-            // One feature's bins: less work than waking another thread.
-            (
-                search(
-                    &left_hist,
-                    (work.start, mid),
-                    split.left,
-                    left_id,
-                    &left_limits,
-                ),
-                search(
-                    &right_hist,
-                    (mid, work.end),
-                    split.right,
-                    right_id,
-                    &right_limits,
-                ),
-            )
-        } else {
-            rayon::join(
-                || {
+        let (left_split, right_split) =
+            if one_feature.is_some() || (left_support.is_some() && right_support.is_some()) {
+                // One feature's bins, or two small supports: less work than waking another thread.
+                (
                     search(
-                        &left_hist,
+                        (&left_hist, &left_support),
                         (work.start, mid),
                         split.left,
                         left_id,
                         &left_limits,
-                    )
-                },
-                || {
+                    ),
                     search(
-                        &right_hist,
+                        (&right_hist, &right_support),
                         (mid, work.end),
                         split.right,
                         right_id,
                         &right_limits,
-                    )
-                },
-            )
-        };
-        for (id, start, end, hist, split, limits) in [
-            (left_id, work.start, mid, left_hist, left_split, left_limits),
+                    ),
+                )
+            } else {
+                rayon::join(
+                    || {
+                        search(
+                            (&left_hist, &left_support),
+                            (work.start, mid),
+                            split.left,
+                            left_id,
+                            &left_limits,
+                        )
+                    },
+                    || {
+                        search(
+                            (&right_hist, &right_support),
+                            (mid, work.end),
+                            split.right,
+                            right_id,
+                            &right_limits,
+                        )
+                    },
+                )
+            };
+        for (id, start, end, (hist, support), split, limits) in [
+            (
+                left_id,
+                work.start,
+                mid,
+                (left_hist, left_support),
+                left_split,
+                left_limits,
+            ),
             (
                 right_id,
                 mid,
                 work.end,
-                right_hist,
+                (right_hist, right_support),
                 right_split,
                 right_limits,
             ),
         ] {
-            let hist = match split {
-                Some(_) => hist,
-                None => {
-                    spare.extend(hist);
+            let hist = match (split.as_ref(), hist) {
+                (Some(_), Some(hist)) => Some(pool.keep(hist, support)),
+                (None, Some(hist)) => {
+                    pool.release(hist, support);
                     None
                 }
+                (_, None) => None,
             };
             pending.push(Pending {
                 node: id,
@@ -624,6 +714,13 @@ fn grow_from(
                 limits,
             });
         }
+        // Leaf-wise, the histograms of nodes that will never be split go back to the pool: the
+        // waiting histograms are at most as many as the splits left, not as the leaves.
+        pending.retire_beyond(params.max_leaves - n_leaves, |node| {
+            if let Some(kept) = node.hist.take() {
+                pool.discard(kept);
+            }
+        });
     }
     let tree = Tree { nodes, categories };
     let bin_leaves = one_feature.zip(node_of_bin).map(|(feature, node_of_bin)| {

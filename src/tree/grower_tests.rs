@@ -56,6 +56,65 @@ fn leaf_wise_takes_the_largest_gain_first_and_ties_in_creation_order() {
     assert_eq!(popped, [0, 1, 2, 3, 4, 5, 6]);
 }
 
+#[test]
+fn leaf_wise_retires_exactly_the_nodes_it_can_no_longer_split_and_keeps_their_order() {
+    let waiting = |node: usize, gain: Option<f64>| Pending {
+        node,
+        start: 0,
+        end: 0,
+        depth: 0,
+        hist: Some(KeptHistogram::Dense(Histogram { bins: Vec::new() })),
+        split: gain.map(|gain| SplitCandidate {
+            feature: 0,
+            gain,
+            threshold: Some(1),
+            left_bins: Default::default(),
+            left: BinStats::default(),
+            right: BinStats::default(),
+        }),
+        limits: NodeLimits::root(),
+    };
+    let mut state = 3;
+    let gains: Vec<Option<f64>> = (0..200)
+        .map(|_| {
+            let u = uniform(&mut state);
+            // Ties and nodes without a split among them.
+            (u > 0.1).then(|| (u * 20.0).floor())
+        })
+        .collect();
+    let order_of = |retire_to: Option<usize>| {
+        let mut pending = PendingNodes::new(Growth::Leafwise);
+        let mut retired = Vec::new();
+        for (node, &gain) in gains.iter().enumerate() {
+            pending.push(waiting(node, gain));
+            if let Some(budget) = retire_to {
+                pending.retire_beyond(budget, |p| {
+                    assert!(p.hist.take().is_some(), "retired once");
+                    retired.push(p.node);
+                });
+            }
+        }
+        let popped: Vec<(usize, bool)> = std::iter::from_fn(|| pending.pop())
+            .map(|p| (p.node, p.hist.is_some()))
+            .collect();
+        (popped, retired)
+    };
+    let (plain, none_retired) = order_of(None);
+    assert!(none_retired.is_empty());
+    for budget in [0, 1, 7, 60, 500] {
+        let (popped, retired) = order_of(Some(budget));
+        let nodes = |order: &[(usize, bool)]| order.iter().map(|p| p.0).collect::<Vec<_>>();
+        assert_eq!(nodes(&popped), nodes(&plain), "budget {budget}");
+        // The first `budget` nodes with a split keep their histograms, and no others.
+        let with_split = popped.iter().filter(|p| gains[p.0].is_some());
+        for (rank, &(node, kept)) in with_split.enumerate() {
+            assert_eq!(kept, rank < budget, "budget {budget}, node {node}");
+        }
+        let n_split = gains.iter().filter(|g| g.is_some()).count();
+        assert_eq!(retired.len(), n_split.saturating_sub(budget));
+    }
+}
+
 /// Every leaf's rows and value, ordered by first row.
 fn leaf_sets(grown: &GrownTree) -> Vec<(&[u32], f64)> {
     let mut leaves: Vec<(&[u32], f64)> = (grown.leaves.iter())

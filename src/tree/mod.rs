@@ -14,6 +14,7 @@ mod pending;
 mod ranks;
 mod regression_tree;
 mod split;
+mod support;
 #[cfg(test)]
 pub(crate) mod test_data;
 

@@ -172,8 +172,25 @@ pub fn best_split_constrained(
     candidates: &Candidates,
     constraint: Option<&NodeConstraint<'_>>,
 ) -> Option<SplitCandidate> {
-    search(hist, data, total, params, candidates, None, constraint)
-        .expect("exact counts decide every split")
+    best_split_within(hist, None, data, total, params, candidates, constraint)
+}
+
+/// `best_split_constrained` on a histogram whose bins are zero (+0.0 sums, count 0) outside
+/// `support` (ascending bin indices; `None`: anywhere): the same split, in time proportional to
+/// the support rather than to all bins.
+pub(crate) fn best_split_within(
+    hist: &Histogram,
+    support: Option<&[u32]>,
+    data: &BinnedData,
+    total: BinStats,
+    params: &SplitParams,
+    candidates: &Candidates,
+    constraint: Option<&NodeConstraint<'_>>,
+) -> Option<SplitCandidate> {
+    search(
+        hist, support, data, total, params, candidates, None, constraint,
+    )
+    .expect("exact counts decide every split")
 }
 
 /// `best_split` on a histogram without bin counts, from `bounds` (see `CountBounds`), for
@@ -183,6 +200,7 @@ pub fn best_split_constrained(
 /// for missing values is left to the caller: the larger child, once the counts are known.
 pub(crate) fn best_split_bounded(
     hist: &Histogram,
+    support: Option<&[u32]>,
     data: &BinnedData,
     total: BinStats,
     params: &SplitParams,
@@ -192,6 +210,7 @@ pub(crate) fn best_split_bounded(
 ) -> Result<Option<SplitCandidate>, NeedCounts> {
     search(
         hist,
+        support,
         data,
         total,
         params,
@@ -203,6 +222,7 @@ pub(crate) fn best_split_bounded(
 
 fn search(
     hist: &Histogram,
+    support: Option<&[u32]>,
     data: &BinnedData,
     total: BinStats,
     params: &SplitParams,
@@ -231,7 +251,14 @@ fn search(
         let found = if data.is_categorical(feature) {
             best_categorical(&scan, bins, feature, candidates)
         } else {
-            best_numeric(&scan, bins, feature, candidates)
+            // The support's bins of this feature, relative to its first bin.
+            let start = data.offsets()[feature];
+            let nonzero = support.map(|support| {
+                let from = support.partition_point(|&b| (b as usize) < start);
+                let to = support.partition_point(|&b| (b as usize) < start + bins.len());
+                (start, &support[from..to])
+            });
+            best_numeric(&scan, bins, feature, candidates, nonzero)
         };
         if let Some(found) = found {
             if best.as_ref().is_none_or(|b| found.gain > b.gain) {
@@ -257,11 +284,13 @@ const NATURAL_ORDER: [u8; 256] = {
     order
 };
 
+/// `nonzero`: the bins (at `start` + the bin) outside of which `bins` are zero, if known.
 fn best_numeric(
     scan: &Scan,
     bins: &[BinStats],
     feature: usize,
     candidates: &Candidates,
+    nonzero: Option<(usize, &[u32])>,
 ) -> Option<SplitCandidate> {
     let direction = scan.constraint.map_or(0, |c| c.direction(feature));
     let (split, t) = best_prefix(
@@ -271,6 +300,7 @@ fn best_numeric(
         feature,
         candidates,
         direction,
+        nonzero,
     )?;
     Some(SplitCandidate {
         threshold: Some(t as u8),
@@ -381,7 +411,9 @@ fn prefix_split(
 }
 
 /// The best split sending a prefix `order[..k]` of the non-missing bins left, with the missing
-/// bin 0 on either side. Returns the split (without a numeric threshold) and k.
+/// bin 0 on either side. Returns the split (without a numeric threshold) and k. With
+/// `nonzero` (natural order only: `order[k - 1]` = k), the bins outside of which `bins` are zero,
+/// at `start` + the bin.
 fn best_prefix(
     scan: &Scan,
     bins: &[BinStats],
@@ -389,22 +421,96 @@ fn best_prefix(
     feature: usize,
     candidates: &Candidates,
     direction: i8,
+    nonzero: Option<(usize, &[u32])>,
 ) -> Option<(SplitCandidate, usize)> {
-    let missing = bins[0];
-    let mut best: Option<(f64, usize, bool)> = None;
-    let mut prefix = BinStats::default();
     // Where any threshold is as allowed as the one before, an empty bin repeats the previous
     // candidates exactly (same sums), and a repeat never wins: ties go to the lower threshold.
     // Small nodes leave most of 255 bins empty.
     let repeats_skippable = !matches!(candidates, Candidates::Splits(_));
+    let last = order.len();
+    let best = match nonzero.filter(|_| repeats_skippable) {
+        // The thresholds the full scan does not skip: the first, the last and those of the bins
+        // that may be non-zero (the others are zero, skipped as repeats).
+        Some((start, nonzero)) => {
+            let inner = (nonzero.iter())
+                .map(|&b| b as usize - start)
+                .filter(|&k| 1 < k && k < last);
+            let first = (last >= 1).then_some(1);
+            let thresholds = first
+                .into_iter()
+                .chain(inner)
+                .chain((last > 1).then_some(last));
+            scan_prefixes(
+                scan,
+                bins,
+                order,
+                feature,
+                candidates,
+                direction,
+                repeats_skippable,
+                thresholds,
+            )
+        }
+        None => scan_prefixes(
+            scan,
+            bins,
+            order,
+            feature,
+            candidates,
+            direction,
+            repeats_skippable,
+            1..last + 1,
+        ),
+    };
+    let (gain, k, missing_left, prefix) = best?;
+    // `prefix_split`'s sums without its pass over the bins: the bins the scan skipped are zero,
+    // and adding a zero to a sum that starts at +0.0 changes no bit.
+    let mut left_bins = BinSet::default();
+    for &b in &order[..k] {
+        left_bins.insert(b);
+    }
+    let left = if missing_left {
+        left_bins.insert(0);
+        prefix + bins[0]
+    } else {
+        prefix
+    };
+    let split = SplitCandidate {
+        feature,
+        gain,
+        threshold: None,
+        left_bins,
+        left,
+        right: scan.total - left,
+    };
+    Some((split, k))
+}
+
+/// The best (gain, k, missing left, sum of the bins `order[..k]`) over the `thresholds` k
+/// (ascending) of `best_prefix`.
+#[inline(always)]
+fn scan_prefixes(
+    scan: &Scan,
+    bins: &[BinStats],
+    order: &[u8],
+    feature: usize,
+    candidates: &Candidates,
+    direction: i8,
+    repeats_skippable: bool,
+    thresholds: impl Iterator<Item = usize>,
+) -> Option<(f64, usize, bool, BinStats)> {
+    let missing = bins[0];
+    let mut best: Option<(f64, usize, bool, BinStats)> = None;
+    let mut prefix = BinStats::default();
     // With exact counts, the row minimum bounds the thresholds worth a gain: prefixes only grow.
     let exact_counts = scan.bounds.is_none();
     let min_rows = scan.params.min_samples_leaf.max(1) as u32;
-    for k in 1..=order.len() {
+    let last = order.len();
+    for k in thresholds {
         let bin = bins[order[k - 1] as usize];
         if repeats_skippable
             && k > 1
-            && k < order.len()
+            && k < last
             && bin.count == 0
             && bin.sum_v == 0.0
             && bin.sum_vt == 0.0
@@ -426,12 +532,12 @@ fn best_prefix(
         }
         let mut consider = |left: BinStats, missing_left: bool| {
             if let Some(gain) = scan.gain(left, direction) {
-                if best.is_none_or(|(g, _, _)| gain > g) {
-                    best = Some((gain, k, missing_left));
+                if best.is_none_or(|(g, ..)| gain > g) {
+                    best = Some((gain, k, missing_left, prefix));
                 }
             }
         };
-        if k < order.len() {
+        if k < last {
             if missing.count == 0 {
                 // No missing values here: send future missing values to the larger child.
                 let right_count = scan.total.count - prefix.count;
@@ -444,9 +550,7 @@ fn best_prefix(
             consider(prefix, false);
         }
     }
-    let (gain, k, missing_left) = best?;
-    let split = prefix_split(feature, gain, bins, &order[..k], missing_left, scan.total);
-    Some((split, k))
+    best
 }
 
 /// Which splits the search may use: RGBM's random candidate sets.
