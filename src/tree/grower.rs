@@ -3,106 +3,25 @@
 //! parent's minus it.
 
 use super::bins::BinStats;
-use super::categorical::CategoricalParams;
 use super::constraints::Constraints;
 use super::grown::{
     cover_every_row, leaf_of_bins, sort_rows_into_leaves, BinLeaves, GrownTree, LeafRows,
 };
 use super::histogram::{Features, Histogram, RowStats};
+use super::node_sample::NodeFeatureSampler;
 use super::partition::split_rows;
-use super::pending::{Growth, PendingNodes, Ranked};
+use super::pending::{PendingNodes, Ranked};
 use super::regression_tree::{CategorySplit, Node, Tree};
 use super::split::{
     best_split_bounded, best_split_within, Candidates, NeedCounts, NodeConstraint, SplitCandidate,
-    SplitParams,
 };
 use super::support::{
     build_on_support, shrink_support, subtract_on_support, support_of_dense, worth_a_support,
     zero_is_positive, HistogramPool, KeptHistogram,
 };
+use super::tree_params::TreeParams;
 use crate::collective::Collective;
 use crate::data::{BinMapper, BinnedData};
-use crate::error::{Error, Result};
-use crate::rng::Rng;
-use serde::{Deserialize, Serialize};
-
-/// The largest `max_depth`: no grown tree is deeper, depth-wise or leaf-wise (model files with
-/// deeper trees are rejected).
-pub const MAX_DEPTH: usize = 64;
-
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct TreeParams {
-    /// Split levels: 1 is a stump; at most `MAX_DEPTH`.
-    pub max_depth: usize,
-    pub max_leaves: usize,
-    pub min_samples_leaf: usize,
-    pub min_weight_leaf: f64,
-    pub l2_leaf: f64,
-    pub min_split_gain: f64,
-    pub growth: Growth,
-    /// Checkpoints written before these parameters existed ran unguarded categorical splits.
-    #[serde(default = "CategoricalParams::unguarded")]
-    pub categorical: CategoricalParams,
-}
-
-impl Default for TreeParams {
-    fn default() -> Self {
-        TreeParams {
-            max_depth: 3,
-            max_leaves: 1 << 16,
-            // docs/algorithms.md, "Leaf size and L2": measured test loss; L2 as XGBoost's λ.
-            min_samples_leaf: 10,
-            min_weight_leaf: 1e-3,
-            l2_leaf: 1.0,
-            min_split_gain: 0.0,
-            growth: Growth::Depthwise,
-            categorical: CategoricalParams::default(),
-        }
-    }
-}
-
-impl TreeParams {
-    pub fn validate(&self) -> Result<()> {
-        if !(1..=MAX_DEPTH).contains(&self.max_depth) {
-            return Err(Error::param(
-                "max_depth",
-                self.max_depth,
-                format!("an integer in 1..={MAX_DEPTH}"),
-            ));
-        }
-        if self.max_leaves < 2 {
-            return Err(Error::param(
-                "max_leaves",
-                self.max_leaves,
-                "an integer ≥ 2",
-            ));
-        }
-        for (name, value) in [
-            ("min_weight_leaf", self.min_weight_leaf),
-            ("l2_leaf", self.l2_leaf),
-            ("min_split_gain", self.min_split_gain),
-            ("cat_smooth", self.categorical.cat_smooth),
-        ] {
-            if !(value.is_finite() && value >= 0.0) {
-                return Err(Error::param(name, value, "a finite number ≥ 0"));
-            }
-        }
-        if self.categorical.max_cat_threshold == 0 {
-            return Err(Error::param("max_cat_threshold", 0, "an integer ≥ 1"));
-        }
-        Ok(())
-    }
-
-    fn split_params(&self) -> SplitParams {
-        SplitParams {
-            l2_leaf: self.l2_leaf,
-            min_samples_leaf: self.min_samples_leaf,
-            min_weight_leaf: self.min_weight_leaf,
-            min_split_gain: self.min_split_gain,
-            categorical: self.categorical,
-        }
-    }
-}
 
 /// What a tree is fitted to: per row `vt = v·t` and `v` (target t, fitting weight v).
 #[derive(Debug, Clone, Copy)]
@@ -757,53 +676,6 @@ fn grow_from(
         rows,
         bin_leaves,
     }
-}
-
-/// Draws the features each node of one tree may split on (`colsample_bynode`): from the tree's
-/// candidate features, a fixed number, with a generator seeded by the tree's seed and the node's
-/// id, so that the draw depends on neither the order the nodes are searched in nor the threads.
-struct NodeFeatureSampler {
-    features: Vec<usize>,
-    n_draw: usize,
-    n_features: usize,
-    seed: u64,
-}
-
-impl NodeFeatureSampler {
-    fn new(
-        data: &BinnedData,
-        candidates: &Candidates,
-        options: &GrowOptions<'_>,
-    ) -> Option<NodeFeatureSampler> {
-        if options.colsample_bynode >= 1.0 {
-            return None;
-        }
-        let n_features = data.n_features();
-        let features: Vec<usize> = (0..n_features)
-            .filter(|&f| candidates.allows_feature(f))
-            .collect();
-        let n_draw = fraction_of(features.len(), options.colsample_bynode);
-        Some(NodeFeatureSampler {
-            features,
-            n_draw,
-            n_features,
-            seed: options.node_seed,
-        })
-    }
-
-    fn candidates(&self, candidates: &Candidates, node: usize) -> Candidates {
-        let mut rng = Rng::new(self.seed ^ (node as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        let mut allowed = vec![false; self.n_features];
-        for pick in rng.sample(self.features.len(), self.n_draw) {
-            allowed[self.features[pick]] = true;
-        }
-        candidates.within(&allowed)
-    }
-}
-
-/// round(fraction · n), at least 1 when n > 0.
-pub fn fraction_of(n: usize, fraction: f64) -> usize {
-    ((fraction * n as f64).round() as usize).clamp(n.min(1), n)
 }
 
 fn leaf_node(stats: BinStats, l2_leaf: f64) -> Node {

@@ -1,4 +1,5 @@
 use super::*;
+use crate::tree::Growth;
 use crate::data::test_data::binned;
 use crate::data::{BinningParams, Feature, Frame};
 use crate::rng::uniform;

@@ -9,6 +9,7 @@ mod flat;
 mod grower;
 mod grown;
 mod histogram;
+mod node_sample;
 mod partition;
 mod pending;
 mod ranks;
@@ -17,18 +18,19 @@ mod split;
 mod support;
 #[cfg(test)]
 pub(crate) mod test_data;
+mod tree_params;
 
 pub use bins::{BinSet, BinStats};
 pub use categorical::CategoricalParams;
 pub use constraints::{enforce_monotone, Constraints};
 pub(crate) use flat::{Predictor, RawColumns, BLOCK_ROWS};
-pub use grower::{
-    fraction_of, grow, grow_with_options, FitStats, GrowBuffers, GrowOptions, TreeParams, MAX_DEPTH,
-};
+pub use grower::{grow, grow_with_options, FitStats, GrowBuffers, GrowOptions};
 pub use grown::GrownTree;
 pub(crate) use grown::ROW_CHUNK;
 pub use histogram::Histogram;
+pub use node_sample::fraction_of;
 pub use pending::Growth;
 pub(crate) use regression_tree::TreeFile;
 pub use regression_tree::{CategorySplit, Node, Tree};
 pub use split::{best_split, Candidates, SplitParams};
+pub use tree_params::{TreeParams, MAX_DEPTH};
