@@ -8,7 +8,8 @@ mod common;
 use common::*;
 use optboost::collective::{Collective, Traffic};
 use optboost::{Booster, Error, Model, Offsets, Params, TrainData};
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
 
 /// The ranks of one process, on threads: each call deposits this rank's part, and after a
 /// barrier every rank reads all the parts and reduces them in rank order.
@@ -16,7 +17,52 @@ use std::sync::{Arc, Barrier, Mutex};
 struct Threads {
     world: usize,
     parts: Mutex<Vec<Vec<u8>>>,
-    barrier: Barrier,
+    barrier: TimedBarrier,
+}
+
+impl Threads {
+    fn new(world: usize) -> Arc<Threads> {
+        Arc::new(Threads {
+            world,
+            parts: Mutex::new(vec![Vec::new(); world]),
+            barrier: TimedBarrier::new(world),
+        })
+    }
+}
+
+/// A barrier whose wait fails the test after a minute instead of hanging it (a rank that
+/// panicked, or ranks whose calls went out of step, would leave the others waiting forever).
+#[derive(Debug)]
+struct TimedBarrier {
+    world: usize,
+    state: Mutex<(usize, u64)>,
+    turn: Condvar,
+}
+
+impl TimedBarrier {
+    fn new(world: usize) -> TimedBarrier {
+        TimedBarrier {
+            world,
+            state: Mutex::new((0, 0)),
+            turn: Condvar::new(),
+        }
+    }
+    fn wait(&self) {
+        let mut state = self.state.lock().unwrap();
+        let generation = state.1;
+        state.0 += 1;
+        if state.0 == self.world {
+            *state = (0, generation + 1);
+            self.turn.notify_all();
+            return;
+        }
+        let (state, timeout) = self
+            .turn
+            .wait_timeout_while(state, Duration::from_secs(60), |s| s.1 == generation)
+            .unwrap();
+        assert!(!timeout.timed_out(), "a rank never reached the barrier");
+        drop(state);
+    }
 }
 
 #[derive(Debug)]
@@ -94,16 +140,13 @@ fn fit_shards_with_validation(
 ) -> Vec<Model> {
     let world = sizes.len();
     let valid_shards: Vec<Option<Data>> = match valid {
+        // A rank with no validation rows passes none.
         Some((valid, valid_sizes)) => (shards(valid_sizes).into_iter())
-            .map(|rows| Some(valid.rows(&rows.collect::<Vec<_>>())))
+            .map(|rows| (!rows.is_empty()).then(|| valid.rows(&rows.collect::<Vec<_>>())))
             .collect(),
         None => vec![None; world],
     };
-    let threads = Arc::new(Threads {
-        world,
-        parts: Mutex::new(vec![Vec::new(); world]),
-        barrier: Barrier::new(world),
-    });
+    let threads = Threads::new(world);
     std::thread::scope(|scope| {
         let handles: Vec<_> = (shards(sizes).into_iter().zip(valid_shards).enumerate())
             .map(|(rank, (rows, valid_shard))| {
@@ -231,6 +274,8 @@ fn validation_metrics_and_early_stopping() {
     ];
     let models =
         fit_shards_with_validation(&settings, &data, &[500, 300], Some((&valid, &[100, 200])));
+    let validated_on_one_rank =
+        fit_shards_with_validation(&settings, &data, &[500, 300], Some((&valid, &[0, 300])));
     let train = TrainData {
         frame: data.frame(),
         y: &data.y,
@@ -254,6 +299,13 @@ fn validation_metrics_and_early_stopping() {
         &predictions(single.model(), &data),
     );
     assert!(difference <= 1e-9, "{difference:e}");
+    let one_rank = &validated_on_one_rank[0];
+    assert_eq!(one_rank.best_iteration, single.model().best_iteration);
+    let difference = relative_difference(
+        &predictions(one_rank, &data),
+        &predictions(single.model(), &data),
+    );
+    assert!(difference <= 1e-9, "{difference:e}");
 }
 
 #[test]
@@ -267,11 +319,7 @@ fn refused_settings_are_named() {
         y: &data.y,
         weights: None,
     };
-    let threads = Arc::new(Threads {
-        world: 1,
-        parts: Mutex::new(vec![Vec::new()]),
-        barrier: Barrier::new(1),
-    });
+    let threads = Threads::new(1);
     let mut params = Params::default();
     params
         .set("loss", "logistic")
@@ -292,7 +340,7 @@ fn refused_settings_are_named() {
 #[test]
 fn a_lost_rank_ends_training_with_the_finished_iterations() {
     use optboost::collective::Tcp;
-    use std::time::{Duration, Instant};
+    use std::time::Instant;
     let root = {
         // Bind port 0 to find a free port, then free it for the root (a tiny race on a test
         // machine, which would show as the root's "cannot listen" error).

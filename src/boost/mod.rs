@@ -300,6 +300,14 @@ impl Booster {
                 })
             })
             .transpose()?;
+        // Across ranks, validation rows on some rank mean validation for all: a rank without
+        // any takes part in the validation sums with none.
+        let mut validated = [f64::from(u8::from(valid.is_some()))];
+        collective.max(&mut validated);
+        let valid = match valid {
+            None if validated[0] > 0.0 => Some(Validation::empty(data.n_features())),
+            valid => valid,
+        };
         let k = loss.n_outputs();
         let offset = checked_offset(offsets.train, n * k, "training")?;
         let valid_offset = match &valid {

@@ -30,6 +30,17 @@ pub(super) struct Validation {
     pub(super) w: Vec<f64>,
 }
 
+impl Validation {
+    /// No validation rows: a rank of a data-parallel fit whose validation rows are elsewhere.
+    pub(super) fn empty(n_features: usize) -> Validation {
+        Validation {
+            matrix: BinnedMatrix::from_bins(Vec::new(), 0, n_features),
+            y: Vec::new(),
+            w: Vec::new(),
+        }
+    }
+}
+
 /// An offset of `len` finite values (n × K), if given.
 pub(super) fn checked_offset<'a>(
     offset: Option<&'a [f64]>,

@@ -71,6 +71,10 @@ pub fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
 
 /// Column `k` of the row-major matrix `x` (K = x.len() / values.len() columns) += coef · values.
 pub fn add_column(x: &mut [f64], coef: f64, values: &[f64], k: usize) {
+    if x.is_empty() {
+        // No rows (a rank of a data-parallel fit without validation rows).
+        return;
+    }
     let n_outputs = x.len() / values.len().max(1);
     if n_outputs == 1 {
         axpy(x, coef, values);

@@ -1,8 +1,8 @@
 use super::*;
-use crate::tree::Growth;
 use crate::data::test_data::binned;
 use crate::data::{BinningParams, Feature, Frame};
 use crate::rng::uniform;
+use crate::tree::Growth;
 
 #[test]
 fn leaf_wise_takes_the_largest_gain_first_and_ties_in_creation_order() {

@@ -157,14 +157,21 @@ def test_validation_frame_and_early_stopping_as_one_process(client, pieces):
     train, valid = pieces, [piece(200, 9), piece(150, 10)]
     settings = dict(method="agbm", n_iter=60, learning_rate=0.5, early_stopping_rounds=3)
     local = optboost.boost("y ~ x1 + x2 + shop", whole(train), valid=whole(valid), **settings)
-    model = odask.boost("y ~ x1 + x2 + shop", frame_on(client, train, "two"), client=client,
-                        valid=frame_on(client, valid, "two"), timeout=30, **settings)
-    assert model.stop_reason == local.stop_reason
-    assert model.n_iter == local.n_iter < 60
-    np.testing.assert_allclose(model.history["valid_loss"].to_numpy(),
-                               local.history["valid_loss"].to_numpy(), rtol=RTOL)
-    np.testing.assert_allclose(model.predict(whole(pieces)), local.predict(whole(pieces)),
-                               rtol=RTOL)
+    # The validation rows on both workers, and all on one of them (the other takes part in the
+    # validation sums with none).
+    for valid_frame in (frame_on(client, valid, "two"), frame_on(client, valid[:1], "one")):
+        expected = local
+        if valid_frame.npartitions == 1:
+            expected = optboost.boost("y ~ x1 + x2 + shop", whole(train), valid=whole(valid[:1]),
+                                      **settings)
+        model = odask.boost("y ~ x1 + x2 + shop", frame_on(client, train, "two"), client=client,
+                            valid=valid_frame, timeout=30, **settings)
+        assert model.stop_reason == expected.stop_reason
+        assert model.n_iter == expected.n_iter < 60
+        np.testing.assert_allclose(model.history["valid_loss"].to_numpy(),
+                                   expected.history["valid_loss"].to_numpy(), rtol=RTOL)
+        np.testing.assert_allclose(model.predict(whole(pieces)), expected.predict(whole(pieces)),
+                                   rtol=RTOL)
 
 
 def test_held_out_rows_do_not_depend_on_the_workers(client, pieces):
