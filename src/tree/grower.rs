@@ -274,7 +274,11 @@ fn grow_from(
     }
     let n_fit = rows.len();
     let split_params = params.split_params();
-    let node_sampler = NodeFeatureSampler::new(data, candidates, options);
+    let node_sampler = NodeFeatureSampler::new(
+        data,
+        candidates,
+        (options.colsample_bynode, options.node_seed),
+    );
     let constraints = options.constraints.cloned().unwrap_or_default();
     let monotone = constraints.monotone();
     let find_split = |hist: &Histogram,

@@ -1,6 +1,5 @@
 //! Per-node feature sampling (`colsample_bynode`).
 
-use super::grower::GrowOptions;
 use super::split::Candidates;
 use crate::data::BinnedData;
 use crate::rng::Rng;
@@ -16,24 +15,26 @@ pub(super) struct NodeFeatureSampler {
 }
 
 impl NodeFeatureSampler {
+    /// The sampler of a tree with `GrowOptions`' `colsample_bynode` and `node_seed`; `None`
+    /// when every node may use every candidate feature.
     pub(super) fn new(
         data: &BinnedData,
         candidates: &Candidates,
-        options: &GrowOptions<'_>,
+        (colsample_bynode, node_seed): (f64, u64),
     ) -> Option<NodeFeatureSampler> {
-        if options.colsample_bynode >= 1.0 {
+        if colsample_bynode >= 1.0 {
             return None;
         }
         let n_features = data.n_features();
         let features: Vec<usize> = (0..n_features)
             .filter(|&f| candidates.allows_feature(f))
             .collect();
-        let n_draw = fraction_of(features.len(), options.colsample_bynode);
+        let n_draw = fraction_of(features.len(), colsample_bynode);
         Some(NodeFeatureSampler {
             features,
             n_draw,
             n_features,
-            seed: options.node_seed,
+            seed: node_seed,
         })
     }
 
