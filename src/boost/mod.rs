@@ -590,15 +590,17 @@ impl Booster {
         if let Some(error) = self.collective.failure() {
             let (n_trees, weights) = before_failure.expect("only ranks fail");
             self.model.keep_trees(n_trees, weights);
-            self.finished = Some(StopReason::RankLost {
-                iteration,
-                detail: error.to_string(),
-            });
-            return Err(Error::Training(format!(
-                "data-parallel training stopped in iteration {iteration}: {error}; the model \
+            let detail = match error {
+                Error::Training(detail) => detail,
+                other => other.to_string(),
+            };
+            let message = format!(
+                "data-parallel training stopped in iteration {iteration}: {detail}; the model \
                  keeps the {} finished iterations",
                 iteration - 1
-            )));
+            );
+            self.finished = Some(StopReason::RankLost { iteration, detail });
+            return Err(Error::Training(message));
         }
         self.record_iteration_path();
         let (train_metrics, valid_metrics) = self.metric_values();
