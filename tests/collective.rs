@@ -278,19 +278,26 @@ fn a_worker_that_dies_fails_the_next_call_promptly_on_every_other_rank() {
             "rank {rank} waited {waited:?}"
         );
         assert!(
-            message.contains("lost the connection to worker rank 1 (127.0.0.1:"),
-            "rank {rank}: {message}"
-        );
-        assert!(
             message.contains("during a sum (call 2)"),
             "rank {rank}: {message}"
         );
     }
     assert!(
-        results[2].1.starts_with("the root ended the job"),
+        results[0]
+            .1
+            .contains("lost the connection to worker rank 1 (127.0.0.1:"),
         "{}",
-        results[2].1
+        results[0].1
     );
+    // Rank 2 reads the root's reason when it arrives before the root closes the socket; when
+    // rank 2 is still writing its part then, it sees only the closed connection (documented in
+    // src/collective/mod.rs). Either way it fails promptly, naming whom it lost.
+    let relayed = results[2].1.starts_with("the root ended the job")
+        && results[2].1.contains("worker rank 1");
+    let closed = results[2]
+        .1
+        .contains("lost the connection to the root (rank 0");
+    assert!(relayed || closed, "{}", results[2].1);
 }
 
 #[test]
