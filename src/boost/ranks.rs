@@ -63,13 +63,9 @@ impl Context<'_> {
     ) -> f64 {
         let (loss, y) = (self.loss, self.y);
         let w = self.line_search_weights().slice();
-        let along = |_| {
-            let terms = Terms::Along { y, f, b, w };
-            loss.kinks(terms)
-                .expect("a piecewise-linear loss gives kinks")
-        };
+        let along = |_| Terms::Along { y, f, b, w };
         let slope = |_, gamma| slope_along(loss, y, f, b, w, gamma);
-        minimize_over_ranks(collective, 1, is_piecewise_linear(loss), along, slope)[0]
+        minimize_over_ranks(collective, loss, 1, along, slope)[0]
     }
 
     /// The leaf line search of output `class` over the rows of every rank (`leaves[j]`: this
@@ -121,21 +117,16 @@ impl Context<'_> {
         // Which leaves are left depends on summed values only: the same on every rank.
         let exact: Vec<usize> = (0..m).filter(|&j| values[j].is_none()).collect();
         if !exact.is_empty() {
-            let kinks = |i: usize| {
-                let terms = Terms::Leaf {
-                    y,
-                    f,
-                    w,
-                    rows: leaves[exact[i]],
-                };
-                loss.kinks(terms)
-                    .expect("a piecewise-linear loss gives kinks")
+            let leaf = |i: usize| Terms::Leaf {
+                y,
+                f,
+                w,
+                rows: leaves[exact[i]],
             };
             let slope = |i: usize, c: f64| {
                 loss.shifted_derivative_sums(y, f, w, leaves[exact[i]], (class, c), 0.0)
             };
-            let piecewise = is_piecewise_linear(loss);
-            let solved = minimize_over_ranks(collective, exact.len(), piecewise, kinks, slope);
+            let solved = minimize_over_ranks(collective, loss, exact.len(), leaf, slope);
             exact
                 .iter()
                 .zip(solved)
@@ -172,18 +163,16 @@ pub(crate) fn init_over_ranks(
         }
     };
     let rows: Vec<u32> = (0..n as u32).collect();
-    let kinks = |_| {
-        let terms = Terms::Leaf {
-            y,
-            f,
-            w,
-            rows: &rows,
-        };
-        loss.kinks(terms)
-            .expect("a piecewise-linear loss gives kinks")
+    // Per class: the terms are every row's, shifted along that class (piecewise-linear losses
+    // are scalar, K = 1).
+    let all_rows = |_| Terms::Leaf {
+        y,
+        f,
+        w,
+        rows: &rows,
     };
     let slope = |class, c| loss.shifted_derivative_sums(y, f, w, &rows, (class, c), 0.0);
-    minimize_over_ranks(collective, k, is_piecewise_linear(loss), kinks, slope)
+    minimize_over_ranks(collective, loss, k, all_rows, slope)
 }
 
 /// This rank's (Σ w ⟨∇ℓ(y, F + γB), B⟩, Σ w ⟨B, diag ∇²ℓ B⟩): the slope and (diagonal)
@@ -223,23 +212,25 @@ fn slope_along(
         .fold((0.0, 0.0), |(a, b), &(c, d)| (a + c, b + d))
 }
 
-/// Whether `loss` answers its one-dimensional problems by the exact kink search.
-pub(crate) fn is_piecewise_linear(loss: &dyn Loss) -> bool {
-    loss.kinks(Terms::Constant { y: &[], w: &[] }).is_some()
-}
-
-/// The argmin of `problems` one-dimensional convex problems whose terms are spread over the
-/// ranks: for a piecewise-linear loss, `kinks(j)` describes this rank's part of problem j; for
-/// the others, `slope(j, c)` is this rank's (Σ φ_j'(c), Σ φ_j''(c)).
-pub(crate) fn minimize_over_ranks(
+/// The argmin of `problems` one-dimensional convex problems of `loss` whose terms are spread
+/// over the ranks: `terms(j)` are this rank's terms of problem j, and `slope(j, c)` this rank's
+/// (Σ φ_j'(c), Σ φ_j''(c)). A piecewise-linear loss (one that gives kinks) is solved exactly
+/// on the kinks of every rank, the others by Newton on the summed slope.
+pub(crate) fn minimize_over_ranks<'t>(
     collective: &dyn Collective,
+    loss: &dyn Loss,
     problems: usize,
-    piecewise_linear: bool,
-    kinks: impl Fn(usize) -> (f64, Vec<Kink>),
+    terms: impl Fn(usize) -> Terms<'t>,
     slope: impl Fn(usize, f64) -> (f64, f64),
 ) -> Vec<f64> {
+    let piecewise_linear = loss.kinks(Terms::Constant { y: &[], w: &[] }).is_some();
     if piecewise_linear {
-        let parts: Vec<(f64, Vec<Kink>)> = (0..problems).map(kinks).collect();
+        let parts: Vec<(f64, Vec<Kink>)> = (0..problems)
+            .map(|j| {
+                let kinks = loss.kinks(terms(j));
+                kinks.expect("a loss that gives kinks gives them for every problem")
+            })
+            .collect();
         return select_kinks(collective, parts);
     }
     (0..problems)
