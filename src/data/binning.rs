@@ -144,8 +144,7 @@ impl BinMapper {
 }
 
 fn numeric_cuts(x: Strided<'_>, max_bins: usize) -> Vec<f64> {
-    let mut sample = numeric_sample(x, BINNING_SAMPLE);
-    sample.sort_unstable_by(f64::total_cmp);
+    let sample = sorted_sample(x, BINNING_SAMPLE);
     // Runs of equal values, read off the sorted sample (no vector of distinct values: it would
     // be up to twice the sample's size).
     let runs = sample
@@ -154,12 +153,14 @@ fn numeric_cuts(x: Strided<'_>, max_bins: usize) -> Vec<f64> {
     cuts_from_runs(runs, max_bins)
 }
 
-/// The non-NaN values of every `step`-th row, with `step` such that at most about `size` rows
-/// are read. The same rows in either layout, so that a row-major matrix and its columns give
-/// the same cut points (and models).
-pub(super) fn numeric_sample(x: Strided<'_>, size: usize) -> Vec<f64> {
+/// The non-NaN values of every `step`-th row, sorted, with `step` such that at most about
+/// `size` rows are read. The same rows in either layout, so that a row-major matrix and its
+/// columns give the same cut points (and models).
+pub(super) fn sorted_sample(x: Strided<'_>, size: usize) -> Vec<f64> {
     let step = x.len().div_ceil(size.max(1)).max(1);
-    x.every(step).filter(|v| !v.is_nan()).collect()
+    let mut sample: Vec<f64> = x.every(step).filter(|v| !v.is_nan()).collect();
+    sample.sort_unstable_by(f64::total_cmp);
+    sample
 }
 
 /// Cut points from the runs of equal values of a sample, ascending by value, with their counts:

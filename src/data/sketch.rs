@@ -13,7 +13,7 @@
 //! A sketch from another rank is untrusted bytes: every count and length is checked before use.
 
 use super::binning::{
-    categorical_bins_from_counts, cuts_from_runs, numeric_sample, BINNING_SAMPLE,
+    categorical_bins_from_counts, cuts_from_runs, level_counts, sorted_sample, BINNING_SAMPLE,
 };
 use super::{BinMapper, BinningParams, FeatureValues, Frame};
 use crate::collective::Collective;
@@ -66,16 +66,13 @@ fn sketch(frame: &Frame<'_>, sample_size: usize) -> Vec<u8> {
             FeatureValues::Categorical { codes, n_levels } => {
                 out.push(CATEGORICAL);
                 out.extend(u64::from(n_levels).to_le_bytes());
-                let mut counts = vec![0u64; n_levels as usize];
-                for &c in codes.iter().filter(|&&c| c >= 0) {
-                    counts[c as usize] += 1;
+                for count in level_counts(codes, n_levels as usize) {
+                    out.extend((count as u64).to_le_bytes());
                 }
-                counts.iter().for_each(|c| out.extend(c.to_le_bytes()));
             }
             values => {
                 let x = values.numeric().expect("numeric");
-                let mut sample = numeric_sample(x, sample_size);
-                sample.sort_unstable_by(f64::total_cmp);
+                let sample = sorted_sample(x, sample_size);
                 let runs: Vec<(f64, u64)> = sample
                     .chunk_by(|a, b| a == b)
                     .map(|run| (run[0], run.len() as u64))
