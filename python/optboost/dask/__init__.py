@@ -30,5 +30,6 @@ def __getattr__(name: str):
     if name in ("DaskBoostClassifier", "DaskBoostRegressor"):
         from . import _sklearn
 
+        # safe: name is one of the two fixed names just checked, never from data
         return getattr(_sklearn, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

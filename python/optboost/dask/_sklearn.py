@@ -71,16 +71,15 @@ class _DaskFit:
         self.n_iter_ = model.n_iter
 
     def _on_partitions(self, X: Any, method: Any, meta: np.ndarray) -> Any:
-        return map_predictions(X, _call, meta, self, method.__name__, meta)
+        return map_predictions(X, _call, meta, self, method, meta)
 
 
-def _call(part: Any, estimator: Any, name: str, meta: np.ndarray) -> np.ndarray:
-    """The in-memory estimator's method on a pandas partition (the core predicts no rows:
-    an empty partition gets ``meta``, the zero-row output)."""
+def _call(part: Any, estimator: Any, method: Any, meta: np.ndarray) -> np.ndarray:
+    """``method``, the in-memory estimator's prediction, on a pandas partition (the core
+    predicts no rows: an empty partition gets ``meta``, the zero-row output)."""
     if len(part) == 0:
         return meta
-    parent = BoostClassifier if isinstance(estimator, BoostClassifier) else BoostRegressor
-    return getattr(parent, name)(estimator, part)
+    return method(estimator, part)
 
 
 class DaskBoostRegressor(_DaskFit, BoostRegressor):
