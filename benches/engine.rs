@@ -3,17 +3,13 @@
 //!
 //!     cargo bench --bench engine            # ROWS=200000 cargo bench --bench engine
 
+mod synthetic;
+
 use optboost::learner::{grow, BinnedData, Candidates, FitStats, Histogram};
 use optboost::{BinningParams, Feature, Frame, Growth, TreeParams};
 use std::hint::black_box;
 use std::time::Instant;
-
-fn lcg(state: &mut u64) -> f64 {
-    *state = state
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (*state >> 11) as f64 / (1u64 << 53) as f64
-}
+use synthetic::{lcg, regression_data};
 
 fn best_of(repeats: usize, mut f: impl FnMut()) -> f64 {
     (0..repeats)
@@ -31,23 +27,7 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(1_000_000);
     let p = 28;
-    let mut s = 7u64;
-    let columns: Vec<Vec<f64>> = (0..p)
-        .map(|j| {
-            (0..n)
-                .map(|_| {
-                    if j % 4 == 3 {
-                        (lcg(&mut s) * 20.0).floor()
-                    } else {
-                        lcg(&mut s)
-                    }
-                })
-                .collect()
-        })
-        .collect();
-    let y: Vec<f64> = (0..n)
-        .map(|i| (columns[0][i] * 6.0).sin() + columns[1][i] * columns[3][i] + lcg(&mut s))
-        .collect();
+    let (columns, y, mut s) = regression_data(n, p, 7);
     let ones = vec![1.0; n];
     let hess: Vec<f64> = (0..n).map(|_| 0.1 + 0.15 * lcg(&mut s)).collect();
     let frame = Frame::new(

@@ -9,16 +9,12 @@
 //!     ROWS=200000 DEPTHS=6,10 MIN_LEAF=20 L2=1 REPEATS=3 WEIGHTS=unit cargo bench --bench leafwise
 //!     ONLY=leafwise ...   # for a profile: the other growth runs once
 
+mod synthetic;
+
 use optboost::learner::{grow, BinnedData, Candidates, FitStats};
 use optboost::{BinningParams, Feature, Frame, Growth, TreeParams};
 use std::time::Instant;
-
-fn lcg(state: &mut u64) -> f64 {
-    *state = state
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (*state >> 11) as f64 / (1u64 << 53) as f64
-}
+use synthetic::{lcg, regression_data};
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
     match std::env::var(name) {
@@ -107,25 +103,9 @@ fn main() {
     };
     let l2_leaf: f64 = env_or("L2", 1.0);
     let p = 28;
-    let mut s = 7u64;
-    let columns: Vec<Vec<f64>> = (0..p)
-        .map(|j| {
-            (0..n)
-                .map(|_| {
-                    if j % 4 == 3 {
-                        (lcg(&mut s) * 20.0).floor()
-                    } else {
-                        lcg(&mut s)
-                    }
-                })
-                .collect()
-        })
-        .collect();
     // Centred, as gradients are after the first trees: with the L2 leaf penalty, splits of a
     // target far from zero stop paying long before the leaves are small.
-    let mut y: Vec<f64> = (0..n)
-        .map(|i| (columns[0][i] * 6.0).sin() + columns[1][i] * columns[3][i] + lcg(&mut s))
-        .collect();
+    let (columns, mut y, mut s) = regression_data(n, p, 7);
     let mean = y.iter().sum::<f64>() / n as f64;
     y.iter_mut().for_each(|t| *t -= mean);
     let v: Vec<f64> = if weighted {
