@@ -6,7 +6,7 @@
 mod synthetic;
 
 use optboost::learner::{grow, BinnedData, Candidates, FitStats, Histogram};
-use optboost::{BinningParams, Feature, Frame, Growth, TreeParams};
+use optboost::{BinningParams, Growth, TreeParams};
 use std::hint::black_box;
 use std::time::Instant;
 use synthetic::{lcg, regression_data};
@@ -30,14 +30,7 @@ fn main() {
     let (columns, y, mut s) = regression_data(n, p, 7);
     let ones = vec![1.0; n];
     let hess: Vec<f64> = (0..n).map(|_| 0.1 + 0.15 * lcg(&mut s)).collect();
-    let frame = Frame::new(
-        columns
-            .iter()
-            .enumerate()
-            .map(|(j, c)| Feature::numeric(format!("x{j}"), c))
-            .collect(),
-    )
-    .unwrap();
+    let frame = synthetic::numeric_frame(&columns);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(2)
         .build()

@@ -12,7 +12,7 @@
 mod synthetic;
 
 use optboost::learner::{grow, BinnedData, Candidates, FitStats};
-use optboost::{BinningParams, Feature, Frame, Growth, TreeParams};
+use optboost::{BinningParams, Growth, TreeParams};
 use std::time::Instant;
 use synthetic::{lcg, regression_data};
 
@@ -116,14 +116,7 @@ fn main() {
     let vt: Vec<f64> = (0..n)
         .map(|i| v.get(i).copied().unwrap_or(1.0) * y[i])
         .collect();
-    let frame = Frame::new(
-        columns
-            .iter()
-            .enumerate()
-            .map(|(j, c)| Feature::numeric(format!("x{j}"), c))
-            .collect(),
-    )
-    .expect("synthetic frame");
+    let frame = synthetic::numeric_frame(&columns);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(2)
         .build()

@@ -15,7 +15,7 @@
 
 mod common;
 
-use optboost::{Booster, Feature, Frame, Params, TrainData};
+use optboost::{Booster, Params, TrainData};
 use std::time::Instant;
 
 /// (label, loss, parameter settings)
@@ -42,14 +42,7 @@ fn main() {
         .iter()
         .map(|&s| if s > 0.2 { 1.0 } else { 0.0 })
         .collect();
-    let frame = Frame::new(
-        columns
-            .iter()
-            .enumerate()
-            .map(|(j, c)| Feature::numeric(format!("x{j}"), c))
-            .collect(),
-    )
-    .unwrap();
+    let frame = common::numeric_frame(&columns);
 
     let cases: &[Case] = &[
         (

@@ -9,7 +9,7 @@
 
 mod common;
 
-use optboost::{Booster, Feature, Frame, Params, TrainData};
+use optboost::{Booster, Params, TrainData};
 use std::time::Instant;
 
 fn main() {
@@ -31,14 +31,7 @@ fn main() {
             f64::from(s > 0.2)
         })
         .collect();
-    let frame = Frame::new(
-        columns
-            .iter()
-            .enumerate()
-            .map(|(j, c)| Feature::numeric(format!("x{j}"), c))
-            .collect(),
-    )
-    .unwrap();
+    let frame = common::numeric_frame(&columns);
     println!("{n} rows, {p} features, depth 6, logistic loss, gbm newton, {iterations} trees");
     println!("subsample  ms/tree  fit ms/tree  train loss");
     for fraction in fractions.iter().map(String::as_str) {

@@ -1,6 +1,8 @@
 //! The synthetic rows the engine benchmarks grow trees on (benches/engine.rs,
 //! benches/leafwise.rs), from one seeded generator so that every run times the same data.
 
+use optboost::{Feature, Frame};
+
 /// A 64-bit LCG: uniform in [0, 1).
 pub fn lcg(state: &mut u64) -> f64 {
     *state = state
@@ -31,4 +33,12 @@ pub fn regression_data(n: usize, p: usize, seed: u64) -> (Vec<Vec<f64>>, Vec<f64
         .map(|i| (columns[0][i] * 6.0).sin() + columns[1][i] * columns[3][i] + lcg(&mut s))
         .collect();
     (columns, y, s)
+}
+
+/// The frame of `columns`, named x0, x1, …
+pub fn numeric_frame(columns: &[Vec<f64>]) -> Frame<'_> {
+    let features = (columns.iter().enumerate())
+        .map(|(j, c)| Feature::numeric(format!("x{j}"), c))
+        .collect();
+    Frame::new(features).expect("a frame of equal, non-empty columns")
 }
