@@ -9,6 +9,19 @@ use std::ops::{AddAssign, SubAssign};
 pub struct BinSet(pub [u64; 4]);
 
 impl BinSet {
+    /// The bins `from..to` (`to` ≤ 256), set a word at a time.
+    pub fn range(from: usize, to: usize) -> BinSet {
+        let mut set = BinSet::default();
+        for (w, word) in set.0.iter_mut().enumerate() {
+            let (lo, hi) = (from.clamp(64 * w, 64 * w + 64), to.clamp(64 * w, 64 * w + 64));
+            if lo < hi {
+                let width = hi - lo;
+                let ones = if width == 64 { u64::MAX } else { (1u64 << width) - 1 };
+                *word = ones << (lo - 64 * w);
+            }
+        }
+        set
+    }
     #[inline]
     pub fn contains(&self, bin: u8) -> bool {
         self.0[(bin >> 6) as usize] >> (bin & 63) & 1 == 1
@@ -112,6 +125,24 @@ impl CountBounds {
             Some(false)
         } else {
             None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BinSet;
+
+    #[test]
+    fn a_range_holds_exactly_the_bins_inserted_one_by_one() {
+        for from in [0, 1, 5, 63, 64, 65, 127, 128, 200, 255, 256] {
+            for to in [0, 1, 2, 63, 64, 65, 100, 128, 129, 191, 192, 255, 256] {
+                let mut inserted = BinSet::default();
+                for bin in from..to.max(from) {
+                    inserted.insert(bin as u8);
+                }
+                assert_eq!(BinSet::range(from, to), inserted, "{from}..{to}");
+            }
         }
     }
 }

@@ -273,17 +273,6 @@ fn search(
     Ok(best)
 }
 
-/// Bins 0..=255 in their natural order: the scan order of numeric features.
-const NATURAL_ORDER: [u8; 256] = {
-    let mut order = [0u8; 256];
-    let mut i = 0;
-    while i < 256 {
-        order[i] = i as u8;
-        i += 1;
-    }
-    order
-};
-
 /// `nonzero`: the bins (at `start` + the bin) outside of which `bins` are zero, if known.
 fn best_numeric(
     scan: &Scan,
@@ -296,7 +285,6 @@ fn best_numeric(
     let (split, t) = best_prefix(
         scan,
         bins,
-        &NATURAL_ORDER[1..bins.len()],
         feature,
         candidates,
         direction,
@@ -410,14 +398,12 @@ fn prefix_split(
     }
 }
 
-/// The best split sending a prefix `order[..k]` of the non-missing bins left, with the missing
-/// bin 0 on either side. Returns the split (without a numeric threshold) and k. With
-/// `nonzero` (natural order only: `order[k - 1]` = k), the bins outside of which `bins` are zero,
-/// at `start` + the bin.
+/// The best split sending the bins 1..=k left (numeric threshold k), with the missing bin 0 on
+/// either side. Returns the split (without a numeric threshold) and k. With `nonzero`, the bins
+/// outside of which `bins` are zero, at `start` + the bin.
 fn best_prefix(
     scan: &Scan,
     bins: &[BinStats],
-    order: &[u8],
     feature: usize,
     candidates: &Candidates,
     direction: i8,
@@ -427,7 +413,7 @@ fn best_prefix(
     // candidates exactly (same sums), and a repeat never wins: ties go to the lower threshold.
     // Small nodes leave most of 255 bins empty.
     let repeats_skippable = !matches!(candidates, Candidates::Splits(_));
-    let last = order.len();
+    let last = bins.len() - 1;
     let best = match nonzero.filter(|_| repeats_skippable) {
         // The thresholds the full scan does not skip: the first, the last and those of the bins
         // that may be non-zero (the others are zero, skipped as repeats).
@@ -443,7 +429,6 @@ fn best_prefix(
             scan_prefixes(
                 scan,
                 bins,
-                order,
                 feature,
                 candidates,
                 direction,
@@ -454,7 +439,6 @@ fn best_prefix(
         None => scan_prefixes(
             scan,
             bins,
-            order,
             feature,
             candidates,
             direction,
@@ -465,10 +449,7 @@ fn best_prefix(
     let (gain, k, missing_left, prefix) = best?;
     // `prefix_split`'s sums without its pass over the bins: the bins the scan skipped are zero,
     // and adding a zero to a sum that starts at +0.0 changes no bit.
-    let mut left_bins = BinSet::default();
-    for &b in &order[..k] {
-        left_bins.insert(b);
-    }
+    let mut left_bins = BinSet::range(1, k + 1);
     let left = if missing_left {
         left_bins.insert(0);
         prefix + bins[0]
@@ -486,13 +467,12 @@ fn best_prefix(
     Some((split, k))
 }
 
-/// The best (gain, k, missing left, sum of the bins `order[..k]`) over the `thresholds` k
-/// (ascending) of `best_prefix`.
+/// The best (gain, k, missing left, sum of the bins 1..=k) over the `thresholds` k (ascending)
+/// of `best_prefix`.
 #[inline(always)]
 fn scan_prefixes(
     scan: &Scan,
     bins: &[BinStats],
-    order: &[u8],
     feature: usize,
     candidates: &Candidates,
     direction: i8,
@@ -505,9 +485,9 @@ fn scan_prefixes(
     // With exact counts, the row minimum bounds the thresholds worth a gain: prefixes only grow.
     let exact_counts = scan.bounds.is_none();
     let min_rows = scan.params.min_samples_leaf.max(1) as u32;
-    let last = order.len();
+    let last = bins.len() - 1;
     for k in thresholds {
-        let bin = bins[order[k - 1] as usize];
+        let bin = bins[k];
         if repeats_skippable
             && k > 1
             && k < last
