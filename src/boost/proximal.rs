@@ -18,7 +18,8 @@
 //! momentum coefficient is 0, as Property 7 states and the authors' code does; starting the
 //! pseudo-code above at β = 0 would give α = −1 and undo the first step.
 //!
-//! Defaults: step rule `leaf_line_search` (the "multiple line search" of the paper's §5); with
+//! Defaults: step rule `leaf_line_search` (the "multiple line search" of the paper's §5; for
+//! `accelerated_gbm`, `newton` where gbm defaults to it); with
 //! `constant`, ρ = λ for the proximal direction (Alg. 2's `f + λ g`) and 1/σ (or 1) for the
 //! gradient one. The line searches run at v, the point the step starts from (the authors' code;
 //! Alg. 8 line 8 writes f_t). Newton steps are allowed for `accelerated_gbm` only: there the target
@@ -231,9 +232,15 @@ impl BoostingMethod for MetaMethod {
             ],
         }
     }
-    /// The papers' multiple line search.
-    fn default_step_rule(&self, _newton: bool) -> StepRule {
-        StepRule::LeafLineSearch
+    /// The papers' multiple line search, except for `accelerated_gbm` on a loss that gbm fits
+    /// with Newton trees: it then takes gbm's rule too, so that the momentum is the only
+    /// difference between the two (docs/algorithms.md §4.4).
+    fn default_step_rule(&self, newton: bool) -> StepRule {
+        if newton && self.step_rules().contains(&StepRule::Newton) {
+            StepRule::Newton
+        } else {
+            StepRule::LeafLineSearch
+        }
     }
     /// λ for the proximal direction (Alg. 2 steps f + λ g, which reaches the proximal point when
     /// the tree fits the direction exactly); 1/σ for the gradient one.
