@@ -878,3 +878,61 @@ fn agbm_family_fits_multiclass_losses_with_one_tree_per_class_per_target() {
         }
     }
 }
+
+#[test]
+fn huber_fits_descend_at_every_iteration_with_the_default_step_rules() {
+    // benches/nonsmooth.py's rows: a skewed signal (the square of a log-normal feature) plus
+    // Student-t noise (3 degrees of freedom), so that many rows sit on the linear part of the loss
+    // (δ = 1), where it has no curvature. A Newton step (gbm's tree leaves, or one Newton step per
+    // leaf of the leaf line search) divides by the curvature of the few rows left in the
+    // quadratic part and overshoots: on these rows gbm's training loss went 1.91 → 0.97 → 1.01,
+    // proximal's 0.90 → 1.83. The exact leaf search has a finite minimiser in every leaf, and a
+    // step of ν ≤ 1 towards it cannot raise a convex loss.
+    let mut rng = TestRng::new(71);
+    let n = 50_000;
+    let mut columns: Vec<Vec<f64>> = vec![Vec::with_capacity(n); 5];
+    let mut y = Vec::with_capacity(n);
+    for _ in 0..n {
+        let x = [
+            rng.normal(),
+            rng.uniform_in(-2.0, 2.0),
+            (0.7 * rng.normal()).exp(),
+            rng.normal(),
+            rng.normal(),
+        ];
+        let chi2: f64 = (0..3).map(|_| rng.normal().powi(2)).sum();
+        let t3 = rng.normal() / (chi2 / 3.0).sqrt();
+        y.push(
+            (2.0 * x[0]).sin() * x[1] + 0.5 * (x[2] - 1.0).powi(2) - 0.8 * x[3] * x[4] + 0.5 * t3,
+        );
+        for (column, value) in columns.iter_mut().zip(x) {
+            column.push(value);
+        }
+    }
+    let data = Data { columns, y };
+    for method in ["gbm", "proximal", "residual_proximal", "residual_gbm"] {
+        // LightGBM-sized trees: the more leaves, the more of them have few quadratic rows.
+        let mut p = params(&[
+            ("method", method),
+            ("loss", "huber"),
+            ("max_depth", "6"),
+            ("growth", "leafwise"),
+            ("max_leaves", "63"),
+            ("min_samples_leaf", "20"),
+        ]);
+        p.n_iter = 15;
+        let (booster, reason) = train(p, &data);
+        assert_eq!(reason, StopReason::Completed, "{method}");
+        let losses = train_losses(&booster);
+        for (i, pair) in losses.windows(2).enumerate() {
+            assert!(
+                pair[1] <= pair[0] * (1.0 + 1e-12),
+                "{method}: training loss rose at iteration {}: {} -> {}",
+                i + 2,
+                pair[0],
+                pair[1]
+            );
+        }
+        assert!(losses[14] < 0.8 * losses[0], "{method}: {losses:?}");
+    }
+}

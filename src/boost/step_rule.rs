@@ -51,9 +51,10 @@ pub fn apply_step_rule(
                     .unwrap_or_else(|| grown.leaf_index(ctx.data));
                 let leaves: Vec<&[u32]> =
                     grown.leaves().iter().map(|l| grown.leaf_rows(l)).collect();
-                // One Newton step on the squared loss is its exact search, which has a closed form.
+                // One Newton step on the squared loss is its exact search, which has a closed form;
+                // where the curvature can vanish a Newton step has no bound.
                 let closed_form = ctx.loss.unit_curvature() && ctx.params.tree.l2_leaf == 0.0;
-                let newton = if closed_form {
+                let newton = if closed_form || ctx.loss.curvature_can_vanish() {
                     0
                 } else {
                     ctx.params.leaf_newton_steps

@@ -85,6 +85,9 @@ impl ScalarLoss for Hinge {
     fn sigma(&self) -> Option<f64> {
         None
     }
+    fn curvature_can_vanish(&self) -> bool {
+        true
+    }
     fn mu(&self) -> Option<f64> {
         None
     }

@@ -386,6 +386,9 @@ impl ScalarLoss for Huber {
     fn mu(&self) -> Option<f64> {
         None
     }
+    fn curvature_can_vanish(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

@@ -63,10 +63,20 @@ pub trait Loss: Send + Sync + Debug {
     fn separable(&self) -> bool {
         true
     }
-    /// True when `gbm` takes Newton steps unless told otherwise: when σ is known, or when the
-    /// loss's own leaves are Newton steps anyway (Cox, as in R gbm).
+    /// True when `gbm` takes Newton steps unless told otherwise: when σ is known and the
+    /// curvature cannot vanish, or when the loss's own leaves are Newton steps anyway (Cox, as in
+    /// R gbm).
     fn newton_by_default(&self) -> bool {
-        self.sigma().is_some()
+        self.sigma().is_some() && !self.curvature_can_vanish()
+    }
+    /// True when ℓ'' can be 0 where ℓ' is not (Huber's linear part; the piecewise-linear losses
+    /// everywhere). A Newton step −Σg/Σh then has no bound: a leaf or tree whose rows are mostly
+    /// on the linear part gets its curvature from the few others and overshoots its minimiser
+    /// by as much as their share is small. Such a loss grows at least linearly, so every leaf
+    /// has a finite minimiser: its leaf line search is exact (never `leaf_newton_steps`) and
+    /// `gbm` does not default to Newton trees (docs/algorithms.md §10).
+    fn curvature_can_vanish(&self) -> bool {
+        false
     }
     /// True when labels must be ±1 (the booster maps 0/1 labels to them).
     fn is_binary(&self) -> bool {
@@ -277,6 +287,9 @@ impl<L: ScalarLoss> Loss for Scalar<L> {
     }
     fn unit_curvature(&self) -> bool {
         self.0.unit_curvature()
+    }
+    fn curvature_can_vanish(&self) -> bool {
+        self.0.curvature_can_vanish()
     }
     /// Binary labels are checked (and mapped to ±1) by the booster, per `is_binary`.
     fn target_error(&self, y: &[f64]) -> Option<String> {

@@ -136,6 +136,10 @@ pub trait ScalarLoss: Send + Sync + Debug {
     fn unit_curvature(&self) -> bool {
         false
     }
+    /// True when ℓ'' can be 0 where ℓ' is not (see `Loss::curvature_can_vanish`).
+    fn curvature_can_vanish(&self) -> bool {
+        false
+    }
     /// Maps a link-scale score to the response scale (probability for binary losses).
     fn response(&self, f: f64) -> f64 {
         f

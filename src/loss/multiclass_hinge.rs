@@ -191,6 +191,9 @@ impl Loss for MulticlassHinge {
     fn sigma(&self) -> Option<f64> {
         None
     }
+    fn curvature_can_vanish(&self) -> bool {
+        true
+    }
     fn mu(&self) -> Option<f64> {
         None
     }

@@ -79,6 +79,9 @@ impl ScalarLoss for Pinball {
     fn sigma(&self) -> Option<f64> {
         None
     }
+    fn curvature_can_vanish(&self) -> bool {
+        true
+    }
     fn mu(&self) -> Option<f64> {
         None
     }

@@ -13,10 +13,17 @@ impl BinSet {
     pub fn range(from: usize, to: usize) -> BinSet {
         let mut set = BinSet::default();
         for (w, word) in set.0.iter_mut().enumerate() {
-            let (lo, hi) = (from.clamp(64 * w, 64 * w + 64), to.clamp(64 * w, 64 * w + 64));
+            let (lo, hi) = (
+                from.clamp(64 * w, 64 * w + 64),
+                to.clamp(64 * w, 64 * w + 64),
+            );
             if lo < hi {
                 let width = hi - lo;
-                let ones = if width == 64 { u64::MAX } else { (1u64 << width) - 1 };
+                let ones = if width == 64 {
+                    u64::MAX
+                } else {
+                    (1u64 << width) - 1
+                };
                 *word = ones << (lo - 64 * w);
             }
         }

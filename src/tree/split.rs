@@ -282,14 +282,7 @@ fn best_numeric(
     nonzero: Option<(usize, &[u32])>,
 ) -> Option<SplitCandidate> {
     let direction = scan.constraint.map_or(0, |c| c.direction(feature));
-    let (split, t) = best_prefix(
-        scan,
-        bins,
-        feature,
-        candidates,
-        direction,
-        nonzero,
-    )?;
+    let (split, t) = best_prefix(scan, bins, feature, candidates, direction, nonzero)?;
     Some(SplitCandidate {
         threshold: Some(t as u8),
         ..split
