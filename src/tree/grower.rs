@@ -38,6 +38,10 @@ pub struct FitStats<'a> {
 /// the same time; on 5,000 × 50 (0.4 rows per bin) 0.62×. Large nodes gain 12–15% without
 /// counts (see tree/histogram.rs).
 const UNCOUNTED_MIN_ROWS_PER_BIN: usize = 32;
+/// Below this many bins per histogram, the two children of a split are searched on one thread:
+/// a search then takes a few microseconds, about what waking a sleeping worker costs (on
+/// 5,000 × 50 rows two threads were slower than one with every pair searched side by side).
+const PARALLEL_SEARCH_MIN_BINS: usize = 16_384;
 
 struct Pending {
     node: usize,
@@ -560,47 +564,50 @@ fn grow_from(
                 find_split(h, support, &rows[start..end], stats, node, limits)
             })
         };
-        let (left_split, right_split) =
-            if one_feature.is_some() || (left_support.is_some() && right_support.is_some()) {
-                // One feature's bins, or two small supports: less work than waking another thread.
-                (
+        let (left_split, right_split) = if one_feature.is_some()
+            || built_bins < PARALLEL_SEARCH_MIN_BINS
+            || (left_support.is_some() && right_support.is_some())
+        {
+            // One feature's bins, few bins, or two small supports: less work than waking
+            // another thread.
+            (
+                search(
+                    (&left_hist, &left_support),
+                    (work.start, mid),
+                    split.left,
+                    left_id,
+                    &left_limits,
+                ),
+                search(
+                    (&right_hist, &right_support),
+                    (mid, work.end),
+                    split.right,
+                    right_id,
+                    &right_limits,
+                ),
+            )
+        } else {
+            rayon::join(
+                || {
                     search(
                         (&left_hist, &left_support),
                         (work.start, mid),
                         split.left,
                         left_id,
                         &left_limits,
-                    ),
+                    )
+                },
+                || {
                     search(
                         (&right_hist, &right_support),
                         (mid, work.end),
                         split.right,
                         right_id,
                         &right_limits,
-                    ),
-                )
-            } else {
-                rayon::join(
-                    || {
-                        search(
-                            (&left_hist, &left_support),
-                            (work.start, mid),
-                            split.left,
-                            left_id,
-                            &left_limits,
-                        )
-                    },
-                    || {
-                        search(
-                            (&right_hist, &right_support),
-                            (mid, work.end),
-                            split.right,
-                            right_id,
-                            &right_limits,
-                        )
-                    },
-                )
-            };
+                    )
+                },
+            )
+        };
         for (id, start, end, (hist, support), split, limits) in [
             (
                 left_id,
