@@ -647,7 +647,7 @@ mod tests {
             // The walk of a list of rows (a sampled tree's undrawn rows), in any order.
             let listed: Vec<u32> = (0..n_rows as u32)
                 .rev()
-                .filter(|r| (r + case as u32) % 3 != 0)
+                .filter(|r| !(r + case as u32).is_multiple_of(3))
                 .collect();
             let mut nodes = vec![0; listed.len()];
             leaf_nodes_binned(&tree, Some(&flat), &matrix, &listed, &mut nodes);
