@@ -1,5 +1,6 @@
 //! Time per tree of stochastic gradient boosting against full-data trees: gbm (Newton step) with
-//! the logistic loss, depth 6, 1M rows × 28 features, for each of the given `subsample` fractions.
+//! the logistic loss, depth 6, 1M rows × 28 features, for each of the given `subsample` fractions;
+//! the other settings are benches/subsample.py's (≤ 63 leaves grown leaf-wise, 2 threads).
 //!
 //! `cargo run --release --example bench_subsample [rows] [iterations] [fractions, default 1.0,0.5]`
 //!
@@ -45,6 +46,18 @@ fn main() {
             .unwrap()
             .set("subsample", fraction)
             .unwrap();
+        // The settings of benches/subsample.py (issue 22's benchmark).
+        for (name, value) in [
+            ("growth", "leafwise"),
+            ("max_leaves", "63"),
+            ("min_samples_leaf", "20"),
+            ("max_bins", "255"),
+            ("l2_leaf", "0"),
+            ("learning_rate", "0.1"),
+            ("n_threads", "2"),
+        ] {
+            params.set(name, value).unwrap();
+        }
         let data = TrainData {
             frame: frame.clone(),
             y: &y,

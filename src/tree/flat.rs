@@ -179,43 +179,56 @@ impl FlatTree {
         out: &mut [T],
         visit: impl FnMut(&mut T, u32),
     ) {
+        assert!(start + out.len() <= rows.n_rows(), "rows out of range");
+        self.walk_rows(rows, |j| start + j, out, visit);
+    }
+
+    /// Calls `visit(&mut out[j], node)` with the node (a leaf) that row `row_of(j)` reaches;
+    /// every `row_of(j)` must be below `rows.n_rows()`.
+    #[inline(always)]
+    fn walk_rows<R: Rows, T>(
+        &self,
+        rows: &R,
+        row_of: impl Fn(usize) -> usize,
+        out: &mut [T],
+        visit: impl FnMut(&mut T, u32),
+    ) {
         match self.rule_kinds {
-            NUMERIC_RULES => self.walk_kinds::<R, T, NUMERIC_RULES>(rows, start, out, visit),
+            NUMERIC_RULES => self.walk_kinds::<R, T, NUMERIC_RULES>(rows, row_of, out, visit),
             CATEGORICAL_RULES => {
-                self.walk_kinds::<R, T, CATEGORICAL_RULES>(rows, start, out, visit)
+                self.walk_kinds::<R, T, CATEGORICAL_RULES>(rows, row_of, out, visit)
             }
-            _ => self.walk_kinds::<R, T, BOTH_RULES>(rows, start, out, visit),
+            _ => self.walk_kinds::<R, T, BOTH_RULES>(rows, row_of, out, visit),
         }
     }
 
-    /// `walk`, for a tree whose `rule_kinds` are `KINDS`.
+    /// `walk_rows`, for a tree whose `rule_kinds` are `KINDS`.
     #[inline(always)]
     fn walk_kinds<R: Rows, T, const KINDS: u8>(
         &self,
         rows: &R,
-        start: usize,
+        row_of: impl Fn(usize) -> usize,
         out: &mut [T],
         mut visit: impl FnMut(&mut T, u32),
     ) {
-        assert!(start + out.len() <= rows.n_rows(), "rows out of range");
         let mut groups = out.chunks_exact_mut(LANES);
-        let mut row = start;
+        let mut first = 0;
         for group in &mut groups {
             let mut at = [0u32; LANES];
             for _ in 0..self.depth {
                 for (lane, i) in at.iter_mut().enumerate() {
-                    *i = self.step::<R, KINDS>(rows, *i, row + lane);
+                    *i = self.step::<R, KINDS>(rows, *i, row_of(first + lane));
                 }
             }
             for (o, &i) in group.iter_mut().zip(&at) {
                 visit(o, i);
             }
-            row += LANES;
+            first += LANES;
         }
         for (lane, o) in groups.into_remainder().iter_mut().enumerate() {
             let mut i = 0u32;
             for _ in 0..self.depth {
-                i = self.step::<R, KINDS>(rows, i, row + lane);
+                i = self.step::<R, KINDS>(rows, i, row_of(first + lane));
             }
             visit(o, i);
         }
@@ -250,20 +263,28 @@ impl FlatTree {
     }
 }
 
-/// `out[j]` = the leaf node that binned row `start + j` reaches in `tree`, by the flat walk when
-/// the tree has one (`numeric[f]`: feature f is numeric), else by `Tree::leaf_of_bins`.
+/// `out[j]` = the leaf node that binned row `rows[j]` reaches in `tree`, by the flat walk when
+/// the tree has one, else by `Tree::leaf_of_bins`.
 pub(crate) fn leaf_nodes_binned(
     tree: &Tree,
     flat: Option<&FlatTree>,
     matrix: &BinnedMatrix,
-    start: usize,
+    rows: &[u32],
     out: &mut [u32],
 ) {
+    assert_eq!(rows.len(), out.len(), "one leaf per row");
     match flat {
-        Some(flat) => flat.walk(&BinnedRows(matrix), start, out, |o, i| *o = i),
+        Some(flat) => {
+            assert!(
+                rows.iter().all(|&r| (r as usize) < matrix.n_rows()),
+                "rows out of range"
+            );
+            let rows_of = |j: usize| rows[j] as usize;
+            flat.walk_rows(&BinnedRows(matrix), rows_of, out, |o, i| *o = i);
+        }
         None => {
-            for (j, o) in out.iter_mut().enumerate() {
-                *o = tree.leaf_of_bins(matrix.row(start + j)) as u32;
+            for (&r, o) in rows.iter().zip(out) {
+                *o = tree.leaf_of_bins(matrix.row(r as usize)) as u32;
             }
         }
     }
@@ -623,6 +644,17 @@ mod tests {
             let tree = random_tree(&mut rng, 1 + case % 7);
             let flat = FlatTree::new(&tree, &numeric).expect("a tree of valid rules is flattened");
             kinds[flat.rule_kinds as usize] += 1;
+            // The walk of a list of rows (a sampled tree's undrawn rows), in any order.
+            let listed: Vec<u32> = (0..n_rows as u32)
+                .rev()
+                .filter(|r| !(r + case as u32).is_multiple_of(3))
+                .collect();
+            let mut nodes = vec![0; listed.len()];
+            leaf_nodes_binned(&tree, Some(&flat), &matrix, &listed, &mut nodes);
+            for (&r, &node) in listed.iter().zip(&nodes) {
+                let expected = tree.leaf_of_bins(matrix.row(r as usize));
+                assert_eq!(node as usize, expected, "case {case}, row {r}");
+            }
             let predictor = Predictor::Flat(flat);
             for start in (0..n_rows).step_by(BLOCK_ROWS) {
                 let rows = BLOCK_ROWS.min(n_rows - start);
