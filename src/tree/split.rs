@@ -429,7 +429,11 @@ fn best_prefix(
                 thresholds,
             )
         }
-        None if repeats_skippable && scan.bounds.is_none() && scan.constraint.is_none() => {
+        None if repeats_skippable
+            && scan.bounds.is_none()
+            && scan.constraint.is_none()
+            && last >= BATCH / 2 =>
+        {
             scan_all_prefixes(scan, bins)
         }
         None => scan_prefixes(
@@ -463,7 +467,9 @@ fn best_prefix(
     Some((split, k))
 }
 
-/// Thresholds per batch of `scan_all_prefixes`.
+/// Thresholds per batch of `scan_all_prefixes`. Features of fewer than half a batch of
+/// thresholds (binary and one-hot columns) keep the branchy scan: clearing the batch's buffers
+/// would cost more than the divisions it overlaps.
 const BATCH: usize = 32;
 
 /// `scan_prefixes` over every threshold k = 1..=last when counts are exact, no monotone
