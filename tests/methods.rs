@@ -890,7 +890,7 @@ fn huber_fits_descend_at_every_iteration_with_the_default_step_rules() {
     // step of ν ≤ 1 towards it cannot raise a convex loss.
     let mut rng = TestRng::new(71);
     let n = 50_000;
-    let mut columns: Vec<Vec<f64>> = vec![Vec::with_capacity(n); 5];
+    let mut columns: Vec<Vec<f64>> = (0..5).map(|_| Vec::with_capacity(n)).collect();
     let mut y = Vec::with_capacity(n);
     for _ in 0..n {
         let x = [
