@@ -39,6 +39,17 @@ N_TREES, DEPTH, LEAVES, LR, BINS, MIN_LEAF = 100, 6, 63, 0.1, 255, 20
 # ----------------------------------------------------------------------------- data
 
 
+# optboost's settings for the same trees (its `params=`; learning rate, depth and threads are
+# the estimators' own arguments).
+OPTBOOST_TREE_PARAMS = {
+    "max_leaves": LEAVES,
+    "growth": "leafwise",
+    "min_samples_leaf": MIN_LEAF,
+    "max_bins": BINS,
+    "l2_leaf": 0.0,
+}
+
+
 def lightgbm_params(loss: str, threads: int) -> dict:
     """LightGBM's settings for the trees every library grows here."""
     return {

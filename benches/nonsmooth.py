@@ -30,7 +30,7 @@ import time
 # Before LightGBM loads OpenMP: spinning threads (the default wait policy) inflate CPU time.
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
-from compare import BINS, DEPTH, LEAVES, LR, MIN_LEAF, make_data
+from compare import DEPTH, LEAVES, LR, OPTBOOST_TREE_PARAMS, lightgbm_params, make_data
 
 # (label, optboost loss, LightGBM objective and its parameters)
 LOSSES = [
@@ -66,13 +66,7 @@ def optboost_cpu(x, y, method: str, loss: str, threads: int, n_iter: int) -> flo
         max_depth=DEPTH,
         n_threads=threads,
         progress=False,
-        params={
-            "max_leaves": LEAVES,
-            "growth": "leafwise",
-            "min_samples_leaf": MIN_LEAF,
-            "max_bins": BINS,
-            "l2_leaf": 0.0,
-        },
+        params=OPTBOOST_TREE_PARAMS,
     )
     started = time.process_time()
     model.fit(x, y)
@@ -82,18 +76,7 @@ def optboost_cpu(x, y, method: str, loss: str, threads: int, n_iter: int) -> flo
 def lightgbm_cpu(x, y, objective: dict, threads: int, n_iter: int) -> float:
     import lightgbm as lgb
 
-    params = {
-        **objective,
-        "num_leaves": LEAVES,
-        "max_depth": DEPTH,
-        "learning_rate": LR,
-        "max_bin": BINS,
-        "num_threads": threads,
-        "min_data_in_leaf": MIN_LEAF,
-        "min_sum_hessian_in_leaf": 1e-3,
-        "lambda_l2": 0.0,
-        "verbose": -1,
-    }
+    params = {**lightgbm_params("squared", threads), **objective}
     ds = lgb.Dataset(x, y, params=params)
     ds.construct()
     started = time.process_time()

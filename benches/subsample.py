@@ -28,7 +28,7 @@ import time
 # policy) took 20 s for a fit of 20,000 rows that takes under one.
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
-from compare import BINS, DEPTH, LEAVES, LR, MIN_LEAF, N_TREES, lightgbm_params, make_data
+from compare import DEPTH, LR, N_TREES, OPTBOOST_TREE_PARAMS, lightgbm_params, make_data
 
 CASES = [
     ("optboost", 1.0),
@@ -60,13 +60,7 @@ def fit_optboost(x, y, loss, fraction, threads, n_iter) -> tuple[float, float]:
         subsample=fraction,
         random_state=1,
         progress=False,
-        params={
-            "max_leaves": LEAVES,
-            "growth": "leafwise",
-            "min_samples_leaf": MIN_LEAF,
-            "max_bins": BINS,
-            "l2_leaf": 0.0,
-        },
+        params=OPTBOOST_TREE_PARAMS,
     )
     cpu = time.process_time()
     model.fit(x, y)
