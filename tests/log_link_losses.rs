@@ -382,3 +382,23 @@ fn constant_step_methods_descend_on_large_counts_with_their_defaults() {
         }
     }
 }
+
+#[test]
+fn the_log_link_losses_keep_their_curvature_on_every_slope() {
+    // ℓ'' is a sum of positive exponentials (y(p−1)e^{(1−p)f} + (2−p)e^{(2−p)f}): Newton leaves
+    // stay bounded, so these losses keep `leaf_newton_steps` (tests/losses.rs checks the others).
+    let mut rng = TestRng::new(19);
+    for loss in losses() {
+        assert!(!loss.curvature_can_vanish(), "{}", loss.name());
+        for _ in 0..2000 {
+            let (y, f) = (target(&mut rng, &loss), rng.uniform_in(-6.0, 6.0));
+            if loss.derivative(y, f) != 0.0 {
+                assert!(
+                    loss.second_derivative(y, f) > 0.0,
+                    "{} at y={y}, f={f}",
+                    loss.name()
+                );
+            }
+        }
+    }
+}

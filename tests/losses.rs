@@ -1232,3 +1232,18 @@ fn loss_spec_rejects_bad_parameters() {
     assert!(LossSpec::MulticlassHinge.build(0).is_err());
     assert!(LossSpec::Squared.build(0).is_ok());
 }
+
+#[test]
+fn curvature_can_vanish_says_whether_the_second_derivative_is_ever_zero_on_a_slope() {
+    // The flag decides the Newton steps (docs/algorithms.md §10): a loss that should set it and
+    // does not gets unbounded Newton leaves; one that sets it needlessly loses gbm's Newton trees.
+    let mut rng = TestRng::new(17);
+    for case in cases() {
+        let loss = &case.loss;
+        let vanishes = (0..2000).any(|_| {
+            let (y, f) = (label(&mut rng, case.binary), rng.uniform_in(-6.0, 6.0));
+            loss.second_derivative(y, f) == 0.0 && loss.derivative(y, f) != 0.0
+        });
+        assert_eq!(loss.curvature_can_vanish(), vanishes, "{}", loss.name());
+    }
+}
