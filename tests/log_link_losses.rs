@@ -201,6 +201,8 @@ fn constant_leaf_and_line_search_are_exact() {
                 check("init", init, &zeros, &ones);
                 let rows: Vec<u32> = (0..n as u32).collect();
                 check("leaf", loss.leaf_value(&y, &f, &w, &rows), &f, &ones);
+                let optimum = loss.leaf_optimum(&y, &f, &w, &rows).expect("a closed form");
+                check("closed-form leaf", optimum, &f, &ones);
             }
             check("line search", loss.line_search(&y, &f, &b, &w), &f, &b);
         }
@@ -398,6 +400,42 @@ fn the_log_link_losses_keep_their_curvature_on_every_slope() {
                     "{} at y={y}, f={f}",
                     loss.name()
                 );
+            }
+        }
+    }
+}
+
+#[test]
+fn newton_leaves_stop_at_the_optimum_of_counts_far_above_their_prediction() {
+    // Counts of 1–3 except for the 0.5% of rows with x0 > 0.995, which count 10⁹ (a heavy tail):
+    // at the start every row is predicted the mean count, and the tail's leaf holds counts some
+    // 200 times it. A Newton step from 0 on the log scale is (Σy − Σμ)/Σμ ≈ 200 there, against
+    // the optimum ln(Σy/Σμ) ≈ 5.3: unchecked, ν = 0.1 times it raised the tail's predictions by
+    // e^20 and the fit stopped as diverged at the first tree, keeping the constant.
+    let mut rng = TestRng::new(23);
+    let n = 4000;
+    let columns: Vec<Vec<f64>> = (0..3)
+        .map(|_| (0..n).map(|_| rng.uniform()).collect())
+        .collect();
+    let y: Vec<f64> = (0..n)
+        .map(|i| {
+            if columns[0][i] > 0.995 {
+                1e9
+            } else {
+                (1.0 + 2.0 * rng.uniform()).round()
+            }
+        })
+        .collect();
+    let data = common::Data { columns, y };
+    for loss in ["poisson", "gamma", "tweedie(1.5)"] {
+        for method in ["gbm", "residual_gbm", "proximal"] {
+            let mut p = common::params(&[("method", method), ("loss", loss)]);
+            p.n_iter = 20;
+            let (booster, reason) = common::train(p, &data);
+            assert_eq!(reason, optboost::StopReason::Completed, "{method} {loss}");
+            let losses = common::train_losses(&booster);
+            for pair in losses.windows(2) {
+                assert!(pair[1] <= pair[0], "{method} {loss}: {losses:?}");
             }
         }
     }

@@ -160,6 +160,17 @@ impl Context<'_> {
             }
             c -= d1 / (d2 + l2);
         }
+        // On the log scale a Newton step can pass the leaf's optimum by orders of magnitude
+        // ((Σy − Σμ)/Σμ against ln(Σy/Σμ) for Poisson: 10⁵ against 11.5 for counts 10⁵ times
+        // their prediction, and e^f overflows). The step taken, ν·c, stops at the optimum: it
+        // then never raises the leaf's loss, while a moderate overshoot that shrinkage brings
+        // back short of the optimum is kept (it is what makes the first trees fast).
+        if let Some(optimum) = self.loss.leaf_optimum(self.y, f, w, rows, class) {
+            let reach = optimum / self.nu();
+            if c * reach > 0.0 && c.abs() > reach.abs() {
+                c = reach;
+            }
+        }
         Some(c)
     }
 

@@ -69,6 +69,17 @@ pub trait Loss: Send + Sync + Debug {
     fn newton_by_default(&self) -> bool {
         self.sigma().is_some() && !self.curvature_can_vanish()
     }
+    /// `ScalarLoss::leaf_optimum` of output `class`; `None` for a loss without a closed form.
+    fn leaf_optimum(
+        &self,
+        _y: &[f64],
+        _f: &[f64],
+        _w: &[f64],
+        _rows: &[u32],
+        _class: usize,
+    ) -> Option<f64> {
+        None
+    }
     /// True when ℓ'' can be 0 where ℓ' is not (Huber's linear part; the piecewise-linear losses
     /// everywhere). A Newton step −Σg/Σh then has no bound: a leaf or tree whose rows are mostly
     /// on the linear part gets its curvature from the few others and overshoots its minimiser
@@ -290,6 +301,16 @@ impl<L: ScalarLoss> Loss for Scalar<L> {
     }
     fn curvature_can_vanish(&self) -> bool {
         self.0.curvature_can_vanish()
+    }
+    fn leaf_optimum(
+        &self,
+        y: &[f64],
+        f: &[f64],
+        w: &[f64],
+        rows: &[u32],
+        _class: usize,
+    ) -> Option<f64> {
+        self.0.leaf_optimum(y, f, w, rows)
     }
     /// Binary labels are checked (and mapped to ±1) by the booster, per `is_binary`.
     fn target_error(&self, y: &[f64]) -> Option<String> {

@@ -207,6 +207,12 @@ pub trait ScalarLoss: Send + Sync + Debug {
         total / weight
     }
 
+    /// argmin_c Σ_{rows} w ℓ(y, f + c) where a closed form gives it in one pass, so that a Newton
+    /// leaf can be kept from passing it (`Context::leaf_newton_value`); `None` otherwise.
+    fn leaf_optimum(&self, _y: &[f64], _f: &[f64], _w: &[f64], _rows: &[u32]) -> Option<f64> {
+        None
+    }
+
     /// (Σ w ℓ'(y, f + c), Σ w ℓ''(y, f + c)) over `rows`, summed in their order: a Newton step
     /// of the leaf search. The default is bit for bit the row-by-row sums of
     /// `value_and_derivatives`; a loss whose calls are costly (a Python custom loss) makes one

@@ -219,6 +219,23 @@ impl ScalarLoss for Tweedie {
     fn sigma(&self) -> Option<f64> {
         None
     }
+    /// ℓ'(y, f + c) = e^{(2−p)(f+c)} − y e^{(1−p)(f+c)}: both terms factor out of c, so the
+    /// optimum is c = ln(Σ w y e^{(1−p)f}) − ln(Σ w e^{(2−p)f}), each sum taken relative to its
+    /// largest exponent so that none overflows (−∞ when no row has y > 0).
+    fn leaf_optimum(&self, y: &[f64], f: &[f64], w: &[f64], rows: &[u32]) -> Option<f64> {
+        let log_sum = |scale: f64, weight: &dyn Fn(usize) -> f64| {
+            let terms = || (rows.iter().map(|&r| r as usize)).filter(|&r| weight(r) > 0.0);
+            let top = terms()
+                .map(|r| scale * f[r])
+                .fold(f64::NEG_INFINITY, f64::max);
+            let sum: f64 = terms()
+                .map(|r| weight(r) * (scale * f[r] - top).exp())
+                .sum();
+            sum.ln() + top
+        };
+        let optimum = log_sum(1.0 - self.p, &|r| w[r] * y[r]) - log_sum(2.0 - self.p, &|r| w[r]);
+        (!optimum.is_nan()).then_some(optimum)
+    }
     fn sigma_from(&self, y: &[f64], f: &[f64]) -> Option<f64> {
         let largest = (y.iter().zip(f))
             .map(|(&y, &f)| self.second_derivative(y, f))
