@@ -148,6 +148,7 @@ impl Context<'_> {
         let w = self.line_search_weights().slice();
         let l2 = self.params.tree.l2_leaf;
         let mut c = 0.0;
+        let mut at_zero = None;
         for step in 0..steps {
             // d1 starts from the penalty's gradient λc; d2 holds the loss's own curvature: a
             // leaf without any (absolute, pinball, hinge) takes the exact search, however large
@@ -158,6 +159,7 @@ impl Context<'_> {
             if !(d2 > 0.0 && d2.is_finite() && d1.is_finite()) {
                 return (step > 0).then_some(c);
             }
+            at_zero.get_or_insert((d1, d2));
             c -= d1 / (d2 + l2);
         }
         // On the log scale a Newton step can pass the leaf's optimum by orders of magnitude
@@ -165,7 +167,8 @@ impl Context<'_> {
         // their prediction, and e^f overflows). The step taken, ν·c, stops at the optimum: it
         // then never raises the leaf's loss, while a moderate overshoot that shrinkage brings
         // back short of the optimum is kept (it is what makes the first trees fast).
-        if let Some(optimum) = self.loss.leaf_optimum(self.y, f, w, rows, class) {
+        let optimum = at_zero.and_then(|(d1, d2)| self.loss.leaf_optimum_from_derivatives(d1, d2));
+        if let Some(optimum) = optimum {
             let reach = optimum / self.nu();
             if c * reach > 0.0 && c.abs() > reach.abs() {
                 c = reach;

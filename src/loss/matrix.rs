@@ -69,15 +69,8 @@ pub trait Loss: Send + Sync + Debug {
     fn newton_by_default(&self) -> bool {
         self.sigma().is_some() && !self.curvature_can_vanish()
     }
-    /// `ScalarLoss::leaf_optimum` of output `class`; `None` for a loss without a closed form.
-    fn leaf_optimum(
-        &self,
-        _y: &[f64],
-        _f: &[f64],
-        _w: &[f64],
-        _rows: &[u32],
-        _class: usize,
-    ) -> Option<f64> {
+    /// `ScalarLoss::leaf_optimum_from_derivatives`; `None` for a loss without that form.
+    fn leaf_optimum_from_derivatives(&self, _d1: f64, _d2: f64) -> Option<f64> {
         None
     }
     /// True when ℓ'' can be 0 where ℓ' is not (Huber's linear part; the piecewise-linear losses
@@ -302,15 +295,8 @@ impl<L: ScalarLoss> Loss for Scalar<L> {
     fn curvature_can_vanish(&self) -> bool {
         self.0.curvature_can_vanish()
     }
-    fn leaf_optimum(
-        &self,
-        y: &[f64],
-        f: &[f64],
-        w: &[f64],
-        rows: &[u32],
-        _class: usize,
-    ) -> Option<f64> {
-        self.0.leaf_optimum(y, f, w, rows)
+    fn leaf_optimum_from_derivatives(&self, d1: f64, d2: f64) -> Option<f64> {
+        self.0.leaf_optimum_from_derivatives(d1, d2)
     }
     /// Binary labels are checked (and mapped to ±1) by the booster, per `is_binary`.
     fn target_error(&self, y: &[f64]) -> Option<String> {

@@ -207,9 +207,10 @@ pub trait ScalarLoss: Send + Sync + Debug {
         total / weight
     }
 
-    /// argmin_c Σ_{rows} w ℓ(y, f + c) where a closed form gives it in one pass, so that a Newton
-    /// leaf can be kept from passing it (`Context::leaf_newton_value`); `None` otherwise.
-    fn leaf_optimum(&self, _y: &[f64], _f: &[f64], _w: &[f64], _rows: &[u32]) -> Option<f64> {
+    /// argmin_c Σ w ℓ(y, f + c) over a leaf's rows from (Σ w ℓ', Σ w ℓ'') at c = 0, the sums of
+    /// the leaf's first Newton step, where the loss's form determines it; `None` otherwise. With
+    /// it a Newton leaf is kept from passing its optimum (`Context::leaf_newton_value`).
+    fn leaf_optimum_from_derivatives(&self, _d1: f64, _d2: f64) -> Option<f64> {
         None
     }
 

@@ -219,22 +219,20 @@ impl ScalarLoss for Tweedie {
     fn sigma(&self) -> Option<f64> {
         None
     }
-    /// ℓ'(y, f + c) = e^{(2−p)(f+c)} − y e^{(1−p)(f+c)}: both terms factor out of c, so the
-    /// optimum is c = ln(Σ w y e^{(1−p)f}) − ln(Σ w e^{(2−p)f}), each sum taken relative to its
-    /// largest exponent so that none overflows (−∞ when no row has y > 0).
-    fn leaf_optimum(&self, y: &[f64], f: &[f64], w: &[f64], rows: &[u32]) -> Option<f64> {
-        let log_sum = |scale: f64, weight: &dyn Fn(usize) -> f64| {
-            let terms = || (rows.iter().map(|&r| r as usize)).filter(|&r| weight(r) > 0.0);
-            let top = terms()
-                .map(|r| scale * f[r])
-                .fold(f64::NEG_INFINITY, f64::max);
-            let sum: f64 = terms()
-                .map(|r| weight(r) * (scale * f[r] - top).exp())
-                .sum();
-            sum.ln() + top
-        };
-        let optimum = log_sum(1.0 - self.p, &|r| w[r] * y[r]) - log_sum(2.0 - self.p, &|r| w[r]);
-        (!optimum.is_nan()).then_some(optimum)
+    /// With A = Σ w y e^{(1−p)f} and B = Σ w e^{(2−p)f}, ℓ'(y, f + c) summed is B e^{(2−p)c} −
+    /// A e^{(1−p)c}: both terms factor out of c, and the optimum is c = ln A − ln B. At c = 0
+    /// the sums are d1 = B − A and d2 = (2−p)B − (1−p)A, which give B = d2 − (1−p)d1 and A = B −
+    /// d1 (−∞ when no row has y > 0).
+    fn leaf_optimum_from_derivatives(&self, d1: f64, d2: f64) -> Option<f64> {
+        let b = d2 - (1.0 - self.p) * d1;
+        let a = b - d1;
+        (b > 0.0).then(|| {
+            if a > 0.0 {
+                a.ln() - b.ln()
+            } else {
+                f64::NEG_INFINITY
+            }
+        })
     }
     fn sigma_from(&self, y: &[f64], f: &[f64]) -> Option<f64> {
         let largest = (y.iter().zip(f))
