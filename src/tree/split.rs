@@ -498,20 +498,16 @@ fn scan_all_prefixes(scan: &Scan, bins: &[BinStats]) -> Option<(f64, usize, bool
         }
         for (i, left) in prefixes[..n].iter().enumerate() {
             let k = first + i;
-            let mut consider = |gain: f64, missing_left: bool| {
+            for (with_missing_rows, missing_left) in
+                threshold_splits(k, last, missing.count, left.count, scan.total.count)
+            {
+                let gain = if with_missing_rows {
+                    with_missing[i]
+                } else {
+                    plain[i]
+                };
                 if gain > best.map_or(f64::NEG_INFINITY, |b| b.0) {
                     best = Some((gain, k, missing_left, *left));
-                }
-            };
-            if missing.count == 0 {
-                if k < last {
-                    // No missing values here: send future missing values to the larger child.
-                    consider(plain[i], left.count >= scan.total.count - left.count);
-                }
-            } else {
-                consider(plain[i], false);
-                if k < last {
-                    consider(with_missing[i], true);
                 }
             }
         }
@@ -588,27 +584,44 @@ fn scan_prefixes(
         if !candidates.allows(feature, k) {
             continue;
         }
-        let mut consider = |left: BinStats, missing_left: bool| {
+        for (with_missing_rows, missing_left) in
+            threshold_splits(k, last, missing.count, prefix.count, scan.total.count)
+        {
+            let left = if with_missing_rows {
+                prefix + missing
+            } else {
+                prefix
+            };
             if let Some(gain) = scan.gain(left, direction) {
                 if best.is_none_or(|(g, ..)| gain > g) {
                     best = Some((gain, k, missing_left, prefix));
                 }
             }
-        };
-        if k < last {
-            if missing.count == 0 {
-                // No missing values here: send future missing values to the larger child.
-                let right_count = scan.total.count - prefix.count;
-                consider(prefix, prefix.count >= right_count);
-            } else {
-                consider(prefix, false);
-                consider(prefix + missing, true);
-            }
-        } else if missing.count > 0 {
-            consider(prefix, false);
         }
     }
     best
+}
+
+/// The splits numeric threshold k (bins 1..=k, holding `left_rows` rows, left) offers, in the
+/// order the scans consider them: (whether the missing bin's rows go left with the prefix,
+/// whether future missing values go left). The last threshold sends every non-missing bin left:
+/// a split only against the missing rows.
+#[inline(always)]
+fn threshold_splits(
+    k: usize,
+    last: usize,
+    missing_rows: u32,
+    left_rows: u32,
+    total_rows: u32,
+) -> impl Iterator<Item = (bool, bool)> {
+    let splits: [Option<(bool, bool)>; 2] = if missing_rows == 0 {
+        // No missing values here: send future missing values to the larger child.
+        let larger_left = left_rows >= total_rows - left_rows;
+        [(k < last).then_some((false, larger_left)), None]
+    } else {
+        [Some((false, false)), (k < last).then_some((true, true))]
+    };
+    splits.into_iter().flatten()
 }
 
 /// Which splits the search may use: RGBM's random candidate sets.
