@@ -30,7 +30,9 @@ import time
 # Before LightGBM loads OpenMP: spinning threads (the default wait policy) inflate CPU time.
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
-from compare import DEPTH, LEAVES, LR, OPTBOOST_TREE_PARAMS, lightgbm_params, make_data
+from compare import (
+    DEPTH, LEAVES, LR, OPTBOOST_TREE_PARAMS, lightgbm_params, load_average, make_data,
+)
 
 # (label, optboost loss, LightGBM objective and its parameters)
 LOSSES = [
@@ -89,10 +91,6 @@ def per_tree(fit, trees: int) -> float:
     return (fit(trees) - fit(1)) / (trees - 1)
 
 
-def load() -> str:
-    return " ".join(f"{v:.2f}" for v in os.getloadavg())
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -106,7 +104,7 @@ def main() -> None:
     y = regression_target(x, seed=2025)
     print(f"# nonsmooth, {time.strftime('%Y-%m-%d %H:%M')}, {args.rows} × {args.features}, "
           f"{args.trees} trees depth {DEPTH} ≤ {LEAVES} leaves, {args.threads} threads, "
-          f"load before {load()}")
+          f"load before {load_average()}")
     cases = {}
     for label, loss, objective in LOSSES:
         for method in OPTBOOST_METHODS:
@@ -124,7 +122,7 @@ def main() -> None:
         shift = (repeat * len(keys)) // args.repeats
         for key in keys[shift:] + keys[:shift]:
             times[key].append(per_tree(cases[key], args.trees))
-    print(f"# load after {load()}; CPU ms per iteration, median (each repeat)")
+    print(f"# load after {load_average()}; CPU ms per iteration, median (each repeat)")
     median = {key: statistics.median(v) for key, v in times.items()}
     for label, _, _ in LOSSES:
         lgb, gbm = median[label, "lightgbm"], median[label, "optboost gbm"]

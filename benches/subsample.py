@@ -28,7 +28,9 @@ import time
 # policy) took 20 s for a fit of 20,000 rows that takes under one.
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
-from compare import DEPTH, LR, N_TREES, OPTBOOST_TREE_PARAMS, lightgbm_params, make_data
+from compare import (
+    DEPTH, LR, N_TREES, OPTBOOST_TREE_PARAMS, lightgbm_params, load_average, make_data,
+)
 
 CASES = [
     ("optboost", 1.0),
@@ -81,10 +83,6 @@ def train_lightgbm(x, y, loss: str, fraction: float, threads: int) -> tuple[floa
     return time.perf_counter() - started, time.process_time() - cpu
 
 
-def load() -> str:
-    return " ".join(f"{v:.2f}" for v in os.getloadavg())
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -98,7 +96,7 @@ def main() -> None:
 
     x, y, _, _ = make_data(args.rows, 0, args.features, seed=2024)
     print(f"# subsample, {time.strftime('%Y-%m-%d %H:%M')}, {args.rows} × {args.features}, "
-          f"{N_TREES} trees depth {DEPTH}, {args.threads} threads, load before {load()}")
+          f"{N_TREES} trees depth {DEPTH}, {args.threads} threads, load before {load_average()}")
     train = {"optboost": train_optboost, "lightgbm": train_lightgbm}
     for loss in args.losses.split(","):
         times: dict[tuple[str, float], list[tuple[float, float]]] = {case: [] for case in cases}
@@ -106,7 +104,7 @@ def main() -> None:
             shift = repeat % len(cases)
             for lib, fraction in cases[shift:] + cases[:shift]:
                 times[lib, fraction].append(train[lib](x, y, loss, fraction, args.threads))
-        print(f"{loss} (load after {load()})")
+        print(f"{loss} (load after {load_average()})")
         print("  library   fraction  wall s  ratio   CPU s  ratio  (wall, CPU of each repeat)")
         for lib, fraction in cases:
             wall, cpu = (statistics.median(t[i] for t in times[lib, fraction]) for i in (0, 1))
