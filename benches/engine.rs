@@ -1,11 +1,14 @@
 //! Kernel timings of the tree engine on 1M × 28 synthetic rows, 2 threads: histogram passes,
-//! one tree, prediction. Minimum of several repeats (robust to load from other processes).
+//! and one tree, on every row and on a random half as `subsample` = 0.5 grows it. Minimum of
+//! several repeats (robust to load from other processes).
 //!
 //!     cargo bench --bench engine            # ROWS=200000 cargo bench --bench engine
 
 mod synthetic;
 
-use optboost::learner::{grow, BinnedData, Candidates, FitStats, Histogram};
+use optboost::learner::{
+    grow, grow_with_options, BinnedData, Candidates, FitStats, GrowBuffers, GrowOptions, Histogram,
+};
 use optboost::{BinningParams, Growth, TreeParams};
 use std::hint::black_box;
 use std::time::Instant;
@@ -74,6 +77,30 @@ fn main() {
             println!(
                 "grow one tree ({leaves} leaves)  {name:<16} {:8.1} ms",
                 1e3 * t
+            );
+            // A stochastic gradient boosting tree (`subsample` = 0.5): grown on the random half,
+            // then every other row placed in its leaf, as the booster needs for its update.
+            let sampled = GrowOptions {
+                rows: Some(&half),
+                ..GrowOptions::default()
+            };
+            let mut buffers = GrowBuffers::default();
+            let t_half = best_of(7, || {
+                let g = grow_with_options(
+                    &data,
+                    FitStats { vt: &vt, v },
+                    &params,
+                    &Candidates::All,
+                    &mut buffers,
+                    &sampled,
+                );
+                leaves = g.tree.n_leaves();
+                buffers.recycle(g.into_parts().1);
+            });
+            println!(
+                "grow on a random half ({leaves} leaves) {name:<16} {:8.1} ms  ({:.2}x one tree)",
+                1e3 * t_half,
+                t_half / t
             );
         }
     });
