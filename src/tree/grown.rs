@@ -272,6 +272,8 @@ fn place_by_walking_undrawn_rows(
         .map(|f| !data.is_categorical(f))
         .collect();
     let flat = FlatTree::new(tree, &numeric);
+    let numeric_missing = (0..data.n_features()).any(|f| numeric[f] && data.has_missing(f));
+    let binned = (data.matrix(), numeric_missing);
     let n_chunks = leaf_of_row.len().div_ceil(ROW_CHUNK);
     let cuts: Vec<Vec<u32>> = leaves
         .par_iter()
@@ -299,7 +301,7 @@ fn place_by_walking_undrawn_rows(
                     n_undrawn += usize::from(leaf == UNPLACED);
                 }
                 let (undrawn, nodes) = (&undrawn[..n_undrawn], &mut nodes[..n_undrawn]);
-                leaf_nodes_binned(tree, flat.as_ref(), data.matrix(), undrawn, nodes);
+                leaf_nodes_binned(tree, flat.as_ref(), binned, undrawn, nodes);
                 for (&r, &node) in undrawn.iter().zip(nodes.iter()) {
                     out[r as usize - first] = leaf_of_node[node as usize];
                 }
