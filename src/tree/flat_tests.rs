@@ -93,7 +93,7 @@ fn flat_trees_predict_bit_for_bit_what_trees_do() {
     let n_rows = 3 * BLOCK_ROWS + 5;
     // Missing numbers in the first and last blocks only: the blocks between take the walk
     // without the NaN test.
-    let may_be_missing = |row: usize| row < BLOCK_ROWS || row >= 3 * BLOCK_ROWS;
+    let may_be_missing = |row: usize| !(BLOCK_ROWS..3 * BLOCK_ROWS).contains(&row);
     let numbers: Vec<Vec<f64>> = (0..NUMERIC)
         .map(|_| {
             (0..n_rows)
