@@ -34,10 +34,34 @@ fn proximal_trees_split_an_uncentred_direction_and_descend() {
     for method in ["proximal", "accelerated_proximal", "residual_proximal"] {
         let booster = fit(method);
         let first_tree = &booster.model().trees[0];
-        assert_eq!(first_tree.nodes.len(), 3, "{method}: the first tree splits once");
+        assert_eq!(
+            first_tree.nodes.len(),
+            3,
+            "{method}: the first tree splits once"
+        );
         let losses = train_losses(&booster);
         let (first, last) = (losses[0], *losses.last().unwrap());
         eprintln!("{method}: {losses:?}");
         assert!(last < first - 1e-3, "{method}: loss {first} -> {last}");
     }
+}
+
+#[test]
+fn centred_trees_are_the_same_bits_for_one_and_two_threads() {
+    let data = offset_with_weak_signal();
+    let fit = |threads: &str| {
+        let settings = [
+            ("method", "proximal"),
+            ("loss", "gamma"),
+            ("n_iter", "5"),
+            ("subsample", "0.6"),
+            ("n_threads", threads),
+        ];
+        train(params(&settings), &data).0
+    };
+    let (one, two) = (fit("1"), fit("2"));
+    assert!(one.model().trees[0].nodes.len() > 1);
+    let bits =
+        |b: &Booster| -> Vec<u64> { b.train_predictions().iter().map(|v| v.to_bits()).collect() };
+    assert_eq!(bits(&one), bits(&two));
 }
