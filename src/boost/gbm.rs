@@ -9,7 +9,7 @@
 //! search is one γ along the K trees together, and the leaf line search re-solves each class's
 //! leaves.
 
-use super::fit::{add_constant_step_tree, add_newton_tree, fit_targets};
+use super::fit::{add_constant_step_tree, add_newton_tree, fit_targets, Offset};
 use super::method::{inverse_smoothness, BoostingMethod, Iterate, MethodState, Start};
 use super::outputs::{column, newton_need, Need};
 use super::step_rule::apply_step_rule;
@@ -41,7 +41,13 @@ pub fn step(state: &mut GbmState, ctx: &mut Context<'_>, candidates: &Candidates
     if rule == StepRule::Constant {
         return constant_step(state, ctx, candidates, nu);
     }
-    let mut dirs = fit_targets(ctx, rule, &ctx.derivs.neg_gradient, candidates);
+    let mut dirs = fit_targets(
+        ctx,
+        rule,
+        &ctx.derivs.neg_gradient,
+        candidates,
+        Offset::Penalised,
+    );
     let factor = apply_step_rule(ctx, rule, &state.f, &mut dirs);
     let cos = dirs.iter().map(|d| d.cos).collect();
     for (class, dir) in dirs.into_iter().enumerate() {

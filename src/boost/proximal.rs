@@ -26,7 +26,7 @@
 //! is the gradient at v. x and v are `Tracked` sequences, so tree weights follow Property 8:
 //! `w ← (w − w_prev)(1 + α) + w_prev` plus the new tree at ν·step.
 
-use super::fit::{fit_newton_all, fit_targets};
+use super::fit::{fit_newton_all, fit_targets, Offset};
 use super::method::{inverse_smoothness, BoostingMethod, Iterate, MethodState, Start};
 use super::outputs::Need;
 use super::step_rule::apply_step_rule;
@@ -128,7 +128,13 @@ pub fn step(state: &mut MetaState, ctx: &mut Context<'_>, candidates: &Candidate
         if switches.residual && !state.delta.is_empty() {
             axpy(&mut target, 1.0, &state.delta);
         }
-        let mut dirs = fit_targets(ctx, rule, &target, candidates);
+        // The prox direction is not centred, even at the loss's constant optimum (docs/algorithms.md
+        // §4.4): its trees leave the mean out of the L2 penalty.
+        let offset = match switches.direction {
+            DirectionKind::Proximal => Offset::Free,
+            DirectionKind::Gradient => Offset::Penalised,
+        };
+        let mut dirs = fit_targets(ctx, rule, &target, candidates, offset);
         if switches.residual {
             // Δ ← (r + Δ) − b(X), with b the least-squares fit, before any step rule rescales it.
             for (class, dir) in dirs.iter().enumerate() {

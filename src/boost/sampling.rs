@@ -99,6 +99,11 @@ impl Sample {
         })
     }
 
+    /// The rows this iteration's trees are grown on, ascending; `None`: every row.
+    pub fn rows(&self) -> Option<&[u32]> {
+        self.rows.as_deref()
+    }
+
     /// The options of this iteration's trees, which must respect `constraints`.
     pub fn grow_options<'a>(
         &'a self,

@@ -387,4 +387,11 @@ impl Tree {
             n.value *= factor;
         }
     }
+
+    /// Adds `offset` to every node value (a constant the tree was fitted without).
+    pub fn shift(&mut self, offset: f64) {
+        for n in &mut self.nodes {
+            n.value += offset;
+        }
+    }
 }

@@ -7,7 +7,8 @@
 mod passes;
 
 use super::outputs::column;
-use super::vectors::{add_column, par_fill, CHUNK};
+use super::ranks::shared;
+use super::vectors::{add_column, par_fill, par_sum, CHUNK};
 use super::Context;
 use crate::params::StepRule;
 use crate::tree::{grow_with_options, Candidates, FitStats, GrownTree};
@@ -80,9 +81,29 @@ fn grow(ctx: &Context<'_>, stats: FitStats<'_>, candidates: &Candidates) -> Grow
     grown
 }
 
+/// What the L2 penalty of a least-squares tree (`l2_leaf`) shrinks towards 0: every leaf value
+/// (`Penalised`, the tree of penalised least squares), or only the leaves' deviations from the
+/// target's weighted mean over the tree's rows (`Free`: the tree is grown on t − t̄ and t̄ is
+/// added back to every node). See docs/algorithms.md §4.4 for which trees take which.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Offset {
+    Penalised,
+    Free,
+}
+
 /// b = argmin Σ w (t − b(x))² over the allowed trees.
 pub fn fit_target(ctx: &Context<'_>, target: &[f64], candidates: &Candidates) -> Direction {
-    let grown = grow_on_target(ctx, target, candidates);
+    fit_target_with(ctx, target, candidates, Offset::Penalised)
+}
+
+/// `fit_target` with the root offset penalised or not.
+fn fit_target_with(
+    ctx: &Context<'_>,
+    target: &[f64],
+    candidates: &Candidates,
+    offset: Offset,
+) -> Direction {
+    let grown = grow_on_target(ctx, target, candidates, offset);
     Direction::new(ctx, grown, |i| target[i])
 }
 
@@ -93,23 +114,29 @@ pub fn fit_targets(
     rule: StepRule,
     target: &[f64],
     candidates: &Candidates,
+    offset: Offset,
 ) -> Vec<Direction> {
     let k = ctx.n_outputs();
     let fit = if rule == StepRule::LeafLineSearch {
         fit_target_leaf_search
     } else {
-        fit_target
+        fit_target_with
     };
     (0..k)
-        .map(|class| fit(ctx, &column(target, class, k), candidates))
+        .map(|class| fit(ctx, &column(target, class, k), candidates, offset))
         .collect()
 }
 
 /// `fit_target` for a tree whose leaves the leaf line search re-solves before its values are
 /// used: cos(t, b(X)) and the leaf of every row in one pass, which the search needs, and no
 /// fitted values (`Direction::add_to_column` adds the re-solved tree from the leaf index).
-fn fit_target_leaf_search(ctx: &Context<'_>, target: &[f64], candidates: &Candidates) -> Direction {
-    let grown = grow_on_target(ctx, target, candidates);
+fn fit_target_leaf_search(
+    ctx: &Context<'_>,
+    target: &[f64],
+    candidates: &Candidates,
+    offset: Offset,
+) -> Direction {
+    let grown = grow_on_target(ctx, target, candidates, offset);
     let (leaf_of, (tb, tt, bb)) = leaf_index_and_cosine_sums(&grown, ctx.data, |i| target[i]);
     Direction {
         grown,
@@ -144,7 +171,7 @@ pub fn add_target_tree(
     (f, class): (&mut [f64], usize),
     (weight, scale): (f64, f64),
 ) -> (GrownTree, f64) {
-    let grown = grow_on_target(ctx, target, candidates);
+    let grown = grow_on_target(ctx, target, candidates, Offset::Penalised);
     let k = ctx.n_outputs();
     let (tb, tt, bb) =
         add_to_column_with_cosine_sums(&grown, ctx.data, f, (k, class), (weight, scale), |i| {
@@ -153,15 +180,68 @@ pub fn add_target_tree(
     (grown, ctx.cosine_from_sums(tb, tt, bb))
 }
 
-fn grow_on_target(ctx: &Context<'_>, target: &[f64], candidates: &Candidates) -> GrownTree {
-    match ctx.w.given() {
-        // Unit weights: vt = 1·t = t, and the kernel's unit-weight path needs no vector of ones.
-        None => grow(ctx, FitStats { vt: target, v: &[] }, candidates),
-        Some(w) => {
-            let mut vt = vec![0.0; target.len()];
-            par_fill(&mut vt, |i| w[i] * target[i]);
-            grow(ctx, FitStats { vt: &vt, v: w }, candidates)
+fn grow_on_target(
+    ctx: &Context<'_>,
+    target: &[f64],
+    candidates: &Candidates,
+    offset: Offset,
+) -> GrownTree {
+    // Without L2 the offset is not shrunk anyway (centring changes only the rounding).
+    let mean = match offset {
+        Offset::Free if ctx.params.tree.l2_leaf > 0.0 => mean_on_tree_rows(ctx, target),
+        _ => 0.0,
+    };
+    if mean == 0.0 {
+        return match ctx.w.given() {
+            // Unit weights: vt = 1·t = t, and the kernel's unit-weight path needs no vector of
+            // ones.
+            None => grow(ctx, FitStats { vt: target, v: &[] }, candidates),
+            Some(w) => {
+                let mut vt = vec![0.0; target.len()];
+                par_fill(&mut vt, |i| w[i] * target[i]);
+                grow(ctx, FitStats { vt: &vt, v: w }, candidates)
+            }
+        };
+    }
+    let mut vt = ctx.buffers.values(target.len());
+    let weights = ctx.w.given();
+    par_fill(&mut vt, |i| {
+        weights.map_or(1.0, |w| w[i]) * (target[i] - mean)
+    });
+    let v = weights.unwrap_or(&[]);
+    let mut grown = grow(ctx, FitStats { vt: &vt, v }, candidates);
+    ctx.buffers.recycle_values(vt);
+    grown.tree.shift(mean);
+    grown
+}
+
+/// t̄ = Σ w t / Σ w over the rows the tree is grown on (this iteration's sample, on every rank),
+/// the root value of an unpenalised tree; 0 where it is not a finite number.
+fn mean_on_tree_rows(ctx: &Context<'_>, target: &[f64]) -> f64 {
+    let weights = ctx.w.given();
+    let weight = |i: usize| weights.map_or(1.0, |w| w[i]);
+    let mut sums = match ctx.sample.rows() {
+        None => [
+            par_sum(target.len(), |i| weight(i) * target[i]),
+            par_sum(target.len(), weight),
+        ],
+        Some(rows) => {
+            let row = |j: usize| rows[j] as usize;
+            [
+                par_sum(rows.len(), |j| weight(row(j)) * target[row(j)]),
+                par_sum(rows.len(), |j| weight(row(j))),
+            ]
         }
+    };
+    if let Some(collective) = shared(ctx.collective) {
+        // Summed in rank order: every rank gets the same t̄ and grows the same tree.
+        collective.sum(&mut sums);
+    }
+    let mean = sums[0] / sums[1];
+    if mean.is_finite() {
+        mean
+    } else {
+        0.0
     }
 }
 
