@@ -57,7 +57,7 @@ pub use tree::{BinSet, CategoricalParams, CategorySplit, Growth, Node, Tree, Tre
 /// regression tree ([`grow`](learner::grow)) that every method fits (docs/algorithms.md §7).
 /// For studying and benchmarking the engine; training goes through [`Booster`].
 pub mod learner {
-    pub use crate::data::{BinnedData, BinnedMatrix};
+    pub use crate::data::{BinnedData, BinnedMatrix, FeatureBins};
     pub use crate::threads::threads_used;
     pub use crate::tree::{
         best_split, grow, grow_with_options, BinStats, Candidates, FitStats, GrowBuffers,

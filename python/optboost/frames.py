@@ -80,7 +80,11 @@ def _from_pandas(data: Any) -> pl.DataFrame:
     if not all(isinstance(name, str) for name in data.columns):
         # polars needs string names; 0, 1, ... become "0", "1", ... as in pl.from_pandas
         data = data.rename(columns=str)
-    frame = pl.from_pandas(data)
+    # NaN stays NaN rather than becoming null (polars' default): every reader of a float
+    # column here takes NaN as missing, as pandas does, and a float column with nulls costs a
+    # copy when handed to the core (to_numpy writes NaN into a new buffer), where one with NaN
+    # is a view of the pandas frame's own memory.
+    frame = pl.from_pandas(data, nan_to_null=False)
     # pl.from_pandas makes a pandas categorical a Categorical, whose levels we
     # sort; an Enum keeps the category order the user declared in pandas.
     enums = {}

@@ -48,7 +48,7 @@ use crate::loss::{Loss, LossSpec};
 use crate::metric::Metric;
 use crate::model::{BuiltLoss, FeatureSpec, Model};
 use crate::params::{Init, Params, Safeguard, StepRule};
-use crate::tree::Constraints;
+use crate::tree::{column_pass_pays, Constraints};
 use buffers::Buffers;
 use outputs::{mean_loss, newton_need, train_loss_pass, Derivatives, Need};
 use ranks::{init_over_ranks, shared, sigma_over_ranks};
@@ -524,6 +524,15 @@ impl Booster {
             self.row_rng.as_mut(),
         );
         let candidates = sample.restrict(candidates);
+        // Trees on a few features (RGBM's candidates, a small `colsample_bytree`) build their
+        // histograms column by column: the copy is made at the first such tree, here, outside
+        // the parallel passes, and kept for the following ones.
+        let n_features = self.data.n_features();
+        if (candidates.allowed_features(n_features))
+            .is_some_and(|allowed| column_pass_pays(allowed.len(), n_features))
+        {
+            self.data.keep_columns();
+        }
         let train_loss = self
             .history
             .last()

@@ -47,19 +47,21 @@ pub struct Bundles {
 }
 
 impl Bundles {
-    /// Bundles for features binned as `columns` (column-major, `n_rows` per feature), or `None`
-    /// when no two features can share a column.
-    pub(crate) fn find(mappers: &[BinMapper], columns: &[u8], n_rows: usize) -> Option<Bundles> {
+    /// Bundles for features binned as `matrix`, whose bins `counts` counts feature by feature
+    /// (`BinnedMatrix::bin_counts`), or `None` when no two features can share a column.
+    pub(crate) fn find(
+        mappers: &[BinMapper],
+        matrix: &BinnedMatrix,
+        counts: &[[usize; 256]],
+    ) -> Option<Bundles> {
+        let n_rows = matrix.n_rows();
         // (feature, default bin, non-default rows) of every candidate.
         let mut candidates: Vec<(usize, u8, Vec<u32>)> = Vec::new();
         for (f, mapper) in mappers.iter().enumerate() {
             if !matches!(mapper, BinMapper::Numeric { .. }) || n_rows == 0 {
                 continue;
             }
-            let mut counts = [0usize; 256];
-            for &b in column_of(columns, f, n_rows) {
-                counts[b as usize] += 1;
-            }
+            let counts = &counts[f];
             if counts[0] > 0 {
                 continue;
             }
@@ -68,8 +70,8 @@ impl Bundles {
             if 2 * counts[default as usize] < n_rows {
                 continue;
             }
-            let others = (column_of(columns, f, n_rows).iter().enumerate())
-                .filter(|&(_, &b)| b != default)
+            let others = (matrix.feature(f).range(0, n_rows).enumerate())
+                .filter(|&(_, b)| b != default)
                 .map(|(r, _)| r as u32)
                 .collect();
             candidates.push((f, default, others));
@@ -146,7 +148,7 @@ impl Bundles {
         for (f, place) in places.iter().enumerate() {
             match *place {
                 Place::Own { column } => {
-                    for (r, &b) in column_of(columns, f, n_rows).iter().enumerate() {
+                    for (r, b) in matrix.feature(f).range(0, n_rows).enumerate() {
                         bins[r * n_columns + column] = b;
                     }
                 }
@@ -155,7 +157,7 @@ impl Bundles {
                     default,
                     first,
                 } => {
-                    for (r, &b) in column_of(columns, f, n_rows).iter().enumerate() {
+                    for (r, b) in matrix.feature(f).range(0, n_rows).enumerate() {
                         if b != default {
                             bins[r * n_columns + column] = bundle_bin(b, default, first) as u8;
                         }
@@ -236,10 +238,6 @@ impl Bundles {
 #[inline]
 fn bundle_bin(b: u8, default: u8, first: usize) -> usize {
     first + b as usize - 1 - usize::from(b > default)
-}
-
-fn column_of(columns: &[u8], f: usize, n_rows: usize) -> &[u8] {
-    &columns[f * n_rows..(f + 1) * n_rows]
 }
 
 #[cfg(test)]

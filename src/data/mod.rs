@@ -10,7 +10,7 @@ mod sketch;
 #[cfg(test)]
 pub(crate) mod test_data;
 
-pub use binned::BinnedMatrix;
+pub use binned::{BinnedMatrix, FeatureBins};
 pub use binning::{BinMapper, BinningParams};
 pub(crate) use bundles::Bundles;
 pub use frame::{Feature, FeatureKind, FeatureValues, Frame, Strided, StridedIter};
@@ -28,10 +28,11 @@ pub struct BinnedData {
     mappers: Vec<BinMapper>,
     names: Vec<String>,
     offsets: Vec<usize>,
-    /// The same bins column-major: a split reads one feature of every row of a node, and one
-    /// contiguous column (n bytes, cache-resident) is far cheaper to read than a byte from every
-    /// row of the row-major matrix (which the histogram kernel wants).
-    columns: Vec<u8>,
+    /// The same bins column-major, built only for fits whose histograms are built on a few
+    /// features (`keep_columns`): a pass over one contiguous column costs less than reading
+    /// every row of the matrix whole. Other fits read a feature in place from the matrix: the
+    /// copy would be a byte per row and feature, a quarter of training's memory.
+    columns: Option<Vec<u8>>,
     /// Whether some row of feature j is in its missing bin 0.
     has_missing: Vec<bool>,
     /// Sparse features sharing histogram columns (`None`: every feature has its own).
@@ -96,23 +97,18 @@ impl BinnedData {
             total += m.n_bins();
         }
         offsets.push(total);
-        let columns = transpose(&matrix);
-        let has_missing = if matrix.n_rows() == 0 {
-            vec![false; mappers.len()]
-        } else {
-            use rayon::prelude::*;
-            columns
-                .par_chunks(matrix.n_rows())
-                .map(|column| column.contains(&0))
-                .collect()
+        let counts = matrix.bin_counts();
+        let has_missing = match matrix.n_rows() {
+            0 => vec![false; mappers.len()],
+            _ => counts.iter().map(|c| c[0] > 0).collect(),
         };
-        let bundles = Bundles::find(&mappers, &columns, matrix.n_rows());
+        let bundles = Bundles::find(&mappers, &matrix, &counts);
         Ok(BinnedData {
             matrix,
             mappers,
             names,
             offsets,
-            columns,
+            columns: None,
             has_missing,
             bundles,
         })
@@ -131,10 +127,33 @@ impl BinnedData {
         &self.names
     }
 
-    /// The bins of one feature for every row.
-    pub fn column(&self, feature: usize) -> &[u8] {
+    /// The bins of one feature for every row: its column when `keep_columns` built them, else
+    /// read in place from the matrix. The same bins either way.
+    pub fn column(&self, feature: usize) -> FeatureBins<'_> {
+        match self.column_major(feature) {
+            Some(column) => FeatureBins::column(column),
+            None => self.matrix.feature(feature),
+        }
+    }
+
+    /// The contiguous column of `feature`, if `keep_columns` built them.
+    fn column_major(&self, feature: usize) -> Option<&[u8]> {
         let n = self.matrix.n_rows();
-        &self.columns[feature * n..(feature + 1) * n]
+        (self.columns.as_deref()).map(|columns| &columns[feature * n..(feature + 1) * n])
+    }
+
+    /// The bins column-major (feature after feature, a byte per row), if `keep_columns` built
+    /// them.
+    pub(crate) fn kept_columns(&self) -> Option<&[u8]> {
+        self.columns.as_deref()
+    }
+
+    /// Builds the column-major copy of the bins (once), for histogram passes over a few
+    /// features (see `histogram::column_pass_pays`).
+    pub(crate) fn keep_columns(&mut self) {
+        if self.columns.is_none() {
+            self.columns = Some(transpose(&self.matrix));
+        }
     }
 
     /// Bins other data (validation, prediction) with the training mappers.
@@ -179,4 +198,44 @@ fn transpose(matrix: &BinnedMatrix) -> Vec<u8> {
             });
     }
     columns
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_data::binned;
+
+    #[test]
+    fn columns_read_in_place_or_kept_are_the_same_bins() {
+        let n = 5_000;
+        let columns: Vec<Vec<f64>> = (0..4)
+            .map(|j| {
+                (0..n)
+                    .map(|i| match (j, i % 97) {
+                        // Feature 1 misses a value at every 97th row, feature 3 at row 4 999 only.
+                        (1, 0) => f64::NAN,
+                        (3, _) if i == n - 1 => f64::NAN,
+                        _ => ((i * (j + 3)) % 101) as f64,
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut data = binned(&columns);
+        let in_place: Vec<Vec<u8>> = (0..4)
+            .map(|j| data.column(j).range(0, n).collect())
+            .collect();
+        for (j, column) in in_place.iter().enumerate() {
+            assert!(
+                (0..n).all(|r| column[r] == data.matrix().get(r, j)),
+                "feature {j}"
+            );
+        }
+        let missing: Vec<bool> = (0..4).map(|j| data.has_missing(j)).collect();
+        assert_eq!(missing, [false, true, false, true]);
+        data.keep_columns();
+        for (j, column) in in_place.iter().enumerate() {
+            let kept = data.column(j);
+            assert!(kept.is_contiguous());
+            assert!(kept.range(0, n).eq(column.iter().copied()), "feature {j}");
+        }
+    }
 }

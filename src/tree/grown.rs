@@ -5,7 +5,7 @@
 use super::flat::{leaf_nodes_binned, FlatTree};
 use super::partition::rows_by_group;
 use super::regression_tree::Tree;
-use crate::data::BinnedData;
+use crate::data::{BinnedData, FeatureBins};
 use crate::rows::{block_cuts, group_slots};
 use rayon::prelude::*;
 
@@ -36,7 +36,7 @@ pub struct GrownTree {
 /// Where the row-order passes find the leaf of a row: from its bin of the tree's one feature, or
 /// among the leaves' row lists cut at the chunks (`chunk_cuts`).
 pub(crate) enum LeafFinder<'a> {
-    Bins(&'a [u8], &'a [u32]),
+    Bins(FeatureBins<'a>, &'a [u32]),
     Rows(Vec<Vec<u32>>),
 }
 
@@ -122,8 +122,8 @@ impl GrownTree {
         let first = k * ROW_CHUNK;
         match finder {
             LeafFinder::Bins(column, leaf_of_bin) => {
-                let bins = &column[first..first + out.len()];
-                for (x, &bin) in out.iter_mut().zip(bins) {
+                let bins = column.range(first, out.len());
+                for (x, bin) in out.iter_mut().zip(bins) {
                     *x = of_leaf(leaf_of_bin[bin as usize] as usize);
                 }
             }
@@ -211,8 +211,8 @@ pub(super) fn cover_every_row(
             .enumerate()
             .for_each(|(k, out)| {
                 let first = k * ROW_CHUNK;
-                let bins = &data.column(b.feature)[first..first + out.len()];
-                for (leaf, &bin) in out.iter_mut().zip(bins) {
+                let bins = data.column(b.feature).range(first, out.len());
+                for (leaf, bin) in out.iter_mut().zip(bins) {
                     *leaf = b.leaf_of_bin[bin as usize];
                 }
             }),
@@ -314,7 +314,7 @@ fn place_by_walking_undrawn_rows(
 pub(super) fn sort_rows_into_leaves(
     rows: &mut [u32],
     scratch: &mut [u32],
-    column: &[u8],
+    column: FeatureBins<'_>,
     node_of_bin: &[u32],
     leaves: &[LeafRows],
     n_nodes: usize,

@@ -15,8 +15,9 @@
 //!   others cost no additions, no clearing and no merging, and their bins are left as they were.
 //!   Those bins are stale, and nothing reads them: the split search only looks at candidate
 //!   features, and subtraction takes the same feature list. A few features are read from the
-//!   column-major copy of the bins instead of the rows. Every bin still sums its rows in the same
-//!   order, so a bin's sum does not depend on which other features are built, nor how.
+//!   column-major copy of the bins instead of the rows when the fit built one (the booster does
+//!   when its passes are of this kind: `column_pass_pays`). Every bin still sums its rows in the
+//!   same order, so a bin's sum does not depend on which other features are built, nor how.
 
 use super::bins::{BinSet, BinStats, CountBounds};
 use crate::data::{BinnedData, BinnedMatrix, Bundles};
@@ -35,6 +36,12 @@ pub(super) const PREFETCH_AHEAD: usize = 12;
 /// features: columns take 0.6× the time of row-major passes for 1 feature, 0.85× for 7, 1.2×
 /// for 14; on adult (26k rows × 14), 7 features by column cost more than all 14 by row.
 const COLUMN_PASS_MAX_FEATURES: usize = 8;
+
+/// Whether a histogram of `n_selected` of `n_features` features costs less built column by
+/// column (from `BinnedData::keep_columns`' copy) than from the rows.
+pub(crate) fn column_pass_pays(n_selected: usize, n_features: usize) -> bool {
+    n_selected <= COLUMN_PASS_MAX_FEATURES && 4 * n_selected <= n_features
+}
 
 /// The features whose bins a histogram pass builds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -540,15 +547,17 @@ fn accumulate<const K: usize>(
     };
     // Separate loops rather than one with a per-row branch: the loop over all features stays
     // the tight zip it was.
-    match selected {
+    let by_column = selected
+        .filter(|selected| column_pass_pays(selected.len(), matrix.n_features()))
+        .and_then(|selected| Some((selected, data.kept_columns()?)));
+    match (selected, by_column) {
         // A few features: one pass per feature over its column (one byte per row) costs less
         // than reading every row of the matrix whole.
-        Some(selected)
-            if selected.len() <= COLUMN_PASS_MAX_FEATURES
-                && 4 * selected.len() <= matrix.n_features() =>
-        {
+        (_, Some((selected, columns))) => {
+            let n = data.n_rows();
             for (&offset, &feature) in offsets.iter().zip(selected) {
-                let column = data.column(feature as usize);
+                let feature = feature as usize;
+                let column = &columns[feature * n..(feature + 1) * n];
                 for (i, &r) in rows.iter().enumerate() {
                     if let Some(&ahead) = rows.get(i + PREFETCH_AHEAD) {
                         prefetch(&column[ahead as usize]);
@@ -559,7 +568,7 @@ fn accumulate<const K: usize>(
                 }
             }
         }
-        None => for_rows(matrix, rows, prefetch_stat, |r, row| {
+        (None, _) => for_rows(matrix, rows, prefetch_stat, |r, row| {
             let s = stat(r);
             for (&offset, &bin) in offsets.iter().zip(row) {
                 // SAFETY: `offset` is column j's offset and `bin` < its bin count (a `BinnedData`
@@ -571,7 +580,7 @@ fn accumulate<const K: usize>(
                 );
             }
         }),
-        Some(selected) => for_rows(matrix, rows, prefetch_stat, |r, row| {
+        (Some(selected), None) => for_rows(matrix, rows, prefetch_stat, |r, row| {
             let s = stat(r);
             for (&offset, &feature) in offsets.iter().zip(selected) {
                 add(
@@ -652,12 +661,17 @@ mod tests {
             })
             .collect();
         let data = binned(&columns);
+        // The same bins with their column-major copy, which the passes over a few features read.
+        let mut kept = data.clone();
+        kept.keep_columns();
+        assert!(data.kept_columns().is_none() && kept.kept_columns().is_some());
         let vt: Vec<f64> = (0..n).map(|_| uniform(&mut state) - 0.3).collect();
         let v: Vec<f64> = (0..n).map(|_| 0.5 + uniform(&mut state)).collect();
         let all: Vec<u32> = (0..n as u32).collect();
         let some: Vec<u32> = all.iter().copied().filter(|r| r % 3 != 1).collect();
         let offsets = data.offsets();
-        // One feature and a few (column passes), and most (row passes).
+        // One feature and a few (column passes from `kept`, row passes from `data`), and most
+        // (row passes from both).
         let subsets: [&[usize]; 3] = [&[4], &[0, 5, 11], &[0, 1, 2, 3, 5, 6, 7, 9, 10, 11]];
         let weighted = RowStats::new(&vt, &v);
         let uncounted = weighted.without_counts(6);
@@ -680,7 +694,7 @@ mod tests {
             let full = |rows: &[u32]| build(&stats, rows);
             let (parent, child) = (full(&all), full(&some));
             assert!(!parent.bins.contains(&SENTINEL));
-            for subset in subsets {
+            for (subset, source) in subsets.iter().flat_map(|s| [(s, &data), (s, &kept)]) {
                 let built = |b: usize| {
                     subset
                         .iter()
@@ -689,7 +703,7 @@ mod tests {
                 let mut masked = Histogram {
                     bins: vec![SENTINEL; data.total_bins()],
                 };
-                masked.build_into(&data, &all, &stats, Features::Only(subset));
+                masked.build_into(source, &all, &stats, Features::Only(subset));
                 for (b, (&m, &f)) in masked.bins.iter().zip(&parent.bins).enumerate() {
                     // Bit for bit the full histogram's bins, and nothing else written.
                     assert_eq!(m, if built(b) { f } else { SENTINEL }, "bin {b}");
@@ -697,8 +711,8 @@ mod tests {
                 let mut small = Histogram {
                     bins: vec![SENTINEL; data.total_bins()],
                 };
-                small.build_into(&data, &some, &stats, Features::Only(subset));
-                masked.subtract_features(&small, &data, Features::Only(subset));
+                small.build_into(source, &some, &stats, Features::Only(subset));
+                masked.subtract_features(&small, source, Features::Only(subset));
                 let mut sibling = parent.clone();
                 sibling.subtract(&child);
                 for (b, (&m, &s)) in masked.bins.iter().zip(&sibling.bins).enumerate() {
@@ -742,7 +756,7 @@ mod tests {
             for &r in rows.iter() {
                 let r = r as usize;
                 for f in 0..data.n_features() {
-                    expected[data.offsets()[f] + data.column(f)[r] as usize] += BinStats {
+                    expected[data.offsets()[f] + data.column(f).get(r) as usize] += BinStats {
                         sum_vt: vt[r],
                         sum_v: v[r],
                         count: 1,

@@ -27,6 +27,7 @@ pub(crate) use flat::{Predictor, RawColumns, BLOCK_ROWS};
 pub use grower::{grow, grow_with_options, FitStats, GrowBuffers, GrowOptions};
 pub use grown::GrownTree;
 pub(crate) use grown::ROW_CHUNK;
+pub(crate) use histogram::column_pass_pays;
 pub use histogram::Histogram;
 pub use node_sample::fraction_of;
 pub use pending::Growth;

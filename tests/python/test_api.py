@@ -47,6 +47,18 @@ def test_pandas_input_gives_the_same_model():
     )
 
 
+def test_pandas_nan_gives_the_model_of_polars_nulls():
+    frame = regression_frame().with_columns(
+        a=pl.when(pl.int_range(pl.len()) % 7 == 0).then(None).otherwise(pl.col("a"))
+    )
+    pandas_frame = frame.to_pandas()
+    assert pandas_frame["a"].isna().sum() == frame["a"].null_count() > 0
+    formula = "y ~ a + b + s + np.abs(a) + a:b"  # computed terms read the NaN too
+    from_polars = optboost.boost(formula, frame, n_iter=20, progress=False)
+    from_pandas = optboost.boost(formula, pandas_frame, n_iter=20, progress=False)
+    np.testing.assert_array_equal(from_polars.predict(frame), from_pandas.predict(pandas_frame))
+
+
 def test_user_frame_is_not_modified_and_rows_are_kept():
     frame = regression_frame().with_columns(
         a=pl.when(pl.int_range(pl.len()) % 7 == 0).then(None).otherwise(pl.col("a"))
