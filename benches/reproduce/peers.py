@@ -18,10 +18,11 @@ too), mean ± standard error over the splits. A cell is one data set under one p
 optboost's default method (gbm) *wins* it when its mean is the lowest, and is *within 1 se*
 when its mean is at most the best library's mean plus that library's standard error.
 
-    python benches/reproduce/peers.py [--workers 2] [--report-only]
+    python benches/reproduce/peers.py [--workers 2] [--report-only] [--recompute proximal,...]
 
 Per-split results are cached in $OPTBOOST_BENCH_CACHE (default /tmp/optboost-peers) so that an
-interrupted run resumes; delete the directory to start over.
+interrupted run resumes; delete the directory to start over, or name the entries whose models
+changed with --recompute to compute only those afresh.
 """
 
 from __future__ import annotations
@@ -174,8 +175,9 @@ def optboost_fit(method, task, rounds, train, valid, grid=None):
     return lambda df: np.asarray(model.predict(df, type="response"), dtype=float)
 
 
-def run_split(name: str, split: int) -> dict:
-    """Every library and method under both protocols on one split: {protocol: {entry: metrics}}."""
+def run_split(name: str, split: int, done: dict | None = None) -> dict:
+    """Every library and method under both protocols on one split: {protocol: {entry: metrics}}.
+    Entries already in `done` (a cached result) are kept, not recomputed."""
     task = DATASETS[name]
     df = C.load(name)
     levels = C.category_levels(df)
@@ -190,7 +192,7 @@ def run_split(name: str, split: int) -> dict:
     x_va, _ = C.to_pandas_cat(valid, levels)
     x_te, _ = C.to_pandas_cat(test, levels)
     sel = selection_metric(task)
-    out: dict = {"defaults": {}, "grid": {}, "skipped": []}
+    out: dict = done or {"defaults": {}, "grid": {}, "skipped": []}
     entries = [(lib, None) for lib in LIBS[1:]] + [
         ("optboost", m) for m in [DEFAULT_METHOD, *OTHER_METHODS]
     ]
@@ -206,6 +208,8 @@ def run_split(name: str, split: int) -> dict:
             # K trees per round: the grid for the other methods would take most of the run.
             protocols = protocols[:1]
         for protocol, grids in protocols:
+            if key in out[protocol]:
+                continue
             best = None
             started = time.perf_counter()
             for grid in grids:
@@ -225,28 +229,40 @@ def run_split(name: str, split: int) -> dict:
     return out
 
 
-def cached_split(name: str, split: int) -> dict:
+def cached_split(name: str, split: int, recompute: tuple[str, ...] = ()) -> dict:
+    """The split's results from the cache, with the entries of `recompute` computed afresh."""
     path = CACHE / f"{name}-{split}.json"
-    if path.exists():
-        return json.loads(path.read_text())
-    result = run_split(name, split)
+    done = json.loads(path.read_text()) if path.exists() else None
+    if done is not None and not recompute:
+        return done
+    if done is not None:
+        for protocol in ("defaults", "grid"):
+            for entry in recompute:
+                done[protocol].pop(entry, None)
+        done["skipped"] = [line for line in done["skipped"] if not _skip_of(line, recompute)]
+    result = run_split(name, split, done)
     CACHE.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result))
     return result
 
 
+def _skip_of(line: str, entries: tuple[str, ...]) -> bool:
+    return any(f"optboost {entry} on " in line for entry in entries)
+
+
 def _job(args):
-    name, split = args
+    name, split, recompute = args
     t0 = time.perf_counter()
-    cached_split(name, split)
+    cached_split(name, split, recompute)
     return name, split, time.perf_counter() - t0
 
 
-def compute(workers: int) -> None:
+def compute(workers: int, recompute: tuple[str, ...] = ()) -> None:
     # The costly multiclass sets first, so that two workers finish together.
     order = sorted(DATASETS, key=lambda n: DATASETS[n] != "multiclass")
-    jobs = [(n, s) for n in order for s in range(N_SPLITS)]
-    jobs = [j for j in jobs if not (CACHE / f"{j[0]}-{j[1]}.json").exists()]
+    jobs = [(n, s, recompute) for n in order for s in range(N_SPLITS)]
+    if not recompute:
+        jobs = [j for j in jobs if not (CACHE / f"{j[0]}-{j[1]}.json").exists()]
     with ProcessPoolExecutor(max_workers=workers) as pool:
         for fut in as_completed([pool.submit(_job, j) for j in jobs]):
             name, split, secs = fut.result()
@@ -380,12 +396,18 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--report-only", action="store_true")
+    parser.add_argument(
+        "--recompute",
+        default="",
+        help="comma-separated entries (a library, 'optboost' for gbm, or a method) to compute "
+        "afresh on every split, keeping the other cached results",
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     C.require_optboost()
     C.check_load()
     if not args.report_only:
-        compute(args.workers)
+        compute(args.workers, tuple(e for e in args.recompute.split(",") if e))
     report(started)
     print(f"peers.py finished in {(time.perf_counter() - started) / 60:.1f} min")
 
