@@ -24,6 +24,7 @@ spreads over both.
     python benches/memory.py                              # 1M and 3M rows
     python benches/memory.py --rows 1000000 --cases sklearn-c,lightgbm
     python benches/memory.py --cases rust-rows,rust-cols,lightgbm   # builds examples/bench_fit
+    python benches/memory.py --memory low     # optboost storing the bins once (memory="low")
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def matrix(n_rows: int, order: str):
     return X, y
 
 
-def run_rust(case: str, n_rows: int) -> dict:
+def run_rust(case: str, n_rows: int, memory: str) -> dict:
     """The Rust API through examples/bench_fit, on the data written to raw f64 files; the
     example resets the peak after reading them, as run_case does."""
     import numpy as np
@@ -84,7 +85,7 @@ def run_rust(case: str, n_rows: int) -> dict:
         settings = {
             "n_iter": N_TREES, "max_depth": DEPTH, "max_leaves": LEAVES, "learning_rate": LR,
             "n_threads": THREADS, "growth": "depthwise", "min_samples_leaf": 10,
-            "layout": "rows" if case == "rust-rows" else "cols",
+            "layout": "rows" if case == "rust-rows" else "cols", "memory": memory,
         }
         command = [str(ROOT / "target" / "release" / "examples" / "bench_fit"), "--dir", folder]
         for name, value in settings.items():
@@ -97,11 +98,11 @@ def run_rust(case: str, n_rows: int) -> dict:
     }
 
 
-def run_case(case: str, n_rows: int) -> dict:
+def run_case(case: str, n_rows: int, memory: str) -> dict:
     import numpy as np
 
     if case.startswith("rust-"):
-        return run_rust(case, n_rows)
+        return run_rust(case, n_rows, memory)
 
     names = [f"x{j}" for j in range(N_COLUMNS)]
     if case == "lightgbm":
@@ -139,12 +140,13 @@ def run_case(case: str, n_rows: int) -> dict:
         model = optboost.sklearn.BoostRegressor(
             n_iter=N_TREES, learning_rate=LR, max_depth=DEPTH, n_threads=THREADS,
             validation_fraction=0.1 if case == "sklearn-holdout" else None,
+            params={"memory": memory},
         ).fit(X, y)
         check = float(model.predict(X[:1000]).sum())
     else:
         model = optboost.boost(
             "y ~ .", frame, n_iter=N_TREES, learning_rate=LR, max_depth=DEPTH,
-            n_threads=THREADS, validation_fraction=None,
+            n_threads=THREADS, validation_fraction=None, memory=memory,
         )
         check = float(np.sum(model.predict(frame.head(1000) if hasattr(frame, "head") else frame)))
     seconds = time.perf_counter() - started
@@ -159,20 +161,23 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", default="1000000,3000000", help="comma-separated row counts")
     ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--memory", default="fast", choices=["fast", "low"],
+                    help="optboost's `memory` parameter (how training stores the bins)")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # a single case, in this process
     args = ap.parse_args()
     if any(case.startswith("rust-") for case in args.cases.split(",")) and not args.one:
         subprocess.run(["cargo", "build", "--release", "--quiet", "--example", "bench_fit"],
                        cwd=ROOT, check=True)
     if args.one:
-        print(json.dumps(run_case(args.one, int(args.rows))))
+        print(json.dumps(run_case(args.one, int(args.rows), args.memory)))
         return
     cases = args.cases.split(",")
     results = []
     for rows in (int(r) for r in args.rows.split(",")):
         for case in cases:
             out = subprocess.run(
-                [sys.executable, __file__, "--one", case, "--rows", str(rows)],
+                [sys.executable, __file__, "--one", case, "--rows", str(rows),
+                 "--memory", args.memory],
                 capture_output=True, text=True, check=True,
             )
             r = json.loads(out.stdout.strip().splitlines()[-1])

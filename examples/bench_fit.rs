@@ -97,6 +97,7 @@ fn main() -> optboost::Result<()> {
         ("min_weight_leaf", "1e-3"),
         ("growth", "leafwise"),
         ("step", "newton"),
+        ("memory", "fast"),
     ] {
         params.set(name, &get(name, default))?;
     }

@@ -1,5 +1,6 @@
 //! A row-major matrix read in place (`Frame::from_row_major`, numpy C order) trains and predicts
 //! exactly as its columns do: same cut points from the same sampled rows, same bins, same model.
+//! Storing the bins once (`memory = "low"`) gives the same model as with their column copy.
 
 mod common;
 
@@ -47,11 +48,18 @@ fn row_major(columns: &[Vec<f64>]) -> Vec<f64> {
 }
 
 fn fit(frame: Frame<'_>, y: &[f64]) -> Model {
+    fit_with(frame, y, &[])
+}
+
+fn fit_with(frame: Frame<'_>, y: &[f64], settings: &[(&str, &str)]) -> Model {
     let mut params = optboost::Params {
         n_threads: 2,
         ..optboost::Params::default()
     };
-    for (name, value) in [("n_iter", "4"), ("max_depth", "4"), ("subsample", "0.8")] {
+    for &(name, value) in [("n_iter", "4"), ("max_depth", "4"), ("subsample", "0.8")]
+        .iter()
+        .chain(settings)
+    {
         params.set(name, value).unwrap();
     }
     let train = TrainData {
@@ -94,4 +102,23 @@ fn row_major_matrix_of_the_wrong_length_is_an_error() {
     assert!(error.to_string().contains("not a multiple"), "{error}");
     assert!(Frame::from_row_major(names, &[]).is_err());
     assert!(Frame::from_row_major(Vec::new(), &[1.0]).is_err());
+}
+
+#[test]
+fn bins_stored_once_give_the_model_of_bins_with_their_column_copy() {
+    let (columns, y) = columns(30_000, 4);
+    let names: Vec<String> = (0..4).map(|j| format!("x{j}")).collect();
+    let matrix = row_major(&columns);
+    let by_rows = || Frame::from_row_major(names.clone(), &matrix).unwrap();
+    for growth in ["depthwise", "leafwise"] {
+        let fast = fit_with(by_rows(), &y, &[("growth", growth), ("memory", "fast")]);
+        let low = fit_with(by_rows(), &y, &[("growth", growth), ("memory", "low")]);
+        assert_eq!(low.to_json(), fast.to_json(), "{growth}");
+    }
+    let mut params = optboost::Params::default();
+    let error = params.set("memory", "small").unwrap_err().to_string();
+    assert!(
+        error.contains("memory") && error.contains("\"low\""),
+        "{error}"
+    );
 }

@@ -47,7 +47,7 @@ use crate::error::{Error, Result};
 use crate::loss::{Loss, LossSpec};
 use crate::metric::Metric;
 use crate::model::{BuiltLoss, FeatureSpec, Model};
-use crate::params::{Init, Params, Safeguard, StepRule};
+use crate::params::{Init, Memory, Params, Safeguard, StepRule};
 use crate::tree::{column_pass_pays, Constraints};
 use buffers::Buffers;
 use outputs::{mean_loss, newton_need, train_loss_pass, Derivatives, Need};
@@ -524,12 +524,14 @@ impl Booster {
             self.row_rng.as_mut(),
         );
         let candidates = sample.restrict(candidates);
-        // Trees on a few features (RGBM's candidates, a small `colsample_bytree`) build their
-        // histograms column by column: the copy is made at the first such tree, here, outside
+        // The column-major copy of the bins serves partitions (`memory = "fast"`) and trees on a
+        // few features (RGBM's candidates, a small `colsample_bytree`), which build their
+        // histograms column by column: it is made at the first tree that uses it, here, outside
         // the parallel passes, and kept for the following ones.
         let n_features = self.data.n_features();
-        if (candidates.allowed_features(n_features))
-            .is_some_and(|allowed| column_pass_pays(allowed.len(), n_features))
+        if self.params.memory == Memory::Fast
+            || (candidates.allowed_features(n_features))
+                .is_some_and(|allowed| column_pass_pays(allowed.len(), n_features))
         {
             self.data.keep_columns();
         }
