@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import os
 import warnings
 from collections.abc import Mapping
@@ -234,6 +235,7 @@ class Model:
         *,
         by: str = "column",
         offset: Any = None,
+        n_threads: int | None = None,
     ) -> Any:
         """Predictions for the rows of ``newdata`` (polars or pandas frame),
         whose columns are found by name.
@@ -257,6 +259,9 @@ class Model:
 
         offset: for a model fitted with an offset, the offset of these rows (a
         column name or an array, as at fit), added to the link.
+
+        n_threads: threads of the prediction (0: all cores); by default the fit's
+        ``n_threads``. The predictions do not depend on it.
         """
         if type in ("contrib", "interaction"):
             from .explain import predict_explained
@@ -268,15 +273,26 @@ class Model:
         k = None if iteration is None else self._check_iteration(iteration)
         if offset is None:
             offset = self.spec.offset_column  # R's offset(column) term: read from newdata
+        threads = self._prediction_threads(n_threads)
         if offset is not None:
-            link = self._core.predict(columns, k)
+            link = self._core.predict(columns, k, threads)
             link = link + offset_values(offset, newdata, *link.shape).reshape(link.shape)
             scores = self._core.response(link) if type == "response" else link
         elif type == "response":
-            scores = self._core.predict_response(columns, k)
+            scores = self._core.predict_response(columns, k, threads)
         else:
-            scores = self._core.predict(columns, k)
+            scores = self._core.predict(columns, k, threads)
         return self._finish(scores, type)
+
+    def _prediction_threads(self, n_threads: int | None) -> int:
+        """The thread count to predict with: the one given, else the fit's (0 when the model's
+        parameters do not say; the core caps any count at the machine's cores)."""
+        if n_threads is not None:
+            if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral) or n_threads < 0:
+                raise ParameterError(f"n_threads must be a count >= 0, not {n_threads!r}")
+            return n_threads
+        text = str(self.params.get("n_threads", "0"))
+        return int(text) if text.isdigit() else 0
 
     def staged_predict(
         self,

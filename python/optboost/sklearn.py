@@ -287,7 +287,8 @@ class _BoostEstimator(BaseEstimator):
     def _scores(self, X: Any, response: bool) -> np.ndarray:
         columns = self._predict_columns(X)
         model = self.core_model_
-        return model.predict_response(columns) if response else model.predict(columns)
+        predict = model.predict_response if response else model.predict
+        return predict(columns, None, self.n_threads)
 
     @property
     def feature_importances_(self) -> np.ndarray:

@@ -6,6 +6,19 @@ use crate::model::Model;
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
+/// Runs `work` on `n_threads` threads (the pool training with that count uses; 0: rayon's global
+/// pool, all cores).
+fn in_threads<T: Send>(
+    n_threads: usize,
+    work: impl FnOnce() -> crate::Result<T> + Send,
+) -> crate::Result<T> {
+    if n_threads == 0 {
+        work()
+    } else {
+        crate::threads::shared_pool(n_threads)?.install(work)
+    }
+}
+
 #[pyclass(module = "optboost._core", name = "CoreModel", frozen)]
 pub struct PyModel {
     model: Model,
@@ -37,8 +50,7 @@ impl PyModel {
         &self,
         py: Python<'py>,
         features: &Bound<'py, PyAny>,
-        response: bool,
-        iteration: Option<usize>,
+        (response, iteration, n_threads): (bool, Option<usize>, usize),
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let columns = Columns::extract(features)?;
         self.check_names(&columns)?;
@@ -47,15 +59,17 @@ impl PyModel {
         let model = &self.model;
         let values = py.detach(|| {
             guarded(|| {
-                let scores = match iteration {
-                    None => model.predict(&frame)?,
-                    Some(k) => model.predict_iteration(&frame, k)?,
-                };
-                if response {
-                    model.response(scores)
-                } else {
-                    Ok(scores)
-                }
+                in_threads(n_threads, || {
+                    let scores = match iteration {
+                        None => model.predict(&frame)?,
+                        Some(k) => model.predict_iteration(&frame, k)?,
+                    };
+                    if response {
+                        model.response(scores)
+                    } else {
+                        Ok(scores)
+                    }
+                })
             })
         })?;
         PyArray1::from_vec(py, values).reshape([n_rows, model.n_outputs])
@@ -91,26 +105,28 @@ impl PyModel {
     }
 
     /// Link-scale scores, shape (n, n_outputs); of the model after `iteration` iterations if
-    /// given.
-    #[pyo3(signature = (features, iteration=None))]
+    /// given. `n_threads`: as training's (0: all cores); the scores do not depend on it.
+    #[pyo3(signature = (features, iteration=None, n_threads=0))]
     fn predict<'py>(
         &self,
         py: Python<'py>,
         features: &Bound<'py, PyAny>,
         iteration: Option<usize>,
+        n_threads: usize,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        self.scores(py, features, false, iteration)
+        self.scores(py, features, (false, iteration, n_threads))
     }
 
     /// Response-scale predictions (probabilities for classification losses), shape (n, n_outputs).
-    #[pyo3(signature = (features, iteration=None))]
+    #[pyo3(signature = (features, iteration=None, n_threads=0))]
     fn predict_response<'py>(
         &self,
         py: Python<'py>,
         features: &Bound<'py, PyAny>,
         iteration: Option<usize>,
+        n_threads: usize,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        self.scores(py, features, true, iteration)
+        self.scores(py, features, (true, iteration, n_threads))
     }
 
     /// Scores of the model after each of `iterations`, each shape (n, n_outputs), every tree

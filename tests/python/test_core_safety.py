@@ -11,6 +11,7 @@ import threading
 import time
 import warnings
 
+import numpy as np
 import optboost
 import pytest
 from support import regression_frame
@@ -95,6 +96,16 @@ def test_a_thread_count_above_the_machine_warns_and_trains_the_same_model(frame)
     assert messages[0].filename == __file__
     one = optboost.boost(FORMULA, frame, n_iter=3, n_threads=1, progress=False)
     assert capped.to_dict()["model"] == one.to_dict()["model"]
+
+
+def test_predictions_do_not_depend_on_the_thread_count_and_a_bad_count_is_an_error(frame):
+    model = optboost.boost(FORMULA, frame, n_iter=5, n_threads=1, progress=False)
+    by_fit = model.predict(frame)  # the fit's n_threads
+    for n_threads in (0, 1, 2, 100_000):
+        np.testing.assert_array_equal(model.predict(frame, n_threads=n_threads), by_fit)
+    for bad in (-1, 1.5, True, "2"):
+        with pytest.raises(optboost.ParameterError, match="n_threads"):
+            model.predict(frame, n_threads=bad)
 
 
 def test_a_second_update_while_one_runs_is_a_busy_error():
