@@ -117,9 +117,9 @@ public_enum!(
 public_enum!(
     /// How training stores the binned features. `fast` keeps a column-major copy beside the
     /// row-major matrix the histograms read, so that partitioning a node reads one byte per row;
-    /// `low` stores them once (one byte per row and feature less) and partitions read the rows
-    /// in place, which costs about a tenth more training time at 1M rows (benches/results.txt).
-    /// The models are the same.
+    /// `low` stores them once (one byte per row and feature less: a quarter to a third of the
+    /// memory above the data at 1M–10M rows × 28) and partitions read the rows in place, which
+    /// costs 15–25% more training time (benches/results.txt). The models are the same.
     Memory, "memory" { Fast = "fast", Low = "low" }
 );
 
