@@ -28,10 +28,11 @@ pub struct BinnedData {
     mappers: Vec<BinMapper>,
     names: Vec<String>,
     offsets: Vec<usize>,
-    /// The same bins column-major, built only for fits whose histograms are built on a few
-    /// features (`keep_columns`): a pass over one contiguous column costs less than reading
-    /// every row of the matrix whole. Other fits read a feature in place from the matrix: the
-    /// copy would be a byte per row and feature, a quarter of training's memory.
+    /// The same bins column-major, built by `keep_columns` for fits with `memory = "fast"` (the
+    /// default) and for those whose histograms are built on a few features: partitioning a node
+    /// or a histogram pass over one feature then reads one contiguous column instead of a cache
+    /// line per row of the matrix. With `memory = "low"` a feature is read in place from the
+    /// matrix: the copy is a byte per row and feature, a quarter of training's memory.
     columns: Option<Vec<u8>>,
     /// Whether some row of feature j is in its missing bin 0.
     has_missing: Vec<bool>,
@@ -148,8 +149,8 @@ impl BinnedData {
         self.columns.as_deref()
     }
 
-    /// Builds the column-major copy of the bins (once), for histogram passes over a few
-    /// features (see `histogram::column_pass_pays`).
+    /// Builds the column-major copy of the bins (once), for partitions (`memory = "fast"`) and
+    /// histogram passes over a few features (see `histogram::column_pass_pays`).
     pub(crate) fn keep_columns(&mut self) {
         if self.columns.is_none() {
             self.columns = Some(transpose(&self.matrix));
