@@ -130,7 +130,9 @@ fn main() {
         "depth    leaves | depth-wise wall  cpu  peak MiB | leaf-wise wall  cpu  peak MiB | wall ratio"
     );
     pool.install(|| {
-        let data = BinnedData::learn(&frame, &BinningParams::default()).expect("binning");
+        let mut data = BinnedData::learn(&frame, &BinningParams::default()).expect("binning");
+        // As training keeps it by default (`memory = "fast"`): partitions read a column.
+        data.keep_columns();
         let stats = FitStats { vt: &vt, v: &v };
         for &depth in &depths {
             let depthwise = TreeParams {
