@@ -28,7 +28,9 @@ import time
 # cores from the next one in the alternation.
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
-from compare import DEPTH, LEAVES, LR, MIN_LEAF, N_TREES, OPTBOOST_TREE_PARAMS, load_average, make_data
+from compare import (
+    DEPTH, LEAVES, LR, MIN_LEAF, N_TREES, OPTBOOST_TREE_PARAMS, load_average, make_data,
+)
 
 LIBS = ["optboost", "xgboost", "catboost", "lightgbm"]
 

@@ -126,6 +126,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="predict with the model after this many iterations (default: the kept model)",
     )
     predict.add_argument(
+        "--n-threads",
+        type=int,
+        default=None,
+        help="threads of the prediction, 0: all cores (default: the fit's); the predictions do "
+        "not depend on it",
+    )
+    predict.add_argument(
         "--keep",
         action="append",
         default=[],
@@ -190,7 +197,9 @@ def command_predict(args: argparse.Namespace) -> None:
     model = load(args.model)
     data = read_data(args.data)
     kind = args.type or ("link" if model.is_margin_loss else "response")
-    predictions = model.predict(data, type=kind, iteration=args.iteration, offset=args.offset)
+    predictions = model.predict(
+        data, type=kind, iteration=args.iteration, offset=args.offset, n_threads=args.n_threads
+    )
     columns: dict[str, Any] = {
         name: data.get_column(name) for name in args.keep if _has(data, name)
     }

@@ -261,8 +261,10 @@ class Model:
         column name or an array, as at fit), added to the link.
 
         n_threads: threads of the prediction (0: all cores); by default the fit's
-        ``n_threads``. The predictions do not depend on it.
+        ``n_threads``. The predictions do not depend on it. (The SHAP types run
+        on all cores.)
         """
+        threads = self._prediction_threads(n_threads)
         if type in ("contrib", "interaction"):
             from .explain import predict_explained
 
@@ -273,7 +275,6 @@ class Model:
         k = None if iteration is None else self._check_iteration(iteration)
         if offset is None:
             offset = self.spec.offset_column  # R's offset(column) term: read from newdata
-        threads = self._prediction_threads(n_threads)
         if offset is not None:
             link = self._core.predict(columns, k, threads)
             link = link + offset_values(offset, newdata, *link.shape).reshape(link.shape)
@@ -288,7 +289,8 @@ class Model:
         """The thread count to predict with: the one given, else the fit's (0 when the model's
         parameters do not say; the core caps any count at the machine's cores)."""
         if n_threads is not None:
-            if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral) or n_threads < 0:
+            integral = isinstance(n_threads, numbers.Integral) and not isinstance(n_threads, bool)
+            if not integral or n_threads < 0:
                 raise ParameterError(f"n_threads must be a count >= 0, not {n_threads!r}")
             return n_threads
         text = str(self.params.get("n_threads", "0"))

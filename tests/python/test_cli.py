@@ -62,6 +62,10 @@ def test_predict_to_stdout_as_csv_with_kept_columns(data_file, tmp_path, capsys)
     assert main(["predict", str(model_path), str(data_file), "--keep", "s"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "s,prediction" and len(lines) == 401
+    # The thread count does not change a prediction.
+    one_thread = ["predict", str(model_path), str(data_file), "--keep", "s", "--n-threads", "1"]
+    assert main(one_thread) == 0
+    assert capsys.readouterr().out.splitlines() == lines
 
 
 def test_csv_data_and_validation_file(tmp_path, capsys):
