@@ -55,27 +55,32 @@ impl Bundles {
         counts: &[[usize; 256]],
     ) -> Option<Bundles> {
         let n_rows = matrix.n_rows();
-        // (feature, default bin, non-default rows) of every candidate.
-        let mut candidates: Vec<(usize, u8, Vec<u32>)> = Vec::new();
-        for (f, mapper) in mappers.iter().enumerate() {
-            if !matches!(mapper, BinMapper::Numeric { .. }) || n_rows == 0 {
-                continue;
+        // (feature, default bin) of every candidate, from the counts alone.
+        let defaults_of_candidates: Vec<(usize, u8)> = (mappers.iter().enumerate())
+            .filter(|(_, mapper)| matches!(mapper, BinMapper::Numeric { .. }) && n_rows > 0)
+            .filter_map(|(f, _)| {
+                let counts = &counts[f];
+                // The lowest of the most frequent bins.
+                let default = (0..256).rev().max_by_key(|&b| counts[b]).unwrap_or(0) as u8;
+                (counts[0] == 0 && 2 * counts[default as usize] >= n_rows).then_some((f, default))
+            })
+            .collect();
+        // Their non-default rows, in one pass over the rows of the row-major matrix (a pass per
+        // feature would read the whole matrix once per candidate).
+        let mut others: Vec<Vec<u32>> = vec![Vec::new(); defaults_of_candidates.len()];
+        for r in 0..n_rows {
+            let row = matrix.row(r);
+            for (rows, &(f, default)) in others.iter_mut().zip(&defaults_of_candidates) {
+                if row[f] != default {
+                    rows.push(r as u32);
+                }
             }
-            let counts = &counts[f];
-            if counts[0] > 0 {
-                continue;
-            }
-            // The lowest of the most frequent bins.
-            let default = (0..256).rev().max_by_key(|&b| counts[b]).unwrap_or(0) as u8;
-            if 2 * counts[default as usize] < n_rows {
-                continue;
-            }
-            let others = (matrix.feature(f).range(0, n_rows).enumerate())
-                .filter(|&(_, b)| b != default)
-                .map(|(r, _)| r as u32)
-                .collect();
-            candidates.push((f, default, others));
         }
+        // (feature, default bin, non-default rows) of every candidate.
+        let mut candidates: Vec<(usize, u8, Vec<u32>)> = (defaults_of_candidates.into_iter())
+            .zip(others)
+            .map(|((f, default), rows)| (f, default, rows))
+            .collect();
         candidates.sort_by_key(|(f, _, rows)| (std::cmp::Reverse(rows.len()), *f));
         // Greedy placement: (members, bins used, rows taken as a bit set). At most
         // `MAX_BUNDLES` are open (each holds a bit per row); a feature that fits in none of
@@ -145,21 +150,19 @@ impl Bundles {
         }
         let n_columns = offsets.len() - 1;
         let mut bins = vec![0u8; n_rows * n_columns];
-        for (f, place) in places.iter().enumerate() {
-            match *place {
-                Place::Own { column } => {
-                    for (r, b) in matrix.feature(f).range(0, n_rows).enumerate() {
-                        bins[r * n_columns + column] = b;
-                    }
-                }
-                Place::Bundled {
-                    column,
-                    default,
-                    first,
-                } => {
-                    for (r, b) in matrix.feature(f).range(0, n_rows).enumerate() {
+        // Row by row: a bundle's members are never off their default on the same row, so each
+        // byte is written by one feature at most, in any order.
+        for (r, out) in bins.chunks_exact_mut(n_columns).enumerate() {
+            for (&b, place) in matrix.row(r).iter().zip(&places) {
+                match *place {
+                    Place::Own { column } => out[column] = b,
+                    Place::Bundled {
+                        column,
+                        default,
+                        first,
+                    } => {
                         if b != default {
-                            bins[r * n_columns + column] = bundle_bin(b, default, first) as u8;
+                            out[column] = bundle_bin(b, default, first) as u8;
                         }
                     }
                 }
