@@ -301,17 +301,20 @@ class Model:
         newdata: Any,
         iterations: Any = None,
         type: PredictionType | None = None,
+        *,
+        n_threads: int | None = None,
     ) -> list[np.ndarray]:
         """``[predict(newdata, type, iteration=k) for k in iterations]``
         (iterations=None: 1, 2, …, kept_iteration), computed without refitting
-        and with every tree evaluated once."""
+        and with every tree evaluated once; ``n_threads`` as for ``predict``."""
+        threads = self._prediction_threads(n_threads)
         type = self._check_type(type)
         if iterations is None:
             ks = list(range(1, self.kept_iteration + 1))
         else:
             ks = [self._check_iteration(k) for k in iterations]
         columns = self.spec.columns(newdata)
-        stages = self._core.predict_staged(columns, ks, type == "response")
+        stages = self._core.predict_staged(columns, ks, type == "response", threads)
         return [self._finish(scores, type) for scores in stages]
 
     @property

@@ -131,12 +131,14 @@ impl PyModel {
 
     /// Scores of the model after each of `iterations`, each shape (n, n_outputs), every tree
     /// evaluated once; response scale if `response`.
+    #[pyo3(signature = (features, iterations, response, n_threads=0))]
     fn predict_staged<'py>(
         &self,
         py: Python<'py>,
         features: &Bound<'py, PyAny>,
         iterations: Vec<usize>,
         response: bool,
+        n_threads: usize,
     ) -> PyResult<Vec<Bound<'py, PyArray2<f64>>>> {
         let columns = Columns::extract(features)?;
         self.check_names(&columns)?;
@@ -145,12 +147,14 @@ impl PyModel {
         let model = &self.model;
         let stages = py.detach(|| {
             guarded(|| {
-                let stages = model.predict_staged(&frame, &iterations)?;
-                if response {
-                    stages.into_iter().map(|s| model.response(s)).collect()
-                } else {
-                    Ok(stages)
-                }
+                in_threads(n_threads, || {
+                    let stages = model.predict_staged(&frame, &iterations)?;
+                    if response {
+                        stages.into_iter().map(|s| model.response(s)).collect()
+                    } else {
+                        Ok(stages)
+                    }
+                })
             })
         })?;
         stages

@@ -101,8 +101,11 @@ def test_a_thread_count_above_the_machine_warns_and_trains_the_same_model(frame)
 def test_predictions_do_not_depend_on_the_thread_count_and_a_bad_count_is_an_error(frame):
     model = optboost.boost(FORMULA, frame, n_iter=5, n_threads=1, progress=False)
     by_fit = model.predict(frame)  # the fit's n_threads
+    staged = model.staged_predict(frame, [2, 5])
     for n_threads in (0, 1, 2, 100_000):
         np.testing.assert_array_equal(model.predict(frame, n_threads=n_threads), by_fit)
+        for got, want in zip(model.staged_predict(frame, [2, 5], n_threads=n_threads), staged):
+            np.testing.assert_array_equal(got, want)
     for bad in (-1, 1.5, True, "2"):
         with pytest.raises(optboost.ParameterError, match="n_threads"):
             model.predict(frame, n_threads=bad)
