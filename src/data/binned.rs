@@ -117,31 +117,65 @@ impl BinnedMatrix {
         }
     }
 
-    /// How many rows of each feature sit in each bin: `counts[j][b]`. Summed over fixed row
-    /// blocks, so exact and independent of the thread count.
-    pub(crate) fn bin_counts(&self) -> Vec<[usize; 256]> {
+    /// What binning needs to know of each feature's bins: whether a row is missing (bin 0) and
+    /// the most frequent bin. Features are counted in batches of `COUNT_BATCH` and rows in
+    /// blocks, with a small table per batch and block: a table of every feature (2 kB each) per
+    /// block would cost more than the counting for a few rows of thousands of features. Exact
+    /// integer counts, so the same whatever the thread count.
+    pub(crate) fn bin_summaries(&self) -> Vec<BinSummary> {
+        const COUNT_BATCH: usize = 64;
         let p = self.n_features;
-        let empty = || vec![[0usize; 256]; p];
-        if p == 0 {
-            return Vec::new();
+        let mut summaries = vec![BinSummary::default(); p];
+        summaries
+            .par_chunks_mut(COUNT_BATCH)
+            .enumerate()
+            .for_each(|(batch, summaries)| {
+                let (first, width) = (batch * COUNT_BATCH, summaries.len());
+                let counts = (self.bins.par_chunks(ROW_BLOCK * p))
+                    .map(|block| {
+                        let mut counts = vec![[0usize; 256]; width];
+                        for row in block.chunks_exact(p) {
+                            let bins = &row[first..first + width];
+                            for (count, &bin) in counts.iter_mut().zip(bins) {
+                                count[bin as usize] += 1;
+                            }
+                        }
+                        counts
+                    })
+                    .reduce_with(|mut total, block| {
+                        for (t, b) in total.iter_mut().zip(&block) {
+                            t.iter_mut().zip(b).for_each(|(t, b)| *t += b);
+                        }
+                        total
+                    })
+                    .unwrap_or_else(|| vec![[0; 256]; width]);
+                for (summary, counts) in summaries.iter_mut().zip(&counts) {
+                    *summary = BinSummary::of(counts);
+                }
+            });
+        summaries
+    }
+}
+
+/// A feature's bin counts as binning uses them (`BinnedMatrix::bin_summaries`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct BinSummary {
+    /// Rows in the missing bin 0.
+    pub missing: usize,
+    /// The lowest of the most frequent bins, and its row count.
+    pub mode: u8,
+    pub mode_count: usize,
+}
+
+impl BinSummary {
+    fn of(counts: &[usize; 256]) -> BinSummary {
+        // `max_by_key` keeps the last maximum: from the highest bin down, that is the lowest.
+        let mode = (0..256).rev().max_by_key(|&b| counts[b]).unwrap_or(0);
+        BinSummary {
+            missing: counts[0],
+            mode: mode as u8,
+            mode_count: counts[mode],
         }
-        self.bins
-            .par_chunks(ROW_BLOCK * p)
-            .map(|block| {
-                let mut counts = empty();
-                for row in block.chunks_exact(p) {
-                    for (count, &bin) in counts.iter_mut().zip(row) {
-                        count[bin as usize] += 1;
-                    }
-                }
-                counts
-            })
-            .reduce(empty, |mut total, block| {
-                for (t, b) in total.iter_mut().zip(&block) {
-                    t.iter_mut().zip(b).for_each(|(t, b)| *t += b);
-                }
-                total
-            })
     }
 }
 
@@ -252,19 +286,32 @@ mod tests {
     }
 
     #[test]
-    fn bin_counts_count_every_feature_over_all_blocks() {
-        let (n, p) = (2 * ROW_BLOCK + 77, 5);
-        let matrix = random_matrix(n, p);
-        let counts = matrix.bin_counts();
-        assert_eq!(counts.len(), p);
-        for (feature, counts) in counts.iter().enumerate() {
-            let mut expected = [0usize; 256];
-            (0..n).for_each(|r| expected[matrix.get(r, feature) as usize] += 1);
-            assert_eq!(counts, &expected, "feature {feature}");
+    fn bin_summaries_count_every_feature_over_all_rows() {
+        // More features than a counting batch, rows over several binning blocks, and features
+        // whose bins are few (so that modes tie and missing rows occur).
+        let (n, p) = (2 * ROW_BLOCK + 77, 70);
+        let mut state = 5;
+        let bins = (0..n * p)
+            .map(|k| (uniform(&mut state) * (1 + k % p % 4) as f64) as u8)
+            .collect();
+        let matrix = BinnedMatrix::from_bins(bins, n, p);
+        let summaries = matrix.bin_summaries();
+        assert_eq!(summaries.len(), p);
+        for (feature, summary) in summaries.iter().enumerate() {
+            let mut counts = [0usize; 256];
+            (0..n).for_each(|r| counts[matrix.get(r, feature) as usize] += 1);
+            let most = *counts.iter().max().unwrap();
+            let mode = counts.iter().position(|&c| c == most).unwrap();
+            let expected = BinSummary {
+                missing: counts[0],
+                mode: mode as u8,
+                mode_count: most,
+            };
+            assert_eq!(summary, &expected, "feature {feature}");
         }
         assert!(random_matrix(0, 3)
-            .bin_counts()
+            .bin_summaries()
             .iter()
-            .all(|c| c.iter().all(|&k| k == 0)));
+            .all(|s| *s == BinSummary::default()));
     }
 }

@@ -18,6 +18,7 @@
 //! the first bundle where none of their rows conflicts and the bins fit in 256. Bundles are used
 //! only where one holds at least two features.
 
+use super::binned::BinSummary;
 use super::{BinMapper, BinnedMatrix};
 
 /// Bundles open to new members while features are placed (each holds one bit per row).
@@ -47,22 +48,22 @@ pub struct Bundles {
 }
 
 impl Bundles {
-    /// Bundles for features binned as `matrix`, whose bins `counts` counts feature by feature
-    /// (`BinnedMatrix::bin_counts`), or `None` when no two features can share a column.
+    /// Bundles for features binned as `matrix`, whose bins `summaries` sums up feature by
+    /// feature (`BinnedMatrix::bin_summaries`), or `None` when no two features can share a
+    /// column.
     pub(crate) fn find(
         mappers: &[BinMapper],
         matrix: &BinnedMatrix,
-        counts: &[[usize; 256]],
+        summaries: &[BinSummary],
     ) -> Option<Bundles> {
         let n_rows = matrix.n_rows();
         // (feature, default bin) of every candidate, from the counts alone.
         let defaults_of_candidates: Vec<(usize, u8)> = (mappers.iter().enumerate())
             .filter(|(_, mapper)| matches!(mapper, BinMapper::Numeric { .. }) && n_rows > 0)
             .filter_map(|(f, _)| {
-                let counts = &counts[f];
-                // The lowest of the most frequent bins.
-                let default = (0..256).rev().max_by_key(|&b| counts[b]).unwrap_or(0) as u8;
-                (counts[0] == 0 && 2 * counts[default as usize] >= n_rows).then_some((f, default))
+                // The default bin: the lowest of the most frequent bins.
+                let s = &summaries[f];
+                (s.missing == 0 && 2 * s.mode_count >= n_rows).then_some((f, s.mode))
             })
             .collect();
         // Their non-default rows, in one pass over the rows of the row-major matrix (a pass per

@@ -98,12 +98,12 @@ impl BinnedData {
             total += m.n_bins();
         }
         offsets.push(total);
-        let counts = matrix.bin_counts();
+        let summaries = matrix.bin_summaries();
         let has_missing = match matrix.n_rows() {
             0 => vec![false; mappers.len()],
-            _ => counts.iter().map(|c| c[0] > 0).collect(),
+            _ => summaries.iter().map(|s| s.missing > 0).collect(),
         };
-        let bundles = Bundles::find(&mappers, &matrix, &counts);
+        let bundles = Bundles::find(&mappers, &matrix, &summaries);
         Ok(BinnedData {
             matrix,
             mappers,
