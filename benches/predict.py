@@ -29,7 +29,7 @@ import time
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 from compare import (
-    DEPTH, LEAVES, LR, MIN_LEAF, N_TREES, OPTBOOST_TREE_PARAMS, load_average, make_data,
+    DEPTH, LEAVES, LR, N_TREES, OPTBOOST_TREE_PARAMS, lightgbm_params, load_average, make_data,
 )
 
 LIBS = ["optboost", "xgboost", "catboost", "lightgbm"]
@@ -48,11 +48,7 @@ def train(lib: str, x, y, threads: int):
     if lib == "lightgbm":
         import lightgbm as lgb
 
-        params = {
-            "objective": "binary", "num_leaves": LEAVES, "max_depth": DEPTH,
-            "learning_rate": LR, "min_data_in_leaf": MIN_LEAF, "num_threads": threads,
-            "verbose": -1,
-        }
+        params = lightgbm_params("logistic", threads)
         model = lgb.train(params, lgb.Dataset(x, y), num_boost_round=N_TREES)
         return lambda xs: model.predict(xs, raw_score=True, num_threads=threads)
     if lib == "xgboost":

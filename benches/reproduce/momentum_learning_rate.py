@@ -45,11 +45,7 @@ def run_split(args: tuple[str, int]) -> tuple[str, int]:
     path = CACHE / f"{name}-{split}.json"
     results = json.loads(path.read_text()) if path.exists() else {}
     task = P.DATASETS[name]
-    df = C.load(name)
-    if df.height > P.ROW_CAP:
-        df = C.take(df, C.shuffled(df.height, C.SEED)[: P.ROW_CAP])
-    tr, va, te = C.split_idx(df.height, (0.6, 0.2, 0.2), C.SEED + split)
-    train, valid, test = C.take(df, tr), C.take(df, va), C.take(df, te)
+    _, train, valid, test = P.split_frames(C.load(name), split)
     for method, params in variants():
         if key(method, params) in results:
             continue

@@ -175,16 +175,22 @@ def optboost_fit(method, task, rounds, train, valid, grid=None):
     return lambda df: np.asarray(model.predict(df, type="response"), dtype=float)
 
 
+def split_frames(df, split: int):
+    """The data set capped at ROW_CAP rows (a seeded subsample), and split `split`'s 60/20/20
+    train / validation / test parts of it."""
+    if df.height > ROW_CAP:
+        df = C.take(df, C.shuffled(df.height, C.SEED)[:ROW_CAP])
+    tr, va, te = C.split_idx(df.height, (0.6, 0.2, 0.2), C.SEED + split)
+    return df, C.take(df, tr), C.take(df, va), C.take(df, te)
+
+
 def run_split(name: str, split: int, done: dict | None = None) -> dict:
     """Every library and method under both protocols on one split: {protocol: {entry: metrics}}.
     Entries already in `done` (a cached result) are kept, not recomputed."""
     task = DATASETS[name]
     df = C.load(name)
     levels = C.category_levels(df)
-    if df.height > ROW_CAP:
-        df = C.take(df, C.shuffled(df.height, C.SEED)[:ROW_CAP])
-    tr, va, te = C.split_idx(df.height, (0.6, 0.2, 0.2), C.SEED + split)
-    train, valid, test = C.take(df, tr), C.take(df, va), C.take(df, te)
+    df, train, valid, test = split_frames(df, split)
     n_classes = int(df["y"].max()) + 1 if task == "multiclass" else 0
     rounds = ROUNDS[task]
     y_va, y_te = valid["y"].to_numpy(), test["y"].to_numpy()
