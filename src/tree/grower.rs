@@ -564,49 +564,33 @@ fn grow_from(
                 find_split(h, support, &rows[start..end], stats, node, limits)
             })
         };
+        let search_left = || {
+            search(
+                (&left_hist, &left_support),
+                (work.start, mid),
+                split.left,
+                left_id,
+                &left_limits,
+            )
+        };
+        let search_right = || {
+            search(
+                (&right_hist, &right_support),
+                (mid, work.end),
+                split.right,
+                right_id,
+                &right_limits,
+            )
+        };
         let (left_split, right_split) = if one_feature.is_some()
             || built_bins < PARALLEL_SEARCH_MIN_BINS
             || (left_support.is_some() && right_support.is_some())
         {
             // One feature's bins, few bins, or two small supports: less work than waking
             // another thread.
-            (
-                search(
-                    (&left_hist, &left_support),
-                    (work.start, mid),
-                    split.left,
-                    left_id,
-                    &left_limits,
-                ),
-                search(
-                    (&right_hist, &right_support),
-                    (mid, work.end),
-                    split.right,
-                    right_id,
-                    &right_limits,
-                ),
-            )
+            (search_left(), search_right())
         } else {
-            rayon::join(
-                || {
-                    search(
-                        (&left_hist, &left_support),
-                        (work.start, mid),
-                        split.left,
-                        left_id,
-                        &left_limits,
-                    )
-                },
-                || {
-                    search(
-                        (&right_hist, &right_support),
-                        (mid, work.end),
-                        split.right,
-                        right_id,
-                        &right_limits,
-                    )
-                },
-            )
+            rayon::join(search_left, search_right)
         };
         for (id, start, end, (hist, support), split, limits) in [
             (
