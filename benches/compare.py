@@ -50,6 +50,18 @@ OPTBOOST_TREE_PARAMS = {
 }
 
 
+def optboost_estimator(loss: str, n_iter: int, threads: int, **settings):
+    """optboost's scikit-learn estimator for the trees every library grows here (`settings`:
+    other estimator arguments, such as `method` or `subsample`)."""
+    from optboost.sklearn import BoostClassifier, BoostRegressor
+
+    estimator = BoostClassifier if loss == "logistic" else BoostRegressor
+    return estimator(
+        loss=loss, n_iter=n_iter, learning_rate=LR, max_depth=DEPTH, n_threads=threads,
+        progress=False, params=OPTBOOST_TREE_PARAMS, **settings,
+    )  # fmt: skip
+
+
 def lightgbm_params(loss: str, threads: int) -> dict:
     """LightGBM's settings for the trees every library grows here."""
     return {

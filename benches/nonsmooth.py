@@ -31,7 +31,7 @@ import time
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 from compare import (
-    DEPTH, LEAVES, LR, OPTBOOST_TREE_PARAMS, lightgbm_params, load_average, make_data,
+    DEPTH, LEAVES, lightgbm_params, load_average, make_data, optboost_estimator,
 )
 
 # (label, optboost loss, LightGBM objective and its parameters)
@@ -57,19 +57,7 @@ def regression_target(x, seed: int):
 
 
 def optboost_cpu(x, y, method: str, loss: str, threads: int, n_iter: int) -> float:
-    from optboost.sklearn import BoostClassifier, BoostRegressor
-
-    estimator = BoostClassifier if loss == "logistic" else BoostRegressor
-    model = estimator(
-        method=method,
-        loss=loss,
-        n_iter=n_iter,
-        learning_rate=LR,
-        max_depth=DEPTH,
-        n_threads=threads,
-        progress=False,
-        params=OPTBOOST_TREE_PARAMS,
-    )
+    model = optboost_estimator(loss, n_iter, threads, method=method)
     started = time.process_time()
     model.fit(x, y)
     return time.process_time() - started

@@ -29,7 +29,7 @@ import time
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 from compare import (
-    DEPTH, LEAVES, LR, N_TREES, OPTBOOST_TREE_PARAMS, lightgbm_params, load_average, make_data,
+    DEPTH, LEAVES, LR, N_TREES, lightgbm_params, load_average, make_data, optboost_estimator,
 )
 
 LIBS = ["optboost", "xgboost", "catboost", "lightgbm"]
@@ -38,13 +38,7 @@ LIBS = ["optboost", "xgboost", "catboost", "lightgbm"]
 def train(lib: str, x, y, threads: int):
     """A model of N_TREES trees and a function giving the raw scores of a matrix."""
     if lib == "optboost":
-        from optboost.sklearn import BoostClassifier
-
-        model = BoostClassifier(
-            n_iter=N_TREES, learning_rate=LR, max_depth=DEPTH, n_threads=threads,
-            params=OPTBOOST_TREE_PARAMS,
-        ).fit(x, y)
-        return model.decision_function
+        return optboost_estimator("logistic", N_TREES, threads).fit(x, y).decision_function
     if lib == "lightgbm":
         import lightgbm as lgb
 

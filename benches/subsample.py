@@ -29,7 +29,7 @@ import time
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 from compare import (
-    DEPTH, LR, N_TREES, OPTBOOST_TREE_PARAMS, lightgbm_params, load_average, make_data,
+    DEPTH, N_TREES, lightgbm_params, load_average, make_data, optboost_estimator,
 )
 
 CASES = [
@@ -50,20 +50,7 @@ def train_optboost(x, y, loss: str, fraction: float, threads: int) -> tuple[floa
 
 def fit_optboost(x, y, loss, fraction, threads, n_iter) -> tuple[float, float]:
     """(training wall seconds from the history, CPU seconds of the whole fit)."""
-    from optboost.sklearn import BoostClassifier, BoostRegressor
-
-    estimator = BoostClassifier if loss == "logistic" else BoostRegressor
-    model = estimator(
-        loss=loss,
-        n_iter=n_iter,
-        learning_rate=LR,
-        max_depth=DEPTH,
-        n_threads=threads,
-        subsample=fraction,
-        random_state=1,
-        progress=False,
-        params=OPTBOOST_TREE_PARAMS,
-    )
+    model = optboost_estimator(loss, n_iter, threads, subsample=fraction, random_state=1)
     cpu = time.process_time()
     model.fit(x, y)
     return float(model.history_["seconds"][-1]), time.process_time() - cpu
