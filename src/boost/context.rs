@@ -9,14 +9,15 @@ use super::sampling::Sample;
 use super::step_rule_in_force;
 use super::tracked::{StoredTree, Tracked};
 use super::training_data::Validation;
-use super::vectors::{add_column, par_fill};
+use super::vectors::add_column;
 use super::weights::Weights;
 use crate::collective::Collective;
 use crate::data::BinnedData;
 use crate::loss::Loss;
 use crate::model::Model;
 use crate::params::{Params, Schedule, StepRule};
-use crate::tree::{Constraints, GrownTree, Tree};
+use crate::tree::{Constraints, GrownTree, Predictor, Tree, ROW_CHUNK};
+use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -83,8 +84,15 @@ impl Context<'_> {
     /// A tree's values on the validation rows, if there are any.
     fn valid_values(&self, tree: &Tree) -> Option<Vec<f64>> {
         let valid = self.valid?;
+        let numeric: Vec<bool> = (0..self.data.n_features())
+            .map(|f| !self.data.is_categorical(f))
+            .collect();
+        // The branch-free walk of prediction: the plain walk took 2–3% of a momentum method's
+        // fit with a tenth of the rows held out.
+        let predictor = Predictor::new(tree, &numeric);
         let mut values = vec![0.0; valid.matrix.n_rows()];
-        par_fill(&mut values, |r| tree.predict_bins(valid.matrix.row(r)));
+        (values.par_chunks_mut(ROW_CHUNK).enumerate())
+            .for_each(|(k, out)| predictor.add_binned(&valid.matrix, k * ROW_CHUNK, 1.0, out));
         Some(values)
     }
 

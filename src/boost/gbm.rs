@@ -186,4 +186,7 @@ impl Iterate for GbmState {
         false
     }
     fn restart_momentum(&mut self) {}
+    fn restart_point(&self) -> MethodState {
+        MethodState::Gbm(self.clone())
+    }
 }

@@ -124,6 +124,11 @@ pub(crate) trait Iterate {
     fn momentum_active(&self) -> bool;
     /// Forgets the momentum, keeping the output.
     fn restart_momentum(&mut self);
+    /// The state to fall back on if the next step is rejected: a copy of what
+    /// `restart_momentum` keeps. The momentum sequences, which the restart that follows a
+    /// rejection overwrites, are left out: copying them took about 7% of AGBM's iteration at
+    /// 1M rows.
+    fn restart_point(&self) -> MethodState;
 }
 
 /// What one iteration of a method reports besides the losses the booster computes.

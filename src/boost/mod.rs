@@ -547,7 +547,7 @@ impl Booster {
             && self.state.iterate().momentum_active())
         .then(|| {
             (
-                self.state.clone(),
+                self.state.iterate().restart_point(),
                 self.valid_pred.clone(),
                 self.model.n_trees(),
             )

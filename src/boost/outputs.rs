@@ -60,6 +60,19 @@ impl Context<'_> {
         out
     }
 
+    /// −∂ℓ/∂F at the scores `f` of the rows `rows` into `out`, for a separable loss (one row's
+    /// derivatives depend on that row alone): a method that moves its scores and takes the
+    /// gradient there in one pass over row blocks.
+    pub fn negative_gradient_of_rows(
+        &self,
+        rows: std::ops::Range<usize>,
+        f: &[f64],
+        out: &mut [f64],
+    ) {
+        debug_assert!(self.loss.separable());
+        self.loss.neg_gradient_into(self.targets(rows), f, out);
+    }
+
     /// −∂ℓ/∂F at F into `out`.
     pub fn negative_gradient_into(&self, f: &[f64], out: &mut [f64]) {
         if !self.loss.separable() {

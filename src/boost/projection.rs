@@ -126,4 +126,7 @@ impl Iterate for RepeatedState {
         false
     }
     fn restart_momentum(&mut self) {}
+    fn restart_point(&self) -> MethodState {
+        MethodState::Repeated(self.clone())
+    }
 }

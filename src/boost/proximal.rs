@@ -289,4 +289,13 @@ impl Iterate for MetaState {
     fn restart_momentum(&mut self) {
         self.restart()
     }
+    fn restart_point(&self) -> MethodState {
+        // The restart sets v from x (accelerated), and keeps the residual's Δ.
+        MethodState::Meta(MetaState {
+            x: self.x.par_clone(),
+            v: None,
+            delta: self.delta.clone(),
+            ..*self
+        })
+    }
 }

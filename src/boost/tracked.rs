@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::vectors::{add_column, CHUNK};
+use super::vectors::{add_column, par_fill, CHUNK};
 use rayon::prelude::*;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -76,6 +76,12 @@ impl Tracked {
     /// self ← a·self + b·y
     pub fn affine_assign(&mut self, a: f64, b: f64, y: &Tracked) {
         combine(&mut self.train, a, b, &y.train);
+        self.affine_assign_off_train(a, b, y);
+    }
+
+    /// `affine_assign` for a caller that combines the training values itself (in a pass of its
+    /// own): the validation values and the weights.
+    pub fn affine_assign_off_train(&mut self, a: f64, b: f64, y: &Tracked) {
         if let (Some(valid), Some(other)) = (self.valid.as_mut(), y.valid.as_ref()) {
             combine(valid, a, b, other);
         }
@@ -99,6 +105,21 @@ impl Tracked {
         }
         for (j, w) in self.weights.iter_mut().enumerate() {
             *w = a * x.weights.get(j).copied().unwrap_or(0.0) + b * *w;
+        }
+    }
+
+    /// A copy made by all threads: the momentum methods copy their output sequence at every
+    /// iteration (`Iterate::restart_point`).
+    pub fn par_clone(&self) -> Tracked {
+        let copy = |v: &[f64]| {
+            let mut out = vec![0.0; v.len()];
+            par_fill(&mut out, |i| v[i]);
+            out
+        };
+        Tracked {
+            train: copy(&self.train),
+            valid: self.valid.as_deref().map(copy),
+            weights: self.weights.clone(),
         }
     }
 

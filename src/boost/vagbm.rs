@@ -123,4 +123,11 @@ impl Iterate for VagbmState {
     fn restart_momentum(&mut self) {
         self.restart()
     }
+    fn restart_point(&self) -> MethodState {
+        MethodState::Vagbm(VagbmState {
+            f: self.f.par_clone(),
+            h: Tracked::default(),
+            m: self.m,
+        })
+    }
 }
