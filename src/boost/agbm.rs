@@ -26,7 +26,7 @@
 //!
 //! f and h are `Tracked` sequences over one tree store, so the model's weights are f's weights.
 
-use super::fit::{add_target_tree, fit_target};
+use super::fit::{add_target_tree, subtract_target_tree};
 use super::method::{inverse_smoothness, method, BoostingMethod, Iterate, MethodState, Start};
 use super::outputs::column;
 use super::tracked::Tracked;
@@ -178,60 +178,32 @@ pub fn step(state: &mut AgbmState, ctx: &mut Context<'_>, candidates: &Candidate
         })
         .collect();
 
-    // carry ← c − b2(X), in c's buffer once every class's tree is fitted.
+    // carry ← c − b2(X), in c's buffer, and h ← h + (γη/θ) b2(X) in the pass that computes
+    // cos(c, b2).
     let h_coef = ctx.params.gamma * eta / theta;
-    let b2: Vec<_> = (0..k)
-        .map(|class| fit_target(ctx, &column(&c, class, k), candidates))
-        .collect();
     let mut carry = c;
-    for (class, b2) in b2.iter().enumerate() {
-        let h = (h_coef != 0.0).then_some(&mut state.h.train[..]);
-        carry_and_add(&b2.values, (&mut carry, h), (k, class), h_coef);
-    }
+    let b2: Vec<_> = (0..k)
+        .map(|class| {
+            let h = (h_coef != 0.0).then_some(&mut state.h.train[..]);
+            subtract_target_tree(ctx, &mut carry, candidates, (h, h_coef), class)
+        })
+        .collect();
 
     let mut cos: Vec<f64> = b1.iter().map(|(_, cos)| *cos).collect();
-    cos.extend(b2.iter().map(|b| b.cos));
+    cos.extend(b2.iter().map(|(_, cos)| *cos));
     for (class, (b1, _)) in b1.into_iter().enumerate() {
         let b1 = ctx.store_grown(b1, class);
         state.f.add_tree_off_train(&b1, eta);
     }
-    for (class, b2) in b2.into_iter().enumerate() {
-        let b2 = ctx.store_tree(b2, class);
+    for (class, (b2, _)) in b2.into_iter().enumerate() {
+        let b2 = ctx.store_grown(b2, class);
         state.h.add_tree_off_train(&b2, h_coef);
-        ctx.buffers.recycle_values(b2.train);
     }
     state.residual = r;
     state.carry = carry;
     state.m += 1;
     ctx.publish(&state.f);
     Iteration { cos, step: eta }
-}
-
-/// Column `class` of the n × K carry ← carry − b2(X) (it holds c) and, when given, of
-/// h ← h + coef · b2(X), in one pass over b2's values.
-fn carry_and_add(
-    b2: &[f64],
-    (carry, h): (&mut [f64], Option<&mut [f64]>),
-    (k, class): (usize, usize),
-    coef: f64,
-) {
-    let rows = CHUNK.min(b2.len().max(1));
-    let carry = carry.par_chunks_mut(rows * k);
-    let b2 = b2.par_chunks(rows);
-    match h {
-        Some(h) => (carry.zip(h.par_chunks_mut(rows * k)).zip(b2)).for_each(|((carry, h), b2)| {
-            for (i, &v) in b2.iter().enumerate() {
-                let j = i * k + class;
-                carry[j] -= v;
-                h[j] += coef * v;
-            }
-        }),
-        None => carry.zip(b2).for_each(|(carry, b2)| {
-            for (i, &v) in b2.iter().enumerate() {
-                carry[i * k + class] -= v;
-            }
-        }),
-    }
 }
 
 /// g ← (1−θ) f + θ h (in f's buffers: f's old value is not needed again, f ← g + η b1),

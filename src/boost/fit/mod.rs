@@ -14,6 +14,7 @@ use crate::params::StepRule;
 use crate::tree::{grow_with_options, Candidates, FitStats, GrownTree};
 use passes::{
     add_to_column_with_cosine_sums, fitted_values_and_cosine_sums, leaf_index_and_cosine_sums,
+    subtract_and_add_with_cosine_sums,
 };
 use rayon::prelude::*;
 use std::time::Instant;
@@ -177,6 +178,28 @@ pub fn add_target_tree(
         add_to_column_with_cosine_sums(&grown, ctx.data, f, (k, class), (weight, scale), |i| {
             target[i]
         });
+    (grown, ctx.cosine_from_sums(tb, tt, bb))
+}
+
+/// AGBM's second tree: fitted to column `class` of the n × K `target`, which becomes
+/// target − b(X) (the carry), while column `class` of `h` (when given) gets `coef`·b(X); with no
+/// vector of fitted values. Returns the tree and cos(t, b).
+pub fn subtract_target_tree(
+    ctx: &Context<'_>,
+    target: &mut [f64],
+    candidates: &Candidates,
+    (h, coef): (Option<&mut [f64]>, f64),
+    class: usize,
+) -> (GrownTree, f64) {
+    let k = ctx.n_outputs();
+    let grown = grow_on_target(
+        ctx,
+        &column(target, class, k),
+        candidates,
+        Offset::Penalised,
+    );
+    let (tb, tt, bb) =
+        subtract_and_add_with_cosine_sums(&grown, ctx.data, (target, h), (k, class), coef);
     (grown, ctx.cosine_from_sums(tb, tt, bb))
 }
 

@@ -4,6 +4,7 @@
 
 use crate::data::BinnedData;
 use crate::tree::{GrownTree, ROW_CHUNK};
+use rayon::iter::Either;
 use rayon::prelude::*;
 
 /// `fitted_values_into`, returning in the same pass the sums (Σ t b, Σ t², Σ b²) over the
@@ -14,10 +15,16 @@ pub(super) fn fitted_values_and_cosine_sums(
     out: &mut [f64],
     target: impl Fn(usize) -> f64 + Sync,
 ) -> (f64, f64, f64) {
-    let per_chunk = fold_rows(grown, data, out, 1, 0, |sums, i, o, value| {
-        *o = value;
-        add_cosine_terms(sums, target(i), value);
-    });
+    let per_chunk = fold_rows(
+        grown,
+        data,
+        (out, None),
+        (1, 0),
+        |sums, i, (o, _), value| {
+            *o = value;
+            add_cosine_terms(sums, target(i), value);
+        },
+    );
     add_in_order(per_chunk)
 }
 
@@ -32,17 +39,52 @@ pub(super) fn add_to_column_with_cosine_sums(
     (weight, scale): (f64, f64),
     target: impl Fn(usize) -> f64 + Sync,
 ) -> (f64, f64, f64) {
-    let per_chunk = fold_rows(grown, data, out, n_columns, column, |sums, i, o, value| {
-        *o += weight * (scale * value);
-        add_cosine_terms(sums, target(i), value);
-    });
+    let per_chunk = fold_rows(
+        grown,
+        data,
+        (out, None),
+        (n_columns, column),
+        |sums, i, (o, _), value| {
+            *o += weight * (scale * value);
+            add_cosine_terms(sums, target(i), value);
+        },
+    );
     add_in_order(per_chunk)
 }
 
-/// Calls `visit(acc, i, entry, value)` for every row i in order, with `entry` the entry
-/// i·`stride` + `offset` of `out` and `value` the tree's value on row i. Rows are taken in
-/// fixed chunks, in parallel, each with its own accumulator; returns the accumulators in
-/// chunk order (the same with any number of threads).
+/// Subtracts the tree's values from column `column` of the row-major n × `n_columns` matrix
+/// `target`, which holds the target t the tree was fitted to, and adds `coef` × the values to
+/// the same column of `h` (when given), with no vector of fitted values; returns the cosine sums of
+/// `fitted_values_and_cosine_sums` for t and the tree's values (AGBM's carry c − b2(X) and
+/// momentum sequence h ← h + coef · b2(X)).
+pub(super) fn subtract_and_add_with_cosine_sums(
+    grown: &GrownTree,
+    data: &BinnedData,
+    (target, h): (&mut [f64], Option<&mut [f64]>),
+    (n_columns, column): (usize, usize),
+    coef: f64,
+) -> (f64, f64, f64) {
+    let per_chunk = fold_rows(
+        grown,
+        data,
+        (target, h),
+        (n_columns, column),
+        |sums, _, (t, h), value| {
+            add_cosine_terms(sums, *t, value);
+            *t -= value;
+            if let Some(h) = h {
+                *h += coef * value;
+            }
+        },
+    );
+    add_in_order(per_chunk)
+}
+
+/// Calls `visit(acc, i, (entry, second), value)` for every row i in order, with `entry` the
+/// entry i·`stride` + `offset` of `out`, `second` the same entry of `second_out` (when given)
+/// and `value` the tree's value on row i. Rows are taken in fixed chunks, in parallel, each with
+/// its own accumulator; returns the accumulators in chunk order (the same with any number of
+/// threads).
 ///
 /// Row order rather than leaf by leaf: a leaf's rows are scattered over `out` and the
 /// caller's vectors, and one cache miss per row and vector cost more than finding each
@@ -50,31 +92,54 @@ pub(super) fn add_to_column_with_cosine_sums(
 fn fold_rows<A: Default + Send>(
     grown: &GrownTree,
     data: &BinnedData,
-    out: &mut [f64],
-    stride: usize,
-    offset: usize,
-    visit: impl Fn(&mut A, usize, &mut f64, f64) + Sync,
+    (out, second_out): (&mut [f64], Option<&mut [f64]>),
+    (stride, offset): (usize, usize),
+    visit: impl Fn(&mut A, usize, (&mut f64, Option<&mut f64>), f64) + Sync,
 ) -> Vec<A> {
     assert!(offset < stride);
     let n_rows = out.len() / stride;
     assert_eq!(grown.n_rows(), n_rows, "a tree's leaves cover every row");
+    let chunk = ROW_CHUNK * stride;
+    let n_chunks = out.len().div_ceil(chunk);
+    let seconds = match second_out {
+        Some(second) => {
+            assert_eq!(second.len(), out.len());
+            Either::Left(second.par_chunks_mut(chunk).map(Some))
+        }
+        None => Either::Right(rayon::iter::repeat_n((), n_chunks).map(|()| None)),
+    };
     let finder = grown.leaf_finder(data);
     let leaf_values = grown.leaf_values();
-    out.par_chunks_mut(ROW_CHUNK * stride)
+    fn entries(
+        rows: &mut [f64],
+        (stride, offset): (usize, usize),
+    ) -> impl Iterator<Item = &mut f64> {
+        rows.chunks_exact_mut(stride)
+            .map(move |row| &mut row[offset])
+    }
+    (out.par_chunks_mut(chunk).zip(seconds))
         .enumerate()
-        .map_init(Vec::new, |values: &mut Vec<f64>, (k, entries)| {
+        .map_init(Vec::new, |values: &mut Vec<f64>, (k, (rows, second))| {
             let first = k * ROW_CHUNK;
             values.clear();
-            values.resize(entries.len() / stride, 0.0);
+            values.resize(rows.len() / stride, 0.0);
             grown.fill_chunk(&finder, k, values, |leaf| leaf_values[leaf]);
             let mut acc = A::default();
-            for (j, (entry, &value)) in entries
-                .chunks_exact_mut(stride)
-                .map(|row| &mut row[offset])
-                .zip(values.iter())
-                .enumerate()
-            {
-                visit(&mut acc, first + j, entry, value);
+            let values = values.iter().enumerate();
+            match second {
+                Some(second) => {
+                    for ((entry, second), (j, &value)) in entries(rows, (stride, offset))
+                        .zip(entries(second, (stride, offset)))
+                        .zip(values)
+                    {
+                        visit(&mut acc, first + j, (entry, Some(second)), value);
+                    }
+                }
+                None => {
+                    for (entry, (j, &value)) in entries(rows, (stride, offset)).zip(values) {
+                        visit(&mut acc, first + j, (entry, None), value);
+                    }
+                }
             }
             acc
         })
