@@ -1,5 +1,6 @@
 //! Kernel timings of the tree engine on 1M × 28 synthetic rows, 2 threads: histogram passes,
-//! and one tree, on every row and on a random half as `subsample` = 0.5 grows it. Minimum of
+//! and one tree, on every row, on a random half as `subsample` = 0.5 grows it, and on a copy of
+//! that half alone (the floor of a sampled tree). Minimum of
 //! several repeats (robust to load from other processes).
 //!
 //!     cargo bench --bench engine            # ROWS=200000 cargo bench --bench engine
@@ -22,6 +23,23 @@ fn best_of(repeats: usize, mut f: impl FnMut()) -> f64 {
             t.elapsed().as_secs_f64()
         })
         .fold(f64::INFINITY, f64::min)
+}
+
+/// The binned data of the rows `drawn` alone, with their target and weights.
+fn drawn_only(
+    columns: &[Vec<f64>],
+    drawn: &[u32],
+    (vt, v): (&[f64], &[f64]),
+) -> (BinnedData, Vec<f64>, Vec<f64>) {
+    let take = |x: &[f64]| -> Vec<f64> { drawn.iter().map(|&r| x[r as usize]).collect() };
+    let drawn_columns: Vec<Vec<f64>> = columns.iter().map(|c| take(c)).collect();
+    let mut data = BinnedData::learn(
+        &synthetic::numeric_frame(&drawn_columns),
+        &BinningParams::default(),
+    )
+    .unwrap();
+    data.keep_columns();
+    (data, take(vt), take(v))
 }
 
 fn main() {
@@ -103,6 +121,29 @@ fn main() {
                 "grow on a random half ({leaves} leaves) {name:<16} {:8.1} ms  ({:.2}x one tree)",
                 1e3 * t_half,
                 t_half / t
+            );
+            // The floor of a sampled tree: a full tree on a data set of the drawn half alone (as
+            // if the drawn rows were copied out, for free), which never places the other half.
+            let (half_data, half_vt, half_v) = drawn_only(&columns, &half, (&vt, v));
+            let t_floor = best_of(7, || {
+                let stats = FitStats {
+                    vt: &half_vt,
+                    v: &half_v,
+                };
+                let g = grow_with_options(
+                    &half_data,
+                    stats,
+                    &params,
+                    &Candidates::All,
+                    &mut buffers,
+                    &GrowOptions::default(),
+                );
+                buffers.recycle(g.into_parts().1);
+            });
+            println!(
+                "grow on a copy of the half alone {name:<16} {:8.1} ms  ({:.2}x one tree)",
+                1e3 * t_floor,
+                t_floor / t
             );
         }
     });

@@ -265,5 +265,26 @@ mod tests {
             [sums.0, sums.1, sums.2].map(f64::to_bits)
         );
         assert_eq!(sums.0, tb, "the same sums as the column update's");
+        // AGBM's pass: column 1 of an n × 2 target loses b, the same column of h gains 0.5 b,
+        // with the sums of the fitted-values pass for that target.
+        let mut carry: Vec<f64> = (0..2 * n)
+            .map(|k| if k % 2 == 1 { target(k / 2) } else { -1.0 })
+            .collect();
+        let mut h: Vec<f64> = (0..2 * n).map(|k| k as f64).collect();
+        let sums_carry =
+            subtract_and_add_with_cosine_sums(grown, data, (&mut carry, Some(&mut h)), (2, 1), 0.5);
+        for i in 0..n {
+            assert_eq!((carry[2 * i], h[2 * i]), (-1.0, (2 * i) as f64));
+            assert_eq!(carry[2 * i + 1], target(i) - walked[i], "row {i}");
+            assert_eq!(
+                h[2 * i + 1],
+                (2 * i + 1) as f64 + 0.5 * walked[i],
+                "row {i}"
+            );
+        }
+        assert_eq!(
+            [sums_carry.0, sums_carry.1, sums_carry.2].map(f64::to_bits),
+            [sums.0, sums.1, sums.2].map(f64::to_bits)
+        );
     }
 }
