@@ -89,6 +89,7 @@ impl AgbmState {
     pub fn restart(&mut self) {
         self.h = self.f.clone();
         self.m = 0;
+        self.residual.clear();
         self.carry.clear();
         self.restarts += 1;
     }

@@ -213,3 +213,62 @@ impl Params {
         Ok((rule, rho))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::boost::{AgbmState, DirectionKind, MetaState, Switches, Tracked, VagbmState};
+
+    /// A sequence with distinct values everywhere: training, validation and weights.
+    fn sequence(offset: f64) -> Tracked {
+        Tracked {
+            train: (0..5).map(|i| offset + i as f64).collect(),
+            valid: Some(vec![offset - 1.0, offset - 2.0]),
+            weights: vec![0.5 * offset, 0.25],
+        }
+    }
+
+    /// Falling back on `restart_point` and restarting gives the state that restarting the whole
+    /// state gives: the fallback keeps everything a restart does not overwrite.
+    #[test]
+    fn a_restart_from_the_restart_point_equals_a_restart_from_the_whole_state() {
+        let agbm = AgbmState {
+            f: sequence(1.0),
+            h: sequence(7.0),
+            m: 3,
+            residual: vec![0.1; 5],
+            carry: vec![-0.2; 5],
+            period: Some(4),
+            restarts: 2,
+            previous_loss: 0.7,
+        };
+        let vagbm = VagbmState {
+            f: sequence(2.0),
+            h: sequence(-3.0),
+            m: 5,
+        };
+        let meta = |residual: bool| MetaState {
+            switches: Switches {
+                direction: DirectionKind::Proximal,
+                residual,
+                accelerated: true,
+            },
+            x: sequence(4.0),
+            v: Some(sequence(9.0)),
+            delta: vec![0.3; 5],
+            beta: 2.5,
+        };
+        for state in [
+            MethodState::Agbm(agbm),
+            MethodState::Vagbm(vagbm),
+            MethodState::Meta(meta(false)),
+            MethodState::Meta(meta(true)),
+        ] {
+            let mut whole = state.clone();
+            whole.iterate_mut().restart_momentum();
+            let mut fallback = state.iterate().restart_point();
+            fallback.iterate_mut().restart_momentum();
+            assert_eq!(fallback, whole);
+        }
+    }
+}
