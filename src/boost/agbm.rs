@@ -153,7 +153,7 @@ pub fn step(state: &mut AgbmState, ctx: &mut Context<'_>, candidates: &Candidate
     let first = c.is_empty();
     c.resize(n, 0.0);
     momentum_point(
-        state,
+        (&mut state.f, &state.h),
         ctx,
         theta,
         (&mut r, (!first).then_some(&mut c[..])),
@@ -210,8 +210,8 @@ pub fn step(state: &mut AgbmState, ctx: &mut Context<'_>, candidates: &Candidate
 /// g ← (1−θ) f + θ h (in f's buffers: f's old value is not needed again, f ← g + η b1),
 /// r ← −∂ℓ(y, g) and, with the last carry, c ← r + momentum · carry (in the carry's buffer).
 /// For a separable loss in one pass over row blocks instead of three over the n × K vectors.
-fn momentum_point(
-    state: &mut AgbmState,
+pub(super) fn momentum_point(
+    (f, h): (&mut Tracked, &Tracked),
     ctx: &Context<'_>,
     theta: f64,
     (r, carry): (&mut [f64], Option<&mut [f64]>),
@@ -222,23 +222,18 @@ fn momentum_point(
             *c = r + momentum * *c;
         }
     };
-    let h = &state.h;
     if !ctx.loss.separable() {
-        state.f.affine_assign(1.0 - theta, theta, h);
-        ctx.negative_gradient_into(&state.f.train, r);
+        f.affine_assign(1.0 - theta, theta, h);
+        ctx.negative_gradient_into(&f.train, r);
         if let Some(carry) = carry {
             corrected(r, carry);
         }
         return;
     }
-    state.f.affine_assign_off_train(1.0 - theta, theta, h);
+    f.affine_assign_off_train(1.0 - theta, theta, h);
     let k = ctx.n_outputs();
     let block = CHUNK * k;
-    let g = state
-        .f
-        .train
-        .par_chunks_mut(block)
-        .zip(h.train.par_chunks(block));
+    let g = f.train.par_chunks_mut(block).zip(h.train.par_chunks(block));
     let rows = |i: usize, g: &[f64]| i * CHUNK..i * CHUNK + g.len() / k;
     let point = |g: &mut [f64], h: &[f64]| {
         for (g, &h) in g.iter_mut().zip(h) {

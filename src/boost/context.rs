@@ -2,7 +2,6 @@
 //! model being built and this iteration's sample, step rule and shrinkage.
 
 use super::buffers::Buffers;
-use super::fit;
 use super::method::method;
 use super::outputs::Derivatives;
 use super::sampling::Sample;
@@ -97,16 +96,8 @@ impl Context<'_> {
     }
 
     /// Puts a fitted tree into the model's store with weight 0, for a method that sets the
-    /// weights itself through `publish`.
-    pub fn store_tree(&mut self, direction: fit::Direction, output: usize) -> StoredTree {
-        StoredTree {
-            train: direction.values,
-            ..self.store_grown(direction.grown, output)
-        }
-    }
-
-    /// `store_tree` for a tree whose training values the fit has already added where they are
-    /// needed (`fit::add_target_tree`): the stored tree has no training values.
+    /// weights itself through `publish`; the fit has already added its training values where they
+    /// are needed (`fit::add_target_tree` and its kin).
     pub fn store_grown(&mut self, grown: GrownTree, output: usize) -> StoredTree {
         let valid = self.valid_values(&grown.tree);
         let index = self.model.n_trees();
@@ -116,7 +107,6 @@ impl Context<'_> {
         StoredTree {
             index,
             output,
-            train: Vec::new(),
             valid,
         }
     }

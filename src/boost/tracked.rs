@@ -23,12 +23,11 @@ pub struct Tracked {
     pub weights: Vec<f64>,
 }
 
-/// A tree pushed to the model's store, with its (unscaled) values on the training and validation
-/// rows and the output (class) it predicts.
+/// A tree pushed to the model's store, with its (unscaled) values on the validation rows and the
+/// output (class) it predicts. Its training values are added by the pass that fitted it.
 pub struct StoredTree {
     pub index: usize,
     pub output: usize,
-    pub train: Vec<f64>,
     pub valid: Option<Vec<f64>>,
 }
 
@@ -42,16 +41,8 @@ impl Tracked {
         }
     }
 
-    /// self ← self + coef · tree
-    pub fn add_tree(&mut self, tree: &StoredTree, coef: f64) {
-        if coef != 0.0 {
-            add_column(&mut self.train, coef, &tree.train, tree.output);
-        }
-        self.add_tree_off_train(tree, coef);
-    }
-
-    /// `add_tree` for a tree whose training values `coef`·tree(X) are already in `train` (added
-    /// by the pass that fitted it): the validation values and the weight.
+    /// self ← self + coef · tree for a tree whose training values coef·tree(X) are already in
+    /// `train` (added by the pass that fitted it): the validation values and the weight.
     pub fn add_tree_off_train(&mut self, tree: &StoredTree, coef: f64) {
         if coef == 0.0 {
             return;
@@ -153,18 +144,21 @@ mod tests {
 
     #[test]
     fn affine_combinations_keep_values_and_weights_consistent() {
-        let tree = |index, values: Vec<f64>| StoredTree {
-            index,
-            output: 0,
-            train: values,
-            valid: None,
+        // A tree's training values, added as the pass that fits it adds them.
+        let add = |x: &mut Tracked, index, values: [f64; 3], coef: f64| {
+            (x.train.iter_mut().zip(values)).for_each(|(x, v)| *x += coef * v);
+            let tree = StoredTree {
+                index,
+                output: 0,
+                valid: None,
+            };
+            x.add_tree_off_train(&tree, coef);
+            values
         };
         let mut x = Tracked::constant(&[1.0], 3, None);
         let mut y = x.clone();
-        let t0 = tree(0, vec![1.0, 2.0, 3.0]);
-        let t1 = tree(1, vec![-1.0, 0.0, 4.0]);
-        x.add_tree(&t0, 0.5);
-        y.add_tree(&t1, 2.0);
+        let t0 = add(&mut x, 0, [1.0, 2.0, 3.0], 0.5);
+        let t1 = add(&mut y, 1, [-1.0, 0.0, 4.0], 2.0);
         let z = Tracked::affine(0.25, &x, 0.75, &y);
         assert_eq!(z.weights, vec![0.125, 1.5]);
         // The in-place form gives the same numbers, whichever sequence has more weights.
@@ -175,7 +169,7 @@ mod tests {
         reversed.affine_from(0.75, &y, 0.25);
         assert_eq!(reversed, Tracked::affine(0.75, &y, 0.25, &x));
         for i in 0..3 {
-            let expected = 1.0 + 0.125 * t0.train[i] + 1.5 * t1.train[i];
+            let expected = 1.0 + 0.125 * t0[i] + 1.5 * t1[i];
             assert!((z.train[i] - expected).abs() < 1e-12);
         }
     }

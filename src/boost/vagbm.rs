@@ -13,7 +13,8 @@
 //! booster rejects an iteration that raised the training loss and restarts the momentum. γ is not used (Alg. 4 has none). Step rule: `constant`, η = learning_rate · ρ (ρ = 1/σ
 //! unless given, as for AGBM).
 
-use super::fit::fit_target;
+use super::agbm::momentum_point;
+use super::fit::add_target_tree_to_both;
 use super::method::{inverse_smoothness, BoostingMethod, Iterate, MethodState, Start};
 use super::outputs::column;
 use super::tracked::Tracked;
@@ -49,23 +50,32 @@ impl VagbmState {
 pub fn step(state: &mut VagbmState, ctx: &mut Context<'_>, candidates: &Candidates) -> Iteration {
     let m = state.m as f64;
     let theta = 2.0 / (m + 2.0);
-    // g ← (1−θ) f + θ h in f's buffers: f's old value is not needed again (f ← g + η b).
-    state.f.affine_assign(1.0 - theta, theta, &state.h);
-    let g = &state.f;
-    let mut r = ctx.buffers.values(g.train.len());
-    ctx.negative_gradient_into(&g.train, &mut r);
-    // With K outputs (a multiclass loss), one tree per output, as gbm does.
+    let mut r = ctx.buffers.values(state.f.train.len());
+    // g ← (1−θ) f + θ h in f's buffers (f's old value is not needed again: f ← g + η b) and
+    // r ← −∂ℓ(y, g), in one pass.
+    momentum_point((&mut state.f, &state.h), ctx, theta, (&mut r, None), 0.0);
+    // With K outputs (a multiclass loss), one tree per output, as gbm does; each added to f and
+    // h in the pass that computes its cosine (the trees' targets do not depend on f or h).
     let k = ctx.n_outputs();
-    let trees: Vec<_> = (0..k)
-        .map(|class| fit_target(ctx, &column(&r, class, k), candidates))
-        .collect();
     let eta = ctx.params.learning_rate * ctx.rho();
-    let cos = trees.iter().map(|b| b.cos).collect();
-    for (class, b) in trees.into_iter().enumerate() {
-        let b = ctx.store_tree(b, class);
-        state.f.add_tree(&b, eta);
-        state.h.add_tree(&b, eta / theta);
-        ctx.buffers.recycle_values(b.train);
+    let trees: Vec<_> = (0..k)
+        .map(|class| {
+            let sequences = (&mut state.f.train[..], &mut state.h.train[..]);
+            let target = column(&r, class, k);
+            add_target_tree_to_both(
+                ctx,
+                &target,
+                candidates,
+                (sequences, class),
+                (eta, eta / theta),
+            )
+        })
+        .collect();
+    let cos = trees.iter().map(|(_, cos)| *cos).collect();
+    for (class, (b, _)) in trees.into_iter().enumerate() {
+        let b = ctx.store_grown(b, class);
+        state.f.add_tree_off_train(&b, eta);
+        state.h.add_tree_off_train(&b, eta / theta);
     }
     ctx.buffers.recycle_values(r);
     state.m += 1;

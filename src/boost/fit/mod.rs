@@ -13,8 +13,8 @@ use super::Context;
 use crate::params::StepRule;
 use crate::tree::{grow_with_options, Candidates, FitStats, GrownTree};
 use passes::{
-    add_to_column_with_cosine_sums, fitted_values_and_cosine_sums, leaf_index_and_cosine_sums,
-    subtract_and_add_with_cosine_sums,
+    add_to_column_with_cosine_sums, add_to_two_columns_with_cosine_sums,
+    fitted_values_and_cosine_sums, leaf_index_and_cosine_sums, subtract_and_add_with_cosine_sums,
 };
 use rayon::prelude::*;
 use std::time::Instant;
@@ -176,6 +176,25 @@ pub fn add_target_tree(
     let k = ctx.n_outputs();
     let (tb, tt, bb) =
         add_to_column_with_cosine_sums(&grown, ctx.data, f, (k, class), (weight, scale), |i| {
+            target[i]
+        });
+    (grown, ctx.cosine_from_sums(tb, tt, bb))
+}
+
+/// VAGBM's tree: fitted to `target` (column `class` of the n × K residual) and added to column
+/// `class` of both n × K sequences, `coefs.0`·b(X) to f and `coefs.1`·b(X) to h, in the pass
+/// that computes cos(t, b), with no vector of fitted values. Returns the tree and the cosine.
+pub fn add_target_tree_to_both(
+    ctx: &Context<'_>,
+    target: &[f64],
+    candidates: &Candidates,
+    ((f, h), class): ((&mut [f64], &mut [f64]), usize),
+    coefs: (f64, f64),
+) -> (GrownTree, f64) {
+    let grown = grow_on_target(ctx, target, candidates, Offset::Penalised);
+    let k = ctx.n_outputs();
+    let (tb, tt, bb) =
+        add_to_two_columns_with_cosine_sums(&grown, ctx.data, (f, h), (k, class), coefs, |i| {
             target[i]
         });
     (grown, ctx.cosine_from_sums(tb, tt, bb))

@@ -52,6 +52,32 @@ pub(super) fn add_to_column_with_cosine_sums(
     add_in_order(per_chunk)
 }
 
+/// `add_to_column_with_cosine_sums` for two matrices at once: `coefs.0` × the tree's values to
+/// column `column` of `out`, `coefs.1` × them to the same column of `second` (VAGBM's f and h).
+pub(super) fn add_to_two_columns_with_cosine_sums(
+    grown: &GrownTree,
+    data: &BinnedData,
+    (out, second): (&mut [f64], &mut [f64]),
+    (n_columns, column): (usize, usize),
+    coefs: (f64, f64),
+    target: impl Fn(usize) -> f64 + Sync,
+) -> (f64, f64, f64) {
+    let per_chunk = fold_rows(
+        grown,
+        data,
+        (out, Some(second)),
+        (n_columns, column),
+        |sums, i, (o, second), value| {
+            *o += coefs.0 * value;
+            if let Some(second) = second {
+                *second += coefs.1 * value;
+            }
+            add_cosine_terms(sums, target(i), value);
+        },
+    );
+    add_in_order(per_chunk)
+}
+
 /// Subtracts the tree's values from column `column` of the row-major n × `n_columns` matrix
 /// `target`, which holds the target t the tree was fitted to, and adds `coef` × the values to
 /// the same column of `h` (when given), with no vector of fitted values; returns the cosine sums of
