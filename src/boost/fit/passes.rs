@@ -312,5 +312,28 @@ mod tests {
             [sums_carry.0, sums_carry.1, sums_carry.2].map(f64::to_bits),
             [sums.0, sums.1, sums.2].map(f64::to_bits)
         );
+        // VAGBM's pass: 0.5 b to column 0 of f, 4 b to the same column of h.
+        let mut f: Vec<f64> = (0..2 * n).map(|k| k as f64).collect();
+        let mut h: Vec<f64> = (0..2 * n).map(|k| -(k as f64)).collect();
+        let sums_both = add_to_two_columns_with_cosine_sums(
+            grown,
+            data,
+            (&mut f, &mut h),
+            (2, 0),
+            (0.5, 4.0),
+            target,
+        );
+        for i in 0..n {
+            assert_eq!(
+                (f[2 * i + 1], h[2 * i + 1]),
+                ((2 * i + 1) as f64, -((2 * i + 1) as f64))
+            );
+            assert_eq!(f[2 * i], (2 * i) as f64 + 0.5 * walked[i], "row {i}");
+            assert_eq!(h[2 * i], -((2 * i) as f64) + 4.0 * walked[i], "row {i}");
+        }
+        assert_eq!(
+            [sums_both.0, sums_both.1, sums_both.2].map(f64::to_bits),
+            [sums.0, sums.1, sums.2].map(f64::to_bits)
+        );
     }
 }
