@@ -175,6 +175,7 @@ pub fn step(state: &mut AgbmState, ctx: &mut Context<'_>, candidates: &Candidate
                 candidates,
                 (&mut state.f.train, class),
                 (eta, 1.0),
+                None,
             )
         })
         .collect();

@@ -14,7 +14,7 @@
 //! unless given, as for AGBM).
 
 use super::agbm::momentum_point;
-use super::fit::add_target_tree_to_both;
+use super::fit::add_target_tree;
 use super::method::{inverse_smoothness, BoostingMethod, Iterate, MethodState, Start};
 use super::outputs::column;
 use super::tracked::Tracked;
@@ -60,15 +60,10 @@ pub fn step(state: &mut VagbmState, ctx: &mut Context<'_>, candidates: &Candidat
     let eta = ctx.params.learning_rate * ctx.rho();
     let trees: Vec<_> = (0..k)
         .map(|class| {
-            let sequences = (&mut state.f.train[..], &mut state.h.train[..]);
             let target = column(&r, class, k);
-            add_target_tree_to_both(
-                ctx,
-                &target,
-                candidates,
-                (sequences, class),
-                (eta, eta / theta),
-            )
+            let f = (&mut state.f.train[..], class);
+            let h = Some((&mut state.h.train[..], eta / theta));
+            add_target_tree(ctx, &target, candidates, f, (eta, 1.0), h)
         })
         .collect();
     let cos = trees.iter().map(|(_, cos)| *cos).collect();

@@ -13,8 +13,8 @@ use super::Context;
 use crate::params::StepRule;
 use crate::tree::{grow_with_options, Candidates, FitStats, GrownTree};
 use passes::{
-    add_to_column_with_cosine_sums, add_to_two_columns_with_cosine_sums,
-    fitted_values_and_cosine_sums, leaf_index_and_cosine_sums, subtract_and_add_with_cosine_sums,
+    add_to_column_with_cosine_sums, fitted_values_and_cosine_sums, leaf_index_and_cosine_sums,
+    subtract_and_add_with_cosine_sums,
 };
 use rayon::prelude::*;
 use std::time::Instant;
@@ -157,46 +157,33 @@ pub fn add_constant_step_tree(
     (f, class, nu): (&mut [f64], usize, f64),
 ) -> (GrownTree, f64) {
     let rho = ctx.rho();
-    let (mut grown, cos) = add_target_tree(ctx, target, candidates, (f, class), (nu, rho));
+    let (mut grown, cos) = add_target_tree(ctx, target, candidates, (f, class), (nu, rho), None);
     grown.tree.scale(rho);
     (grown, cos)
 }
 
 /// `fit_target` for a tree whose values are needed only once, to add `weight`·(`scale`·b(x)) to
-/// column `class` of the n × K scores `f`: that is done in the pass that computes cos(t, b),
-/// with no vector of fitted values. Returns the tree (unscaled) and cos(t, b).
+/// column `class` of the n × K scores `f` (and, with `also` = (h, coefficient), coefficient·b(x)
+/// to the same column of h: VAGBM's two sequences): that is done in the pass that computes
+/// cos(t, b), with no vector of fitted values. Returns the tree (unscaled) and cos(t, b).
 pub fn add_target_tree(
     ctx: &Context<'_>,
     target: &[f64],
     candidates: &Candidates,
     (f, class): (&mut [f64], usize),
     (weight, scale): (f64, f64),
+    also: Option<(&mut [f64], f64)>,
 ) -> (GrownTree, f64) {
     let grown = grow_on_target(ctx, target, candidates, Offset::Penalised);
     let k = ctx.n_outputs();
-    let (tb, tt, bb) =
-        add_to_column_with_cosine_sums(&grown, ctx.data, f, (k, class), (weight, scale), |i| {
-            target[i]
-        });
-    (grown, ctx.cosine_from_sums(tb, tt, bb))
-}
-
-/// VAGBM's tree: fitted to `target` (column `class` of the n × K residual) and added to column
-/// `class` of both n × K sequences, `coefs.0`·b(X) to f and `coefs.1`·b(X) to h, in the pass
-/// that computes cos(t, b), with no vector of fitted values. Returns the tree and the cosine.
-pub fn add_target_tree_to_both(
-    ctx: &Context<'_>,
-    target: &[f64],
-    candidates: &Candidates,
-    ((f, h), class): ((&mut [f64], &mut [f64]), usize),
-    coefs: (f64, f64),
-) -> (GrownTree, f64) {
-    let grown = grow_on_target(ctx, target, candidates, Offset::Penalised);
-    let k = ctx.n_outputs();
-    let (tb, tt, bb) =
-        add_to_two_columns_with_cosine_sums(&grown, ctx.data, (f, h), (k, class), coefs, |i| {
-            target[i]
-        });
+    let (tb, tt, bb) = add_to_column_with_cosine_sums(
+        &grown,
+        ctx.data,
+        (f, also),
+        (k, class),
+        (weight, scale),
+        |i| target[i],
+    );
     (grown, ctx.cosine_from_sums(tb, tt, bb))
 }
 
@@ -312,10 +299,14 @@ pub fn add_newton_tree(
 ) -> (GrownTree, f64) {
     newton_tree(ctx, neg_gradient, hessian, candidates, |grown, target| {
         let k = ctx.n_outputs();
-        let (tb, tt, bb) =
-            add_to_column_with_cosine_sums(&grown, ctx.data, f, (k, class), (nu, 1.0), |i| {
-                target.at(i)
-            });
+        let (tb, tt, bb) = add_to_column_with_cosine_sums(
+            &grown,
+            ctx.data,
+            (f, None),
+            (k, class),
+            (nu, 1.0),
+            |i| target.at(i),
+        );
         (grown, ctx.cosine_from_sums(tb, tt, bb))
     })
 }

@@ -29,48 +29,27 @@ pub(super) fn fitted_values_and_cosine_sums(
 }
 
 /// Adds `weight` × (`scale` × the tree's value) to column `column` of the row-major
-/// n × `n_columns` matrix `out`, with no vector of fitted values, and returns the cosine sums
-/// of `fitted_values_and_cosine_sums` for the tree's own values.
+/// n × `n_columns` matrix `out` and, with `also` = (second matrix, coefficient), coefficient ×
+/// the value to the same column of the second matrix (VAGBM's f and h), with no vector of fitted
+/// values; returns the cosine sums of `fitted_values_and_cosine_sums` for the tree's own values.
 pub(super) fn add_to_column_with_cosine_sums(
     grown: &GrownTree,
     data: &BinnedData,
-    out: &mut [f64],
+    (out, also): (&mut [f64], Option<(&mut [f64], f64)>),
     (n_columns, column): (usize, usize),
     (weight, scale): (f64, f64),
     target: impl Fn(usize) -> f64 + Sync,
 ) -> (f64, f64, f64) {
+    let (second, also_coef) = also.map_or((None, 0.0), |(second, coef)| (Some(second), coef));
     let per_chunk = fold_rows(
         grown,
         data,
-        (out, None),
-        (n_columns, column),
-        |sums, i, (o, _), value| {
-            *o += weight * (scale * value);
-            add_cosine_terms(sums, target(i), value);
-        },
-    );
-    add_in_order(per_chunk)
-}
-
-/// `add_to_column_with_cosine_sums` for two matrices at once: `coefs.0` × the tree's values to
-/// column `column` of `out`, `coefs.1` × them to the same column of `second` (VAGBM's f and h).
-pub(super) fn add_to_two_columns_with_cosine_sums(
-    grown: &GrownTree,
-    data: &BinnedData,
-    (out, second): (&mut [f64], &mut [f64]),
-    (n_columns, column): (usize, usize),
-    coefs: (f64, f64),
-    target: impl Fn(usize) -> f64 + Sync,
-) -> (f64, f64, f64) {
-    let per_chunk = fold_rows(
-        grown,
-        data,
-        (out, Some(second)),
+        (out, second),
         (n_columns, column),
         |sums, i, (o, second), value| {
-            *o += coefs.0 * value;
+            *o += weight * (scale * value);
             if let Some(second) = second {
-                *second += coefs.1 * value;
+                *second += also_coef * value;
             }
             add_cosine_terms(sums, target(i), value);
         },
@@ -261,8 +240,14 @@ mod tests {
         // Column 2 of an n × 3 matrix gets 0.5 b; the other columns are left alone.
         let mut out: Vec<f64> = (0..3 * n).map(|k| k as f64).collect();
         let target = |i: usize| t[i] - 0.25;
-        let (tb, tt, bb) =
-            add_to_column_with_cosine_sums(grown, data, &mut out, (3, 2), (0.5, 1.0), target);
+        let (tb, tt, bb) = add_to_column_with_cosine_sums(
+            grown,
+            data,
+            (&mut out, None),
+            (3, 2),
+            (0.5, 1.0),
+            target,
+        );
         for i in 0..n {
             assert_eq!(out[3 * i], (3 * i) as f64);
             assert_eq!(out[3 * i + 1], (3 * i + 1) as f64);
@@ -315,12 +300,12 @@ mod tests {
         // VAGBM's pass: 0.5 b to column 0 of f, 4 b to the same column of h.
         let mut f: Vec<f64> = (0..2 * n).map(|k| k as f64).collect();
         let mut h: Vec<f64> = (0..2 * n).map(|k| -(k as f64)).collect();
-        let sums_both = add_to_two_columns_with_cosine_sums(
+        let sums_both = add_to_column_with_cosine_sums(
             grown,
             data,
-            (&mut f, &mut h),
+            (&mut f, Some((&mut h, 4.0))),
             (2, 0),
-            (0.5, 4.0),
+            (0.5, 1.0),
             target,
         );
         for i in 0..n {
