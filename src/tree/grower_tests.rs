@@ -335,3 +335,43 @@ fn sampled_trees_cover_every_row_whatever_the_buffers_held() {
     }
     assert!(seen.iter().all(|&s| s));
 }
+
+#[test]
+fn trees_whose_bounds_decide_few_splits_switch_to_counts_and_stay_the_same() {
+    // 16 levels per feature: many rows per bin, so trees start without counts.
+    let mut state = 3;
+    let (n, p) = (20_000, 4);
+    let columns: Vec<Vec<f64>> = (0..p)
+        .map(|_| (0..n).map(|_| (16.0 * uniform(&mut state)).floor()).collect())
+        .collect();
+    let data = binned(&columns);
+    let params = TreeParams {
+        max_depth: 8,
+        max_leaves: 60,
+        min_samples_leaf: 40,
+        min_weight_leaf: 0.0,
+        growth: Growth::Leafwise,
+        ..TreeParams::default()
+    };
+    // Weights as softmax Hessians: most tiny (a class the model is sure of), a few large.
+    let weights = |spread: f64, state: &mut u64| -> Vec<f64> {
+        (0..n).map(|_| 10f64.powf(-spread * uniform(state))).collect()
+    };
+    for (spread, switches) in [(4.0, true), (0.05, false)] {
+        let v = weights(spread, &mut state);
+        let vt: Vec<f64> = (0..n)
+            .map(|i| v[i] * ((0.7 * columns[0][i]).sin() + 0.1 * columns[1][i]))
+            .collect();
+        let stats = FitStats { vt: &vt, v: &v };
+        let mut buffers = GrowBuffers::default();
+        let first = grow_with(&data, stats, &params, &Candidates::All, &mut buffers);
+        assert_eq!(buffers.always_count, switches, "spread {spread}");
+        let (_, rows) = first.into_parts();
+        buffers.recycle(rows);
+        let reused = grow_with(&data, stats, &params, &Candidates::All, &mut buffers);
+        let fresh = grow(&data, stats, &params, &Candidates::All);
+        assert!(fresh.tree.n_leaves() >= 30, "spread {spread}");
+        assert_eq!(reused.tree, fresh.tree, "spread {spread}");
+        assert_eq!(reused.rows, fresh.rows, "spread {spread}");
+    }
+}
