@@ -9,6 +9,8 @@ leaf-wise, ≥ 20 rows per leaf, 255 bins, no L2 penalty, no early stopping):
     medium   20,000 × 10 dense
     sparse   50,000 × 120 binary: eight one-hot encoded categorical variables of 15 levels
              (mutually exclusive columns, as in LIBSVM's a9a)
+    letter   the shared letter set, 20,000 × 16, 26 classes (softmax; 100 rounds of 26 trees):
+             not in the default cases
 
 optboost is timed as `BoostClassifier(...).fit(X, y)` on the numpy matrix (binning + training),
 LightGBM as `Dataset(X, y).construct()` + `train`, XGBoost as `QuantileDMatrix` + `train`.
@@ -22,6 +24,7 @@ times move with the load, printed with every line.
     python benches/speed.py                                   # all cases, 1 and 2 threads
     python benches/speed.py --cases sparse --threads 1 --repeats 5
     python benches/speed.py --memory --rows 1000000           # peak memory above the data
+    python benches/speed.py --cases letter --repeats 3        # multiclass: 26 trees a round
 """
 
 from __future__ import annotations
@@ -36,7 +39,12 @@ import time
 from pathlib import Path
 
 LIBS = ["optboost", "lightgbm", "xgboost"]
-CASES = {"small": (5_000, 50), "medium": (20_000, 10), "sparse": (50_000, 120)}
+CASES = {"small": (5_000, 50), "medium": (20_000, 10), "sparse": (50_000, 120),
+         "letter": (20_000, 16)}
+DEFAULT_CASES = "small,medium,sparse"
+ROUNDS = {"letter": 100}
+DATA = Path(os.environ.get("OPTBOOST_DATA", Path(__file__).resolve().parents[2] / "shared"
+                           / "datasets"))
 N_TREES, DEPTH, LEAVES, LR, BINS, MIN_LEAF = 200, 6, 63, 0.1, 255, 20
 
 
@@ -47,6 +55,11 @@ def load_average() -> str:
 def make_data(case: str, rows: int, features: int, seed: int = 7):
     import numpy as np
 
+    if case == "letter":
+        import polars as pl
+
+        frame = pl.read_parquet(DATA / "letter.parquet")
+        return frame.drop("y").to_numpy().astype(np.float64), frame["y"].to_numpy()
     rng = np.random.default_rng(seed)
     if case == "sparse":
         groups, levels = 8, features // 8
@@ -85,11 +98,15 @@ def make_data(case: str, rows: int, features: int, seed: int = 7):
 
 
 def fit_once(lib: str, x, y, threads: int):
+    import numpy as np
+
+    n_classes = len(np.unique(y))
+    multiclass = n_classes > 2
     if lib == "optboost":
         from optboost.sklearn import BoostClassifier
 
         model = BoostClassifier(
-            loss="logistic",
+            loss="softmax" if multiclass else "logistic",
             n_iter=N_TREES,
             learning_rate=LR,
             max_depth=DEPTH,
@@ -109,7 +126,8 @@ def fit_once(lib: str, x, y, threads: int):
         import lightgbm as lgb
 
         params = {
-            "objective": "binary",
+            "objective": "multiclass" if multiclass else "binary",
+            "num_class": n_classes if multiclass else 1,
             "num_leaves": LEAVES,
             "max_depth": DEPTH,
             "learning_rate": LR,
@@ -127,7 +145,8 @@ def fit_once(lib: str, x, y, threads: int):
         import xgboost as xgb
 
         params = {
-            "objective": "binary:logistic",
+            "objective": "multi:softprob" if multiclass else "binary:logistic",
+            **({"num_class": n_classes} if multiclass else {}),
             "tree_method": "hist",
             "grow_policy": "lossguide",
             "max_depth": DEPTH,
@@ -190,7 +209,7 @@ def run_one(lib, case, rows, features, threads, inner, memory) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--cases", default=DEFAULT_CASES)
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--inner", type=int, default=3, help="fits per process (median taken)")
@@ -210,6 +229,7 @@ def main() -> None:
         global N_TREES
         if args.memory:
             N_TREES = 20
+        N_TREES = ROUNDS.get(args.cases, N_TREES)
         result = worker(args.worker, args.cases, args.rows, args.features, int(args.threads),
                         args.inner, args.memory)
         print(json.dumps(result))

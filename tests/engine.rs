@@ -504,6 +504,58 @@ fn same_model_with_one_and_two_threads() {
 }
 
 #[test]
+fn same_multiclass_model_whatever_the_thread_count() {
+    // The trees of the classes of an iteration grow side by side, as many at a time as there
+    // are threads: 5 classes on 2 and 3 threads leave a last, partial group of classes.
+    let mut rng = Rng::new(9);
+    let n = 3_000;
+    let (numeric, codes) = mixed_frame_columns(&mut rng, n);
+    let y: Vec<f64> = (0..n)
+        .map(|i| {
+            let x = numeric[0][i];
+            let band = if x.is_nan() { 0 } else { (x.abs() * 2.0) as usize };
+            ((band + codes[i] as usize + usize::from(rng.uniform() < 0.2)) % 5) as f64
+        })
+        .collect();
+    let fit = |threads: usize, method: &str, step: &str| {
+        let frame = common::mixed_frame(&numeric, &codes, 8);
+        let mut params = Params::default();
+        for (key, value) in [
+            ("n_iter", "4"),
+            ("max_depth", "4"),
+            ("loss", "softmax"),
+            ("method", method),
+            ("step", step),
+        ] {
+            params.set(key, value).unwrap();
+        }
+        params.n_threads = threads;
+        let data = TrainData {
+            frame,
+            y: &y,
+            weights: None,
+        };
+        let mut booster = Booster::new(params, &data, None).unwrap();
+        booster.run(|_| true).unwrap();
+        booster.into_model().to_json()
+    };
+    for (method, step) in [
+        ("gbm", "constant"),
+        ("gbm", "newton"),
+        ("gbm", "leaf_line_search"),
+        ("proximal", "constant"),
+    ] {
+        let one = fit(1, method, step);
+        for threads in [2, 3] {
+            assert!(
+                one == fit(threads, method, step),
+                "{method}, {step}: models differ between 1 and {threads} threads"
+            );
+        }
+    }
+}
+
+#[test]
 fn compact_prediction_equals_tree_traversal() {
     // Trees without categorical rules predict through the compact lock-step form, the others
     // through the general traversal; both must give what a plain walk of every tree gives, also

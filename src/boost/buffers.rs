@@ -3,15 +3,18 @@
 //! every tree (8 MB per vector at 1M rows) makes the allocator keep freed blocks around, which
 //! costs more memory than the buffers themselves.
 //! Not part of a checkpoint: the contents never outlive an iteration. The mutexes let the fits,
-//! which see the booster through a shared `Context`, borrow them; there is never contention.
+//! which see the booster through a shared `Context`, borrow them. The trees of the classes of one
+//! iteration may grow side by side (`fit::for_each_output`): each takes its own row lists from a
+//! pool of them.
 
 use crate::loss::LeafScratch;
 use crate::tree::GrowBuffers;
+use std::ops::{Deref, DerefMut};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 #[derive(Debug, Default)]
 pub struct Buffers {
-    grow: Mutex<GrowBuffers>,
+    grow: Mutex<Vec<GrowBuffers>>,
     values: Mutex<Vec<Vec<f64>>>,
     leaf: Mutex<LeafScratch>,
 }
@@ -21,8 +24,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Buffers {
-    pub fn grow(&self) -> MutexGuard<'_, GrowBuffers> {
-        lock(&self.grow)
+    /// Row lists for one tree, back in the pool when dropped.
+    pub fn grow(&self) -> PooledGrowBuffers<'_> {
+        let buffers = lock(&self.grow).pop().unwrap_or_default();
+        PooledGrowBuffers {
+            pool: &self.grow,
+            buffers: Some(buffers),
+        }
     }
 
     pub fn leaf_scratch(&self) -> MutexGuard<'_, LeafScratch> {
@@ -46,6 +54,33 @@ impl Buffers {
     pub fn recycle_values(&self, values: Vec<f64>) {
         if values.capacity() > 0 {
             lock(&self.values).push(values);
+        }
+    }
+}
+
+/// `GrowBuffers` taken from the pool of a `Buffers`, which gets them back when this is dropped.
+pub struct PooledGrowBuffers<'a> {
+    pool: &'a Mutex<Vec<GrowBuffers>>,
+    buffers: Option<GrowBuffers>,
+}
+
+impl Deref for PooledGrowBuffers<'_> {
+    type Target = GrowBuffers;
+    fn deref(&self) -> &GrowBuffers {
+        self.buffers.as_ref().expect("held until dropped")
+    }
+}
+
+impl DerefMut for PooledGrowBuffers<'_> {
+    fn deref_mut(&mut self) -> &mut GrowBuffers {
+        self.buffers.as_mut().expect("held until dropped")
+    }
+}
+
+impl Drop for PooledGrowBuffers<'_> {
+    fn drop(&mut self) {
+        if let Some(buffers) = self.buffers.take() {
+            lock(self.pool).push(buffers);
         }
     }
 }

@@ -9,9 +9,12 @@
 //! search is one γ along the K trees together, and the leaf line search re-solves each class's
 //! leaves.
 
-use super::fit::{add_constant_step_tree, add_newton_tree, fit_targets, Offset};
+use super::fit::{
+    add_grown_tree, add_newton_fit, fit_targets, for_each_output, grow_newton, grow_on_target,
+    Offset,
+};
 use super::method::{inverse_smoothness, BoostingMethod, Iterate, MethodState, Start};
-use super::outputs::{column, newton_need, Need};
+use super::outputs::{newton_need, Columns, Need};
 use super::step_rule::apply_step_rule;
 use super::tracked::Tracked;
 use super::{Context, Iteration};
@@ -62,30 +65,40 @@ pub fn step(state: &mut GbmState, ctx: &mut Context<'_>, candidates: &Candidates
     }
 }
 
-/// The trees of one iteration with a constant step ρ, each added to F as soon as it is grown
-/// (no vector of fitted values), all fitted to −g at the same F.
+/// The trees of one iteration with a constant step ρ, each added to F once grown (no vector of
+/// fitted values), all fitted to −g at the same F.
 fn constant_step(
     state: &mut GbmState,
     ctx: &mut Context<'_>,
     candidates: &Candidates,
     nu: f64,
 ) -> Iteration {
-    let k = ctx.n_outputs();
     let derivs = std::mem::take(ctx.derivs);
-    let cos = add_tree_by_tree(state, ctx, nu, |ctx, f, class| {
-        let target = column(&derivs.neg_gradient, class, k);
-        add_constant_step_tree(ctx, &target, candidates, (f, class, nu))
-    });
+    let targets = Columns::new(&derivs.neg_gradient, ctx.n_outputs());
+    let rho = ctx.rho();
+    let cos = add_tree_by_tree(
+        state,
+        ctx,
+        nu,
+        |ctx, class| grow_on_target(ctx, targets.get(class), candidates, Offset::Penalised),
+        |ctx, f, class, grown| {
+            let target = targets.get(class);
+            let (mut grown, cos) = add_grown_tree(ctx, grown, target, (f, class), (nu, rho), None);
+            grown.tree.scale(rho);
+            (grown, cos)
+        },
+    );
+    drop(targets);
     *ctx.derivs = derivs;
     Iteration {
         cos,
-        step: nu * ctx.rho(),
+        step: nu * rho,
     }
 }
 
-/// The Newton trees of one iteration, each added to F as soon as it is grown (no vector of
-/// fitted values). The trees of all classes are fitted at the same F: its derivatives are
-/// computed before any tree is added.
+/// The Newton trees of one iteration, each added to F once grown (no vector of fitted values).
+/// The trees of all classes are fitted at the same F: its derivatives are computed before any
+/// tree is added.
 fn newton_step(
     state: &mut GbmState,
     ctx: &mut Context<'_>,
@@ -100,31 +113,48 @@ fn newton_step(
         Need::GradientAndHessian => &derivs.hessian,
         Need::Gradient => &[],
     };
-    let cos = add_tree_by_tree(state, ctx, nu, |ctx, f, class| {
-        let (g, h) = (
-            column(&derivs.neg_gradient, class, k),
-            column(hessian, class, k),
-        );
-        add_newton_tree(ctx, &g, &h, candidates, (f, class, nu))
-    });
+    let (g, h) = (
+        Columns::new(&derivs.neg_gradient, k),
+        Columns::new(hessian, k),
+    );
+    let cos = add_tree_by_tree(
+        state,
+        ctx,
+        nu,
+        |ctx, class| grow_newton(ctx, g.get(class), h.get(class), candidates),
+        |ctx, f, class, fit| add_newton_fit(ctx, fit, g.get(class), h.get(class), (f, class, nu)),
+    );
+    drop((g, h));
     *ctx.derivs = derivs;
     Iteration { cos, step: nu }
 }
 
-/// For every output: `fit_and_add(ctx, F, class)` grows its tree and adds it to F (n × K); the
-/// tree joins the model with weight `nu`. Returns each tree's cos(target, b).
-fn add_tree_by_tree(
+/// For every output: `grow(ctx, class)` grows its tree (classes side by side, see
+/// `for_each_output`), then `add(ctx, F, class, grown)` adds it to F (n × K), class by class in
+/// order; the tree joins the model with weight `nu`. Returns each tree's cos(target, b).
+fn add_tree_by_tree<G: Send>(
     state: &mut GbmState,
     ctx: &mut Context<'_>,
     nu: f64,
-    mut fit_and_add: impl FnMut(&Context<'_>, &mut [f64], usize) -> (GrownTree, f64),
+    grow: impl Fn(&Context<'_>, usize) -> G + Sync,
+    add: impl Fn(&Context<'_>, &mut [f64], usize, G) -> (GrownTree, f64),
 ) -> Vec<f64> {
-    (0..ctx.n_outputs())
-        .map(|class| {
-            let (grown, cos) = fit_and_add(ctx, &mut state.f, class);
+    let mut added = Vec::with_capacity(ctx.n_outputs());
+    for_each_output(
+        ctx,
+        |class| grow(ctx, class),
+        |class, grown| {
+            let (grown, cos) = add(ctx, &mut state.f, class, grown);
             let (tree, rows) = grown.into_parts();
-            ctx.add_tree(tree, nu, class);
             ctx.buffers.grow().recycle(rows);
+            added.push((tree, cos));
+        },
+    );
+    added
+        .into_iter()
+        .enumerate()
+        .map(|(class, (tree, cos))| {
+            ctx.add_tree(tree, nu, class);
             cos
         })
         .collect()

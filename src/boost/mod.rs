@@ -472,10 +472,12 @@ impl Booster {
     pub fn state(&self) -> &MethodState {
         &self.state
     }
-    /// Wall time this booster object (since `new` or `resume`) spent growing trees: the weak
+    /// Time this booster object (since `new` or `resume`) spent growing trees: the weak
     /// learner's work, as opposed to the method's gradients, proximal operators, step rules and
-    /// weight updates. Not part of a checkpoint; compare it with the time of the `step` calls of
-    /// the same object, not with the history's `seconds`, which a resumed booster carries on.
+    /// weight updates. The sum of the trees' wall times: when the trees of several classes grow
+    /// side by side it can exceed the fit's wall time. Not part of a checkpoint; compare it with
+    /// the time of the `step` calls of the same object, not with the history's `seconds`, which
+    /// a resumed booster carries on.
     pub fn tree_fit_seconds(&self) -> f64 {
         Duration::from_nanos(self.tree_fit_nanos.load(Ordering::Relaxed)).as_secs_f64()
     }

@@ -8,6 +8,7 @@ use super::weights::Weights;
 use super::Context;
 use crate::collective::Collective;
 use crate::loss::Loss;
+use rayon::prelude::*;
 use std::borrow::Cow;
 
 /// What the next iteration needs at the method's output F, when it starts from there.
@@ -245,6 +246,58 @@ pub fn newton_need(loss: &dyn Loss) -> Need {
         Need::Gradient
     } else {
         Need::GradientAndHessian
+    }
+}
+
+/// The columns of a row-major n × K matrix, each contiguous (the matrix itself when K = 1):
+/// transposed in one pass, block of rows by block of rows, where K calls of `column` would
+/// read the whole matrix K times with stride K (with 26 classes, a tenth of a softmax fit).
+pub struct Columns<'a> {
+    columns: Cow<'a, [f64]>,
+    n_rows: usize,
+}
+
+impl<'a> Columns<'a> {
+    /// An empty `matrix` (an omitted Hessian, h ≡ 1) gives empty columns.
+    pub fn new(matrix: &'a [f64], n_outputs: usize) -> Self {
+        let n_rows = matrix.len() / n_outputs;
+        if n_outputs == 1 {
+            return Columns {
+                columns: Cow::Borrowed(matrix),
+                n_rows,
+            };
+        }
+        const BLOCK_ROWS: usize = 2_048;
+        let mut columns = vec![0.0; matrix.len()];
+        // Block b of every column, for block b of the rows.
+        let mut blocks: Vec<Vec<&mut [f64]>> = (0..n_rows.div_ceil(BLOCK_ROWS))
+            .map(|_| Vec::with_capacity(n_outputs))
+            .collect();
+        for column in columns.chunks_mut(n_rows.max(1)) {
+            for (block, piece) in blocks.iter_mut().zip(column.chunks_mut(BLOCK_ROWS)) {
+                block.push(piece);
+            }
+        }
+        blocks
+            .par_iter_mut()
+            .zip(matrix.par_chunks(BLOCK_ROWS * n_outputs))
+            .for_each(|(pieces, rows)| {
+                for (i, row) in rows.chunks_exact(n_outputs).enumerate() {
+                    for (piece, &x) in pieces.iter_mut().zip(row) {
+                        piece[i] = x;
+                    }
+                }
+            });
+        Columns {
+            columns: Cow::Owned(columns),
+            n_rows,
+        }
+    }
+
+    /// Column `k` (empty for an empty matrix).
+    pub fn get(&self, k: usize) -> &[f64] {
+        let n = self.n_rows;
+        self.columns.get(k * n..(k + 1) * n).unwrap_or(&[])
     }
 }
 

@@ -342,7 +342,11 @@ fn trees_whose_bounds_decide_few_splits_switch_to_counts_and_stay_the_same() {
     let mut state = 3;
     let (n, p) = (20_000, 4);
     let columns: Vec<Vec<f64>> = (0..p)
-        .map(|_| (0..n).map(|_| (16.0 * uniform(&mut state)).floor()).collect())
+        .map(|_| {
+            (0..n)
+                .map(|_| (16.0 * uniform(&mut state)).floor())
+                .collect()
+        })
         .collect();
     let data = binned(&columns);
     let params = TreeParams {
@@ -355,7 +359,9 @@ fn trees_whose_bounds_decide_few_splits_switch_to_counts_and_stay_the_same() {
     };
     // Weights as softmax Hessians: most tiny (a class the model is sure of), a few large.
     let weights = |spread: f64, state: &mut u64| -> Vec<f64> {
-        (0..n).map(|_| 10f64.powf(-spread * uniform(state))).collect()
+        (0..n)
+            .map(|_| 10f64.powf(-spread * uniform(state)))
+            .collect()
     };
     for (spread, switches) in [(4.0, true), (0.05, false)] {
         let v = weights(spread, &mut state);

@@ -6,7 +6,7 @@
 
 mod passes;
 
-use super::outputs::column;
+use super::outputs::{column, Columns};
 use super::ranks::shared;
 use super::vectors::{add_column, par_fill, par_sum, CHUNK};
 use super::Context;
@@ -117,15 +117,44 @@ pub fn fit_targets(
     candidates: &Candidates,
     offset: Offset,
 ) -> Vec<Direction> {
-    let k = ctx.n_outputs();
     let fit = if rule == StepRule::LeafLineSearch {
         fit_target_leaf_search
     } else {
         fit_target_with
     };
-    (0..k)
-        .map(|class| fit(ctx, &column(target, class, k), candidates, offset))
-        .collect()
+    let columns = Columns::new(target, ctx.n_outputs());
+    let mut dirs = Vec::with_capacity(ctx.n_outputs());
+    for_each_output(
+        ctx,
+        |class| fit(ctx, columns.get(class), candidates, offset),
+        |_, dir| dirs.push(dir),
+    );
+    dirs
+}
+
+/// `fit(class)` for every output, as many classes side by side as the pool has threads, handed
+/// to `finish` in class order. The trees of one iteration are fitted at the same point, so they
+/// do not depend on one another; on a few thousand rows a tree is mostly serial work (its
+/// histograms are one block of rows, its nodes too small to share), and the classes are what
+/// gives the other threads theirs. At most a thread's worth of trees is held before `finish`.
+/// Across ranks the classes go one by one: every rank must reduce the same tree's histograms at
+/// the same time.
+pub(in crate::boost) fn for_each_output<T: Send>(
+    ctx: &Context<'_>,
+    fit: impl Fn(usize) -> T + Sync,
+    mut finish: impl FnMut(usize, T),
+) {
+    let side_by_side = match shared(ctx.collective) {
+        Some(_) => 1,
+        None => rayon::current_num_threads().max(1),
+    };
+    let classes: Vec<usize> = (0..ctx.n_outputs()).collect();
+    for chunk in classes.chunks(side_by_side) {
+        let fitted: Vec<T> = chunk.par_iter().map(|&class| fit(class)).collect();
+        for (&class, t) in chunk.iter().zip(fitted) {
+            finish(class, t);
+        }
+    }
 }
 
 /// `fit_target` for a tree whose leaves the leaf line search re-solves before its values are
@@ -147,21 +176,6 @@ fn fit_target_leaf_search(
     }
 }
 
-/// The tree fitted to output `class`'s `target` added with weight ν·ρ to the n × K scores `f`
-/// (with no vector of fitted values: a constant step needs none); returns the tree, scaled by ρ,
-/// and cos(t, b). The scores get ν·(ρ·b(x)), as from the scaled tree's values.
-pub fn add_constant_step_tree(
-    ctx: &Context<'_>,
-    target: &[f64],
-    candidates: &Candidates,
-    (f, class, nu): (&mut [f64], usize, f64),
-) -> (GrownTree, f64) {
-    let rho = ctx.rho();
-    let (mut grown, cos) = add_target_tree(ctx, target, candidates, (f, class), (nu, rho), None);
-    grown.tree.scale(rho);
-    (grown, cos)
-}
-
 /// `fit_target` for a tree whose values are needed only once, to add `weight`·(`scale`·b(x)) to
 /// column `class` of the n × K scores `f` (and, with `also` = (h, coefficient), coefficient·b(x)
 /// to the same column of h: VAGBM's two sequences): that is done in the pass that computes
@@ -175,6 +189,18 @@ pub fn add_target_tree(
     also: Option<(&mut [f64], f64)>,
 ) -> (GrownTree, f64) {
     let grown = grow_on_target(ctx, target, candidates, Offset::Penalised);
+    add_grown_tree(ctx, grown, target, (f, class), (weight, scale), also)
+}
+
+/// The second half of `add_target_tree`, for a tree `grown` on `target` already.
+pub fn add_grown_tree(
+    ctx: &Context<'_>,
+    grown: GrownTree,
+    target: &[f64],
+    (f, class): (&mut [f64], usize),
+    (weight, scale): (f64, f64),
+    also: Option<(&mut [f64], f64)>,
+) -> (GrownTree, f64) {
     let k = ctx.n_outputs();
     let (tb, tt, bb) = add_to_column_with_cosine_sums(
         &grown,
@@ -209,7 +235,7 @@ pub fn subtract_target_tree(
     (grown, ctx.cosine_from_sums(tb, tt, bb))
 }
 
-fn grow_on_target(
+pub fn grow_on_target(
     ctx: &Context<'_>,
     target: &[f64],
     candidates: &Candidates,
@@ -283,60 +309,46 @@ pub fn fit_newton(
     hessian: &[f64],
     candidates: &Candidates,
 ) -> Direction {
-    newton_tree(ctx, neg_gradient, hessian, candidates, |grown, target| {
-        Direction::new(ctx, grown, |i| target.at(i))
-    })
+    let NewtonFit { grown, weighted } = grow_newton(ctx, neg_gradient, hessian, candidates);
+    let target = NewtonTarget::new(&weighted, neg_gradient, hessian);
+    Direction::new(ctx, grown, |i| target.at(i))
 }
 
-/// The Newton tree of output `class` added with weight `nu` to the n × K scores `f` (with no
-/// vector of fitted values); returns the tree and cos(−g/h, b). Arguments as `fit_newton`.
-pub fn add_newton_tree(
+/// A Newton tree, grown, with the weighted statistics it was grown on when the rows have
+/// weights (`None`: −g and h themselves).
+pub struct NewtonFit {
+    pub grown: GrownTree,
+    weighted: Option<(Vec<f64>, Vec<f64>)>,
+}
+
+/// Grows the Newton tree of `fit_newton` and bounds its leaves.
+pub fn grow_newton(
     ctx: &Context<'_>,
     neg_gradient: &[f64],
     hessian: &[f64],
     candidates: &Candidates,
-    (f, class, nu): (&mut [f64], usize, f64),
-) -> (GrownTree, f64) {
-    newton_tree(ctx, neg_gradient, hessian, candidates, |grown, target| {
-        let k = ctx.n_outputs();
-        let (tb, tt, bb) = add_to_column_with_cosine_sums(
-            &grown,
-            ctx.data,
-            (f, None),
-            (k, class),
-            (nu, 1.0),
-            |i| target.at(i),
-        );
-        (grown, ctx.cosine_from_sums(tb, tt, bb))
-    })
-}
-
-/// Grows the Newton tree and hands it, with the target −g/h, to `finish`.
-fn newton_tree<T>(
-    ctx: &Context<'_>,
-    neg_gradient: &[f64],
-    hessian: &[f64],
-    candidates: &Candidates,
-    finish: impl FnOnce(GrownTree, NewtonTarget<'_>) -> T,
-) -> T {
-    let weighted;
+) -> NewtonFit {
     // vt = w·(−g), v = w·h; with unit weights these are −g and h themselves (1·x = x).
-    let (vt, v) = match ctx.w.given() {
-        None => (neg_gradient, hessian),
-        Some(w) => {
-            let n = neg_gradient.len();
-            let (mut vt, mut v) = (vec![0.0; n], vec![0.0; n]);
-            par_fill(&mut vt, |i| w[i] * neg_gradient[i]);
-            if hessian.is_empty() {
-                v.copy_from_slice(w);
-            } else {
-                par_fill(&mut v, |i| w[i] * hessian[i]);
-            }
-            weighted = (vt, v);
-            (&weighted.0[..], &weighted.1[..])
+    let weighted = ctx.w.given().map(|w| {
+        let n = neg_gradient.len();
+        let (mut vt, mut v) = (vec![0.0; n], vec![0.0; n]);
+        par_fill(&mut vt, |i| w[i] * neg_gradient[i]);
+        if hessian.is_empty() {
+            v.copy_from_slice(w);
+        } else {
+            par_fill(&mut v, |i| w[i] * hessian[i]);
         }
-    };
-    let mut grown = grow(ctx, FitStats { vt, v }, candidates);
+        (vt, v)
+    });
+    let target = NewtonTarget::new(&weighted, neg_gradient, hessian);
+    let mut grown = grow(
+        ctx,
+        FitStats {
+            vt: target.vt,
+            v: target.v,
+        },
+        candidates,
+    );
     let bound = ctx.params.max_leaf_value;
     if bound > 0.0 {
         let values: Vec<f64> = (grown.leaf_values().into_iter())
@@ -344,7 +356,27 @@ fn newton_tree<T>(
             .collect();
         grown.set_leaf_values(&values);
     }
-    finish(grown, NewtonTarget { vt, v })
+    NewtonFit { grown, weighted }
+}
+
+/// The Newton tree of `fit` (grown by `grow_newton` on the same columns) added to output
+/// `class` of the n × K scores `f` with weight `nu` (with no vector of fitted values); returns
+/// the tree and cos(−g/h, b).
+pub fn add_newton_fit(
+    ctx: &Context<'_>,
+    fit: NewtonFit,
+    neg_gradient: &[f64],
+    hessian: &[f64],
+    (f, class, nu): (&mut [f64], usize, f64),
+) -> (GrownTree, f64) {
+    let NewtonFit { grown, weighted } = fit;
+    let target = NewtonTarget::new(&weighted, neg_gradient, hessian);
+    let k = ctx.n_outputs();
+    let (tb, tt, bb) =
+        add_to_column_with_cosine_sums(&grown, ctx.data, (f, None), (k, class), (nu, 1.0), |i| {
+            target.at(i)
+        });
+    (grown, ctx.cosine_from_sums(tb, tt, bb))
 }
 
 /// A leaf step clipped to ±`bound` (0: no bound), as XGBoost's max_delta_step clips Newton
@@ -367,7 +399,23 @@ struct NewtonTarget<'a> {
     v: &'a [f64],
 }
 
-impl NewtonTarget<'_> {
+impl<'a> NewtonTarget<'a> {
+    /// The statistics a Newton tree is grown on: the `weighted` ones, when the rows have
+    /// weights, else −g and h.
+    fn new(
+        weighted: &'a Option<(Vec<f64>, Vec<f64>)>,
+        neg_gradient: &'a [f64],
+        hessian: &'a [f64],
+    ) -> Self {
+        match weighted {
+            Some((vt, v)) => NewtonTarget { vt, v },
+            None => NewtonTarget {
+                vt: neg_gradient,
+                v: hessian,
+            },
+        }
+    }
+
     #[inline]
     fn at(&self, i: usize) -> f64 {
         if self.v.is_empty() {
@@ -389,14 +437,12 @@ pub fn fit_newton_all(
     candidates: &Candidates,
 ) -> Vec<Direction> {
     let k = ctx.n_outputs();
-    (0..k)
-        .map(|class| {
-            fit_newton(
-                ctx,
-                &column(neg_gradient, class, k),
-                &column(hessian, class, k),
-                candidates,
-            )
-        })
-        .collect()
+    let (neg_gradient, hessian) = (Columns::new(neg_gradient, k), Columns::new(hessian, k));
+    let mut dirs = Vec::with_capacity(k);
+    for_each_output(
+        ctx,
+        |class| fit_newton(ctx, neg_gradient.get(class), hessian.get(class), candidates),
+        |_, dir| dirs.push(dir),
+    );
+    dirs
 }
