@@ -17,6 +17,7 @@ process's resident memory once the raw data are loaded (VmHWM after /proc/self/c
 
     python benches/compare.py                       # 1M × 28, both losses, 3 repeats
     python benches/compare.py --rows 100000 --repeats 1 --libs optboost,lightgbm
+    python benches/compare.py --losses logistic --libs optboost,optboost_q,lightgbm,lightgbm_q,xgboost
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LIBS = ["optboost", "lightgbm", "xgboost", "sklearn"]
+# Variants on request (--libs): each library's quantized gradient statistics (optboost's
+# `quantized_gradients`, LightGBM's `use_quantized_grad` with its defaults). The ×best column
+# still compares with the exact LightGBM and XGBoost.
+QUANTIZED = ["optboost_q", "lightgbm_q"]
 LOSSES = ["logistic", "squared"]
 N_TREES, DEPTH, LEAVES, LR, BINS, MIN_LEAF = 100, 6, 63, 0.1, 255, 20
 
@@ -145,7 +150,7 @@ def worker(lib: str, loss: str, directory: Path, threads: int, out: Path) -> dic
     """Runs in a fresh process: import, load, reset the peak, construct, train, predict."""
     import numpy as np
 
-    if lib == "lightgbm":
+    if lib.startswith("lightgbm"):
         import lightgbm as lgb
     elif lib == "xgboost":
         import xgboost as xgb
@@ -160,8 +165,10 @@ def worker(lib: str, loss: str, directory: Path, threads: int, out: Path) -> dic
     binary = loss == "logistic"
 
     t0 = time.perf_counter()
-    if lib == "lightgbm":
+    if lib.startswith("lightgbm"):
         params = lightgbm_params(loss, threads)
+        if lib == "lightgbm_q":
+            params["use_quantized_grad"] = True
         ds = lgb.Dataset(xtr, ytr, params=params)
         ds.construct()
         t1 = time.perf_counter()
@@ -219,10 +226,11 @@ def worker(lib: str, loss: str, directory: Path, threads: int, out: Path) -> dic
 def run_one(lib: str, loss: str, directory: Path, threads: int, features: int) -> dict:
     out = directory / f"pred.{lib}.{loss}.f64"
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    if lib == "optboost":
+    if lib.startswith("optboost"):
         exe = ROOT / "target" / "release" / "examples" / "bench_fit"
         cmd = [str(exe), "--dir", str(directory), "--features", str(features), "--loss", loss,
-               "--n_threads", str(threads), "--out", str(out)]
+               "--n_threads", str(threads), "--out", str(out),
+               "--quantized_gradients", str(lib == "optboost_q").lower()]
     else:
         cmd = [sys.executable, __file__, "--worker", lib, "--loss", loss, "--dir", str(directory),
                "--threads", str(threads), "--out", str(out)]
@@ -264,12 +272,12 @@ def table(results: dict, libs: list[str], losses: list[str]) -> str:
         return (max(values) - min(values)) / m if m > 0 and len(values) > 1 else 0.0
 
     lines = []
-    head = (f"{'loss':<9}{'library':<10}{'bin s':>7}{'train s':>9}{'ms/tree':>9}{'bin+train':>10}"
+    head = (f"{'loss':<9}{'library':<11}{'bin s':>7}{'train s':>9}{'ms/tree':>9}{'bin+train':>10}"
             f"{'×best':>7}{'±':>6}{'mem MB':>8}{'×best':>7}{'pred s':>8}{'×best':>7}"
             f"{'logloss':>9}{'rmse':>8}{'auc':>8}")
     for loss in losses:
         rows = {lib: results[(lib, loss)] for lib in libs if results.get((lib, loss))}
-        peers = [lib for lib in rows if lib != "optboost"]
+        peers = [lib for lib in rows if not lib.startswith("optboost")]
         total = {lib: med(r, "total_s") for lib, r in rows.items()}
         best_total = min((total[p] for p in peers if p in ("lightgbm", "xgboost")), default=None)
         best_mem = min((med(rows[p], "peak_above_raw_mb") for p in peers), default=None)
@@ -281,7 +289,7 @@ def table(results: dict, libs: list[str], losses: list[str]) -> str:
             ratio = lambda a, b: f"{a / b:7.2f}" if b else f"{'':>7}"  # noqa: E731
             logloss = f"{med(runs, 'logloss'):9.5f}" if "logloss" in runs[0] else f"{'—':>9}"
             lines.append(
-                f"{loss:<9}{lib:<10}{med(runs, 'binning_s'):7.2f}{med(runs, 'train_s'):9.2f}"
+                f"{loss:<9}{lib:<11}{med(runs, 'binning_s'):7.2f}{med(runs, 'train_s'):9.2f}"
                 f"{1000 * med(runs, 'train_s') / N_TREES:9.1f}{t:10.2f}{ratio(t, best_total)}"
                 f"{100 * spread(runs, 'total_s'):5.0f}%{mem:8.0f}{ratio(mem, best_mem)}"
                 f"{pred:8.3f}{ratio(pred, best_pred)}{logloss}{med(runs, 'rmse'):8.4f}"
@@ -319,7 +327,7 @@ def main() -> None:
 
     libs = args.libs.split(",")
     losses = args.losses.split(",")
-    if "optboost" in libs and not args.no_build:
+    if any(lib.startswith("optboost") for lib in libs) and not args.no_build:
         subprocess.run(["cargo", "build", "--release", "--quiet", "--example", "bench_fit"], cwd=ROOT, check=True)
     prepare(directory, args.rows, args.test_rows, args.features, args.seed)
     print(f"{args.rows} × {args.features} train, {args.test_rows} test, {args.threads} threads, "
@@ -334,7 +342,7 @@ def main() -> None:
                 r["total_s"] = r["binning_s"] + r["train_s"]
                 r["load"] = load_average()
                 results.setdefault((lib, loss), []).append(r)
-                print(f"  rep {rep} {loss:<9}{lib:<10} bin {r['binning_s']:6.2f}  train {r['train_s']:6.2f}  "
+                print(f"  rep {rep} {loss:<9}{lib:<11} bin {r['binning_s']:6.2f}  train {r['train_s']:6.2f}  "
                       f"pred {r['predict_s']:6.3f}  mem {r['peak_above_raw_mb']:6.0f} MB  "
                       f"auc {r['auc']:.4f}  load {r['load']}", flush=True)
     print()

@@ -95,9 +95,11 @@ fn main() -> optboost::Result<()> {
         ("n_threads", "2"),
         ("min_samples_leaf", "20"),
         ("min_weight_leaf", "1e-3"),
+        ("l2_leaf", "0"),
         ("growth", "leafwise"),
         ("step", "newton"),
         ("memory", "fast"),
+        ("quantized_gradients", "false"),
     ] {
         params.set(name, &get(name, default))?;
     }

@@ -210,6 +210,10 @@ pub struct Params {
     /// How the binned features are stored during training (it does not change the model).
     #[serde(default = "Memory::fast")]
     pub memory: Memory,
+    /// Grow trees on gradient statistics rounded to integers (tree/quantize.rs): faster
+    /// histograms, unbiased but inexact sums.
+    #[serde(default)]
+    pub quantized_gradients: bool,
 }
 
 fn one() -> f64 {
@@ -249,6 +253,7 @@ impl Default for Params {
             interactions: Vec::new(),
             metrics: Vec::new(),
             memory: Memory::Fast,
+            quantized_gradients: false,
         }
     }
 }
@@ -296,6 +301,7 @@ impl Params {
         "interactions",
         "metrics",
         "memory",
+        "quantized_gradients",
     ];
 
     /// Sets one parameter from its public name and a textual value.
@@ -324,6 +330,7 @@ impl Params {
             "seed" => self.seed = parse(name, value)?,
             "n_threads" => self.n_threads = parse(name, value)?,
             "memory" => self.memory = value.parse()?,
+            "quantized_gradients" => self.quantized_gradients = parse_switch(name, value)?,
             "early_stopping_rounds" => self.early_stopping_rounds = Some(parse(name, value)?),
             "selection" => self.selection = value.parse()?,
             "t" => self.t = parse(name, value)?,
@@ -492,6 +499,15 @@ impl Safeguard {
 impl Memory {
     fn fast() -> Self {
         Memory::Fast
+    }
+}
+
+/// `true` / `false` (also `1` / `0`).
+fn parse_switch(name: &str, value: &str) -> Result<bool> {
+    match value.to_ascii_lowercase().as_str() {
+        "true" | "1" => Ok(true),
+        "false" | "0" => Ok(false),
+        _ => Err(Error::param(name, format!("{value:?}"), "true or false")),
     }
 }
 

@@ -513,7 +513,11 @@ fn same_multiclass_model_whatever_the_thread_count() {
     let y: Vec<f64> = (0..n)
         .map(|i| {
             let x = numeric[0][i];
-            let band = if x.is_nan() { 0 } else { (x.abs() * 2.0) as usize };
+            let band = if x.is_nan() {
+                0
+            } else {
+                (x.abs() * 2.0) as usize
+            };
             ((band + codes[i] as usize + usize::from(rng.uniform() < 0.2)) % 5) as f64
         })
         .collect();
@@ -1269,4 +1273,61 @@ fn a_constant_feature_gives_a_single_leaf_and_no_panic() {
         .unwrap()
         .iter()
         .all(|&p| (p - 24.5).abs() < 1e-12));
+}
+
+#[test]
+fn quantized_gradients_fit_nearly_the_exact_model_the_same_on_any_thread_count() {
+    let mut rng = Rng::new(21);
+    let n = 20_000;
+    let columns: Vec<Vec<f64>> = (0..3)
+        .map(|_| (0..n).map(|_| rng.normal()).collect())
+        .collect();
+    let signal: Vec<f64> = (0..n)
+        .map(|i| (1.5 * columns[0][i]).sin() + columns[1][i] * columns[2][i])
+        .collect();
+    let labels: Vec<f64> = signal
+        .iter()
+        .map(|&z| f64::from(u8::from(rng.uniform() < 1.0 / (1.0 + (-2.0 * z).exp()))))
+        .collect();
+    let noisy: Vec<f64> = signal.iter().map(|&z| z + 0.3 * rng.normal()).collect();
+    let fit = |loss: &str, y: &[f64], quantized: bool, threads: usize| {
+        let mut params = Params::default();
+        for (key, value) in [
+            ("loss", loss),
+            ("n_iter", "30"),
+            ("max_depth", "4"),
+            ("max_bins", "63"),
+            (
+                "quantized_gradients",
+                if quantized { "true" } else { "false" },
+            ),
+        ] {
+            params.set(key, value).unwrap();
+        }
+        params.n_threads = threads;
+        let data = TrainData {
+            frame: Frame::new(common::numeric_features(&columns)).unwrap(),
+            y,
+            weights: None,
+        };
+        let mut booster = Booster::new(params, &data, None).unwrap();
+        booster.run(|_| true).unwrap();
+        let loss = booster.history().records.last().unwrap().train_loss;
+        (booster.into_model().to_json(), loss)
+    };
+    // Logistic trees grow on weighted statistics without counts, least squares on unit weights:
+    // the two packings of quantize.rs.
+    for (loss, y) in [("logistic", &labels), ("squared", &noisy)] {
+        let (exact_model, exact_loss) = fit(loss, y, false, 1);
+        let (model, quantized_loss) = fit(loss, y, true, 1);
+        assert!(model != exact_model, "{loss}: the statistics were rounded");
+        assert!(
+            (quantized_loss - exact_loss).abs() <= 1e-3 * exact_loss,
+            "{loss}: training loss {quantized_loss} against {exact_loss} exact"
+        );
+        assert!(
+            model == fit(loss, y, true, 2).0,
+            "{loss}: quantized models differ between 1 and 2 threads"
+        );
+    }
 }

@@ -16,7 +16,8 @@ from .errors import ParameterError
 def render(name: str, value: Any) -> str:
     """A parameter value in the core's textual form."""
     if isinstance(value, bool):
-        raise ParameterError(f"parameter {name!r} takes a number or a name, not {value!r}")
+        # The core's switches read "true" / "false"; any other parameter rejects them by name.
+        return "true" if value else "false"
     if isinstance(value, numbers.Integral):
         return str(int(value))
     if isinstance(value, numbers.Real):

@@ -34,6 +34,8 @@ pub struct Sample {
     features: Option<Vec<bool>>,
     colsample_bynode: f64,
     node_seed: u64,
+    /// The seed of this iteration's rounding of quantized statistics (`quantized_gradients`).
+    quantize_seed: Option<u64>,
 }
 
 impl Sample {
@@ -67,12 +69,15 @@ impl Sample {
         } else {
             0
         };
+        // Drawn only when asked for: the other parameters' draws stay what they were.
+        let quantize_seed = params.quantized_gradients.then(|| rng.next_u64());
         Sample {
             rows,
             line_search_weights: OnceLock::new(),
             features,
             colsample_bynode: params.colsample_bynode,
             node_seed,
+            quantize_seed,
         }
     }
 
@@ -116,6 +121,7 @@ impl Sample {
             node_seed: self.node_seed,
             constraints: Some(constraints),
             collective: Some(collective),
+            quantize_seed: self.quantize_seed,
         }
     }
 }

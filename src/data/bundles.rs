@@ -190,18 +190,14 @@ impl Bundles {
     }
 
     /// Writes the histogram of every feature (laid out at `feature_offsets`) from the bundled
-    /// histogram `bundled`.
-    pub(crate) fn expand<const K: usize>(
+    /// histogram `bundled`, whose bins are summed by `add` from `zero`.
+    pub(crate) fn expand<P: Copy>(
         &self,
-        bundled: &[[f64; K]],
+        bundled: &[P],
         feature_offsets: &[usize],
-        out: &mut [[f64; K]],
+        out: &mut [P],
+        (zero, add): (P, impl Fn(&mut P, &P)),
     ) {
-        let add = |a: &mut [f64; K], b: &[f64; K]| {
-            for k in 0..K {
-                a[k] += b[k];
-            }
-        };
         for (f, place) in self.places.iter().enumerate() {
             let own = &mut out[feature_offsets[f]..feature_offsets[f + 1]];
             match *place {
@@ -217,7 +213,7 @@ impl Bundles {
                     let start = self.offsets[column] as usize;
                     let column_bins = &bundled[start..self.offsets[column + 1] as usize];
                     let last = first + own.len() - 2;
-                    own[0] = [0.0; K];
+                    own[0] = zero;
                     for b in 1..own.len() {
                         if b != default as usize {
                             own[b] = column_bins[bundle_bin(b as u8, default, first)];

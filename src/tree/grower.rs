@@ -160,6 +160,9 @@ pub struct GrowOptions<'a> {
     /// The ranks of a data-parallel fit, each growing the tree on its own rows (`None`: this
     /// process holds every row). Histograms are summed over them (tree/ranks.rs).
     pub collective: Option<&'a dyn Collective>,
+    /// Grow on quantized statistics, rounded with draws from this seed (quantize.rs); `None`:
+    /// exact statistics. Data-parallel fits stay exact.
+    pub quantize_seed: Option<u64>,
 }
 
 impl<'a> GrowOptions<'a> {
@@ -177,6 +180,7 @@ impl Default for GrowOptions<'_> {
             node_seed: 0,
             constraints: None,
             collective: None,
+            quantize_seed: None,
         }
     }
 }
@@ -255,12 +259,19 @@ pub fn grow_with_options(
         && one_feature.is_none()
         && many_rows_per_bin
         && shared.is_none()
-        && !buffers.always_count
+        && (!buffers.always_count || options.quantize_seed.is_some())
     {
         row_stats.without_counts(params.max_depth.min(params.max_leaves))
     } else {
         row_stats
     };
+    let quantization = (options.quantize_seed)
+        .filter(|_| shared.is_none())
+        .and_then(|seed| {
+            let depth = params.max_depth.min(params.max_leaves);
+            row_stats.quantized(seed, n_fit, depth)
+        });
+    let row_stats = (quantization.as_ref()).map_or(row_stats, |q| RowStats::Quantized(q.stats()));
     grow_from(
         data,
         &row_stats,

@@ -20,6 +20,7 @@
 //!   same order, so a bin's sum does not depend on which other features are built, nor how.
 
 use super::bins::{BinSet, BinStats, CountBounds};
+use super::quantize::{Quantization, QuantizedInput, QuantizedStats};
 use crate::data::{BinnedData, BinnedMatrix, Bundles};
 use rayon::prelude::*;
 
@@ -81,6 +82,9 @@ pub(crate) enum RowStats<'a> {
         v: &'a [f64],
         bounds: CountBounds,
     },
+    /// Either of `Uniform` and `WeightedUncounted` rounded to integers, one i64 a row
+    /// (`quantize.rs`).
+    Quantized(QuantizedStats<'a>),
 }
 
 impl<'a> RowStats<'a> {
@@ -127,10 +131,37 @@ impl<'a> RowStats<'a> {
         }
     }
 
+    /// These statistics quantized for a tree fitted on `n_fit` rows (quantize.rs); `None` where
+    /// they stay exact.
+    pub(crate) fn quantized(
+        &self,
+        seed: u64,
+        n_fit: usize,
+        max_depth: usize,
+    ) -> Option<Quantization> {
+        let (vt, v) = match *self {
+            RowStats::Uniform { vt, v } => (vt, QuantizedInput::Uniform(v)),
+            RowStats::WeightedUncounted { vt, v, .. } => (vt, QuantizedInput::Weighted(v, false)),
+            RowStats::Weighted { vt, v } => (vt, QuantizedInput::Weighted(v, true)),
+            RowStats::Quantized(_) => return None,
+        };
+        Quantization::new(vt, v, seed, n_fit, max_depth)
+    }
+
+    /// The weight of every row, when it is the same for all.
+    pub(crate) fn uniform_v(&self) -> Option<f64> {
+        match self {
+            RowStats::Uniform { v, .. } => Some(*v),
+            RowStats::Quantized(q) => q.uniform_v(),
+            _ => None,
+        }
+    }
+
     /// The count bounds of uncounted histograms; `None` when bins hold exact counts.
     pub(crate) fn count_bounds(&self) -> Option<&CountBounds> {
         match self {
             RowStats::WeightedUncounted { bounds, .. } => Some(bounds),
+            RowStats::Quantized(q) => q.count_bounds(),
             _ => None,
         }
     }
@@ -138,6 +169,9 @@ impl<'a> RowStats<'a> {
     /// Totals of `rows`, summed in fixed chunks of rows (the same sums with any number of
     /// threads).
     pub(crate) fn totals(&self, rows: &[u32]) -> BinStats {
+        if let RowStats::Quantized(q) = self {
+            return q.totals(rows);
+        }
         let chunk_totals: Vec<BinStats> = rows
             .par_chunks(TOTALS_CHUNK)
             .map(|chunk| {
@@ -154,6 +188,7 @@ impl<'a> RowStats<'a> {
                             total.sum_v += v[r as usize];
                         }
                     }
+                    RowStats::Quantized(_) => unreachable!("summed above"),
                 }
                 total
             })
@@ -207,7 +242,7 @@ impl Histogram {
                     sum_v: v * p[1],
                     count: p[1] as u32,
                 };
-                build_packed::<2>(
+                build_packed(
                     data,
                     rows,
                     features,
@@ -227,7 +262,7 @@ impl Histogram {
                     prefetch(&vt[r]);
                     prefetch(&v[r]);
                 };
-                build_packed::<4>(data, rows, features, stat, prefetch_stat, |packed| {
+                build_packed(data, rows, features, stat, prefetch_stat, |packed| {
                     unpack_into(bins, &ranges, packed, |out, p| *out = unpack(p))
                 });
             }
@@ -241,13 +276,35 @@ impl Histogram {
                     prefetch(&vt[r]);
                     prefetch(&v[r]);
                 };
-                build_packed::<2>(
+                build_packed(
                     data,
                     rows,
                     features,
                     |r| [vt[r], v[r]],
                     prefetch_stat,
                     |packed| unpack_into(bins, &ranges, packed, |out, p| *out = unpack(p)),
+                );
+            }
+            RowStats::Quantized(q) if q.counted_apart() => {
+                let packed = q.packed();
+                build_packed(
+                    data,
+                    rows,
+                    features,
+                    |r| [packed[r], 1],
+                    |r| prefetch(&packed[r]),
+                    |sums| unpack_into(bins, &ranges, sums, |out, &p| *out = q.unpack_counted(p)),
+                );
+            }
+            RowStats::Quantized(q) => {
+                let packed = q.packed();
+                build_packed(
+                    data,
+                    rows,
+                    features,
+                    |r| packed[r],
+                    |r| prefetch(&packed[r]),
+                    |sums| unpack_into(bins, &ranges, sums, |out, &p| *out = q.unpack(p)),
                 );
             }
         }
@@ -263,7 +320,7 @@ impl Histogram {
     ) -> Histogram {
         let mut counted = self.clone();
         let ranges = features.ranges(data);
-        build_packed::<1>(
+        build_packed(
             data,
             rows,
             features,
@@ -345,15 +402,107 @@ fn unpack_into<P>(
     }
 }
 
+/// A bin's sums as the kernel adds them: a few f64 lanes, or quantized statistics packed in one
+/// i64 (`quantize.rs`).
+pub(crate) trait Packed: Copy + Send + Sync {
+    const ZERO: Self;
+    fn add(&mut self, other: &Self);
+    /// Runs `fill` on `len` zeroed sums in this thread's reusable buffer.
+    fn with_zeroed(len: usize, fill: impl FnOnce(&mut [Self]));
+}
+
+impl<const K: usize> Packed for [f64; K] {
+    const ZERO: Self = [0.0; K];
+    #[inline(always)]
+    fn add(&mut self, other: &Self) {
+        for k in 0..K {
+            self[k] += other[k];
+        }
+    }
+    fn with_zeroed(len: usize, fill: impl FnOnce(&mut [Self])) {
+        with_buffer(&PACKED, len * K, 0.0, |buffer| {
+            fill(buffer.as_chunks_mut::<K>().0)
+        });
+    }
+}
+
+impl Packed for i64 {
+    const ZERO: Self = 0;
+    #[inline(always)]
+    fn add(&mut self, other: &Self) {
+        *self = self.wrapping_add(*other);
+    }
+    fn with_zeroed(len: usize, fill: impl FnOnce(&mut [Self])) {
+        with_buffer(&PACKED_QUANTIZED, len, 0, fill);
+    }
+}
+
+/// Quantized sums and a row count.
+impl Packed for [i64; 2] {
+    const ZERO: Self = [0; 2];
+    /// One 16-byte add, as the f64 pairs get: two scalar adds to memory cost more µops than
+    /// the halved bytes save.
+    #[inline(always)]
+    fn add(&mut self, other: &Self) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: SSE2 is part of every x86_64 CPU; the loads and stores are unaligned ones of
+        // the 16 bytes of each array.
+        unsafe {
+            use std::arch::x86_64::{__m128i, _mm_add_epi64, _mm_loadu_si128, _mm_storeu_si128};
+            let a = _mm_loadu_si128(self.as_ptr().cast::<__m128i>());
+            let b = _mm_loadu_si128(other.as_ptr().cast::<__m128i>());
+            _mm_storeu_si128(self.as_mut_ptr().cast::<__m128i>(), _mm_add_epi64(a, b));
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            self[0] = self[0].wrapping_add(other[0]);
+            self[1] = self[1].wrapping_add(other[1]);
+        }
+    }
+    fn with_zeroed(len: usize, fill: impl FnOnce(&mut [Self])) {
+        with_buffer(&PACKED_QUANTIZED, len * 2, 0, |buffer| {
+            fill(buffer.as_chunks_mut::<2>().0)
+        });
+    }
+}
+
+// The block buffers are reused from call to call: fresh ones of this size come from mmap, and
+// their page faults and unmapping cost more than filling them. The thread's buffer is still
+// borrowed when this thread, while waiting for the blocks of a build, has picked up a job of
+// another booster sharing the pool (`threads::shared_pool`) that builds a histogram too: that
+// build gets a fresh buffer (a buffer is zeroed before use either way: the same sums).
+thread_local! {
+    static PACKED: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
+    static PACKED_QUANTIZED: std::cell::RefCell<Vec<i64>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn with_buffer<T: Copy + 'static>(
+    key: &'static std::thread::LocalKey<std::cell::RefCell<Vec<T>>>,
+    len: usize,
+    zero: T,
+    fill: impl FnOnce(&mut [T]),
+) {
+    let zeroed = |buffer: &mut Vec<T>| {
+        buffer.clear();
+        buffer.resize(len, zero);
+        fill(buffer)
+    };
+    key.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buffer) => zeroed(&mut buffer),
+        Err(_) => zeroed(&mut Vec::new()),
+    });
+}
+
 /// Packed per-bin sums of `stat(row)` over `rows`, blocks merged in block order, for the bins of
 /// `features` one after another (all bins, for `Features::All`).
-fn build_packed<const K: usize>(
+fn build_packed<P: Packed>(
     data: &BinnedData,
     rows: &[u32],
     features: Features<'_>,
-    stat: impl Fn(usize) -> [f64; K] + Sync,
+    stat: impl Fn(usize) -> P + Sync,
     prefetch_stat: impl Fn(usize) + Sync,
-    consume: impl FnOnce(&[[f64; K]]),
+    consume: impl FnOnce(&[P]),
 ) {
     let n_blocks = (rows.len() / MIN_BLOCK_ROWS).clamp(1, MAX_BLOCKS);
     // A pass over all features reads the bundled columns where sparse features share them.
@@ -399,10 +548,7 @@ fn build_packed<const K: usize>(
     if total_bins == 0 {
         return consume(&[]);
     }
-    let fill = |buffer: &mut Vec<f64>| {
-        buffer.clear();
-        buffer.resize(total_bins * n_blocks * K, 0.0);
-        let (partials, _) = buffer.as_chunks_mut::<K>();
+    P::with_zeroed(total_bins * n_blocks, |partials| {
         let block_rows = rows.len().div_ceil(n_blocks);
         if n_blocks == 1 {
             accumulate_fastest(
@@ -435,49 +581,34 @@ fn build_packed<const K: usize>(
         let (first, rest) = partials.split_at_mut(total_bins);
         for partial in rest.chunks_exact(total_bins) {
             for (a, b) in first.iter_mut().zip(partial) {
-                for k in 0..K {
-                    a[k] += b[k];
-                }
+                a.add(b);
             }
         }
         match bundles {
             Some(bundles) => {
-                let mut expanded = vec![[0.0; K]; data.total_bins()];
-                bundles.expand(first, data.offsets(), &mut expanded);
+                let mut expanded = vec![P::ZERO; data.total_bins()];
+                bundles.expand(first, data.offsets(), &mut expanded, (P::ZERO, P::add));
                 consume(&expanded);
             }
             None => consume(first),
         }
-    };
-    // The block buffers are reused from call to call: fresh ones of this size come from mmap, and
-    // their page faults and unmapping cost more than filling them. The thread's buffer is still
-    // borrowed when this thread, while waiting for the blocks of a build, has picked up a job of
-    // another booster sharing the pool (`threads::shared_pool`) that builds a histogram too: that
-    // build gets a fresh buffer (a buffer is zeroed before use either way: the same sums).
-    PACKED.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut buffer) => fill(&mut buffer),
-        Err(_) => fill(&mut Vec::new()),
     });
-}
-
-thread_local! {
-    static PACKED: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// `accumulate` compiled for AVX when the CPU has it: a 4-wide statistic is then one 32-byte add
 /// per bin instead of two 16-byte ones (the same IEEE additions, so the same sums).
-fn accumulate_fastest<const K: usize>(
-    hist: &mut [[f64; K]],
+fn accumulate_fastest<P: Packed>(
+    hist: &mut [P],
     offsets: &[u32],
     selected: Option<&[u32]>,
     data: &BinnedData,
     matrix: &BinnedMatrix,
     rows: &[u32],
-    stat: &impl Fn(usize) -> [f64; K],
+    stat: &impl Fn(usize) -> P,
     prefetch_stat: &impl Fn(usize),
 ) {
     #[cfg(target_arch = "x86_64")]
-    if K == 4 && std::arch::is_x86_feature_detected!("avx") {
+    if size_of::<P>() == 32 && std::arch::is_x86_feature_detected!("avx") {
         // SAFETY: the CPU supports AVX, checked just above.
         unsafe {
             accumulate_avx(
@@ -507,14 +638,14 @@ fn accumulate_fastest<const K: usize>(
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx")]
-fn accumulate_avx<const K: usize>(
-    hist: &mut [[f64; K]],
+fn accumulate_avx<P: Packed>(
+    hist: &mut [P],
     offsets: &[u32],
     selected: Option<&[u32]>,
     data: &BinnedData,
     matrix: &BinnedMatrix,
     rows: &[u32],
-    stat: &impl Fn(usize) -> [f64; K],
+    stat: &impl Fn(usize) -> P,
     prefetch_stat: &impl Fn(usize),
 ) {
     accumulate(
@@ -530,21 +661,17 @@ fn accumulate_avx<const K: usize>(
 }
 
 #[inline(always)]
-fn accumulate<const K: usize>(
-    hist: &mut [[f64; K]],
+fn accumulate<P: Packed>(
+    hist: &mut [P],
     offsets: &[u32],
     selected: Option<&[u32]>,
     data: &BinnedData,
     matrix: &BinnedMatrix,
     rows: &[u32],
-    stat: &impl Fn(usize) -> [f64; K],
+    stat: &impl Fn(usize) -> P,
     prefetch_stat: &impl Fn(usize),
 ) {
-    let add = |h: &mut [f64; K], s: &[f64; K]| {
-        for k in 0..K {
-            h[k] += s[k];
-        }
-    };
+    let add = |h: &mut P, s: &P| h.add(s);
     // Separate loops rather than one with a per-row branch: the loop over all features stays
     // the tight zip it was.
     let by_column = selected

@@ -12,6 +12,7 @@ mod histogram;
 mod node_sample;
 mod partition;
 mod pending;
+mod quantize;
 mod ranks;
 mod regression_tree;
 mod split;

@@ -27,6 +27,7 @@ pub(super) fn zero_is_positive(stats: &RowStats<'_>) -> bool {
     match *stats {
         RowStats::Uniform { v, .. } => !v.is_sign_negative(),
         RowStats::Weighted { .. } | RowStats::WeightedUncounted { .. } => true,
+        RowStats::Quantized(q) => q.zero_is_positive(),
     }
 }
 
@@ -82,9 +83,28 @@ pub(super) fn build_on_support(
                 bin.sum_v += v[r];
             })
         }
+        // The sums of integer multiples of powers of two are exact: the kernel's integer sums,
+        // scaled back.
+        RowStats::Quantized(q) => {
+            let packed = q.packed();
+            add_rows(
+                bins,
+                seen,
+                data,
+                rows,
+                &built,
+                |r| prefetch(&packed[r]),
+                |bin, r| {
+                    let row = q.row(r);
+                    bin.sum_vt += row.sum_vt;
+                    bin.sum_v += row.sum_v;
+                    bin.count += row.count;
+                },
+            )
+        }
     }
     collect_bits(seen, support);
-    if let RowStats::Uniform { v, .. } = *stats {
+    if let Some(v) = stats.uniform_v() {
         // The kernel counts rows as a float sum of ones, exact, and scales it by v.
         for &b in support.iter() {
             let bin = &mut hist.bins[b as usize];

@@ -55,6 +55,27 @@ def test_sklearn_estimators_take_the_sampling_fractions():
     assert clf.score(labels.select("a", "b").to_numpy(), labels["label"].to_numpy()) > 0.8
 
 
+def test_quantized_gradients_is_a_switch_close_to_the_exact_fit():
+    # 20,000 rows of three complete numeric columns: least-squares trees on unit weights, whose
+    # statistics the switch rounds (docs/algorithms.md §7).
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(20_000, 3))
+    frame = pl.DataFrame({"a": x[:, 0], "b": x[:, 1], "c": x[:, 2]}).with_columns(
+        y=pl.col("a").sin() + pl.col("b") * pl.col("c")
+    )
+    fit = lambda **kw: optboost.boost(  # noqa: E731
+        "y ~ a + b + c", frame, n_iter=30, max_bins=63, progress=False, **kw
+    ).predict(frame)
+    exact, quantized = fit(), fit(quantized_gradients=True)
+    assert not np.array_equal(exact, quantized)
+    np.testing.assert_allclose(quantized, exact, atol=1e-2)
+    np.testing.assert_array_equal(fit(quantized_gradients=False), exact)
+    with pytest.raises(optboost.ParameterError, match="quantized_gradients"):
+        fit(quantized_gradients="sometimes")
+    with pytest.raises(optboost.ParameterError, match="max_depth"):
+        fit(max_depth=True)
+
+
 def test_cli_param_subsample(tmp_path):
     data = tmp_path / "train.parquet"
     regression_frame().write_parquet(data)
