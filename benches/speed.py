@@ -46,6 +46,7 @@ ROUNDS = {"letter": 100}
 DATA = Path(os.environ.get("OPTBOOST_DATA", Path(__file__).resolve().parents[2] / "shared"
                            / "datasets"))
 N_TREES, DEPTH, LEAVES, LR, BINS, MIN_LEAF = 200, 6, 63, 0.1, 255, 20
+QUANTIZED = False
 
 
 def load_average() -> str:
@@ -118,6 +119,7 @@ def fit_once(lib: str, x, y, threads: int):
                 "min_samples_leaf": MIN_LEAF,
                 "max_bins": BINS,
                 "l2_leaf": 0.0,
+                "quantized_gradients": QUANTIZED,
             },
         )
         model.fit(x, y)
@@ -194,11 +196,13 @@ def worker(lib: str, case: str, rows: int, features: int, threads: int, inner: i
     return {"seconds": seconds}
 
 
-def run_one(lib, case, rows, features, threads, inner, memory) -> dict:
+def run_one(lib, case, rows, features, threads, inner, memory, quantized=False) -> dict:
     cmd = [sys.executable, __file__, "--worker", lib, "--cases", case, "--rows", str(rows),
            "--features", str(features), "--threads", str(threads), "--inner", str(inner)]
     if memory:
         cmd.append("--memory")
+    if quantized:
+        cmd.append("--quantized")
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     proc = subprocess.run(cmd, check=False, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
@@ -222,11 +226,14 @@ def main() -> None:
     ap.add_argument("--digest", action="store_true",
                     help="print a hash of optboost's model per case and thread count instead "
                          "of timing (models must not change with a change meant to be exact)")
+    ap.add_argument("--quantized", action="store_true",
+                    help="optboost with quantized_gradients=True (the peers stay exact)")
     ap.add_argument("--worker")
     args = ap.parse_args()
 
     if args.worker:
-        global N_TREES
+        global N_TREES, QUANTIZED
+        QUANTIZED = args.quantized
         if args.memory:
             N_TREES = 20
         N_TREES = ROUNDS.get(args.cases, N_TREES)
@@ -258,7 +265,8 @@ def main() -> None:
         for case, rows, features in cases:
             for threads in thread_counts:
                 for lib in order:
-                    r = run_one(lib, case, rows, features, threads, args.inner, args.memory)
+                    r = run_one(lib, case, rows, features, threads, args.inner, args.memory,
+                                args.quantized)
                     r["median_s"] = statistics.median(r["seconds"])
                     results.setdefault((case, threads, lib), []).append(r)
                     extra = (f"  mem {r['peak_above_raw_mb']:7.0f} MB" if args.memory else "")

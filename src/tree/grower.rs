@@ -259,7 +259,7 @@ pub fn grow_with_options(
         && one_feature.is_none()
         && many_rows_per_bin
         && shared.is_none()
-        && (!buffers.always_count || options.quantize_seed.is_some())
+        && !buffers.always_count
     {
         row_stats.without_counts(params.max_depth.min(params.max_leaves))
     } else {
