@@ -518,7 +518,9 @@ fn same_multiclass_model_whatever_the_thread_count() {
             } else {
                 (x.abs() * 2.0) as usize
             };
-            ((band + codes[i] as usize + usize::from(rng.uniform() < 0.2)) % 5) as f64
+            // A missing level's code is negative.
+            let level = codes[i].rem_euclid(5) as usize;
+            ((band + level + usize::from(rng.uniform() < 0.2)) % 5) as f64
         })
         .collect();
     let fit = |threads: usize, method: &str, step: &str| {
