@@ -5,7 +5,8 @@
 //!   add) when every fitting weight is the same (unweighted least squares: Σ v = v₀ · count), else
 //!   `[vt, v, 1, 0]`, or `[vt, v]` when the split search can do without bin counts (see
 //!   `RowStats::without_counts`): half the bytes, and 12–15% less time at large nodes. Sums stay
-//!   in f64: the count is exact below 2⁵³ and subtraction stays exact to rounding.
+//!   in f64: the count is exact below 2⁵³ and subtraction stays exact to rounding. Quantized
+//!   statistics (`quantized_gradients`) add one i64 a row, or an i64 and a count (`Packed`).
 //! - A node's rows are scattered over the matrix; the loop prefetches the bin row and statistics
 //!   of a row a few iterations ahead, so the cache misses of many rows overlap.
 //! - Rows are cut into a number of blocks that depends only on the row count, never on the thread
@@ -82,8 +83,7 @@ pub(crate) enum RowStats<'a> {
         v: &'a [f64],
         bounds: CountBounds,
     },
-    /// Either of `Uniform` and `WeightedUncounted` rounded to integers, one i64 a row
-    /// (`quantize.rs`).
+    /// Any of the above rounded to integers, one i64 a row (`quantize.rs`).
     Quantized(QuantizedStats<'a>),
 }
 
