@@ -18,6 +18,7 @@ process's resident memory once the raw data are loaded (VmHWM after /proc/self/c
     python benches/compare.py                       # 1M × 28, both losses, 3 repeats
     python benches/compare.py --rows 100000 --repeats 1 --libs optboost,lightgbm
     python benches/compare.py --losses logistic --libs optboost,optboost_q,lightgbm,lightgbm_q,xgboost
+    python benches/compare.py --losses logistic --libs optboost,optboost_goss,lightgbm,lightgbm_goss
 """
 
 from __future__ import annotations
@@ -34,9 +35,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 LIBS = ["optboost", "lightgbm", "xgboost", "sklearn"]
 # Variants on request (--libs): each library's quantized gradient statistics (optboost's
-# `quantized_gradients`, LightGBM's `use_quantized_grad` with its defaults). The ×best column
-# still compares with the exact LightGBM and XGBoost.
-QUANTIZED = ["optboost_q", "lightgbm_q"]
+# `quantized_gradients`, LightGBM's `use_quantized_grad` with its defaults) and GOSS (optboost's
+# `sample_strategy="goss"`, LightGBM's `data_sample_strategy="goss"`, both with rates 0.2 and
+# 0.1). The ×best column still compares with the plain LightGBM and XGBoost.
+VARIANTS = ["optboost_q", "lightgbm_q", "optboost_goss", "lightgbm_goss"]
 LOSSES = ["logistic", "squared"]
 N_TREES, DEPTH, LEAVES, LR, BINS, MIN_LEAF = 100, 6, 63, 0.1, 255, 20
 
@@ -169,6 +171,8 @@ def worker(lib: str, loss: str, directory: Path, threads: int, out: Path) -> dic
         params = lightgbm_params(loss, threads)
         if lib == "lightgbm_q":
             params["use_quantized_grad"] = True
+        if lib == "lightgbm_goss":
+            params["data_sample_strategy"] = "goss"
         ds = lgb.Dataset(xtr, ytr, params=params)
         ds.construct()
         t1 = time.perf_counter()
@@ -230,7 +234,8 @@ def run_one(lib: str, loss: str, directory: Path, threads: int, features: int) -
         exe = ROOT / "target" / "release" / "examples" / "bench_fit"
         cmd = [str(exe), "--dir", str(directory), "--features", str(features), "--loss", loss,
                "--n_threads", str(threads), "--out", str(out),
-               "--quantized_gradients", str(lib == "optboost_q").lower()]
+               "--quantized_gradients", str(lib == "optboost_q").lower(),
+               "--sample_strategy", "goss" if lib == "optboost_goss" else "uniform"]
     else:
         cmd = [sys.executable, __file__, "--worker", lib, "--loss", loss, "--dir", str(directory),
                "--threads", str(threads), "--out", str(out)]
@@ -272,7 +277,7 @@ def table(results: dict, libs: list[str], losses: list[str]) -> str:
         return (max(values) - min(values)) / m if m > 0 and len(values) > 1 else 0.0
 
     lines = []
-    head = (f"{'loss':<9}{'library':<11}{'bin s':>7}{'train s':>9}{'ms/tree':>9}{'bin+train':>10}"
+    head = (f"{'loss':<9}{'library':<14}{'bin s':>7}{'train s':>9}{'ms/tree':>9}{'bin+train':>10}"
             f"{'×best':>7}{'±':>6}{'mem MB':>8}{'×best':>7}{'pred s':>8}{'×best':>7}"
             f"{'logloss':>9}{'rmse':>8}{'auc':>8}")
     for loss in losses:
@@ -289,7 +294,7 @@ def table(results: dict, libs: list[str], losses: list[str]) -> str:
             ratio = lambda a, b: f"{a / b:7.2f}" if b else f"{'':>7}"  # noqa: E731
             logloss = f"{med(runs, 'logloss'):9.5f}" if "logloss" in runs[0] else f"{'—':>9}"
             lines.append(
-                f"{loss:<9}{lib:<11}{med(runs, 'binning_s'):7.2f}{med(runs, 'train_s'):9.2f}"
+                f"{loss:<9}{lib:<14}{med(runs, 'binning_s'):7.2f}{med(runs, 'train_s'):9.2f}"
                 f"{1000 * med(runs, 'train_s') / N_TREES:9.1f}{t:10.2f}{ratio(t, best_total)}"
                 f"{100 * spread(runs, 'total_s'):5.0f}%{mem:8.0f}{ratio(mem, best_mem)}"
                 f"{pred:8.3f}{ratio(pred, best_pred)}{logloss}{med(runs, 'rmse'):8.4f}"
@@ -342,7 +347,7 @@ def main() -> None:
                 r["total_s"] = r["binning_s"] + r["train_s"]
                 r["load"] = load_average()
                 results.setdefault((lib, loss), []).append(r)
-                print(f"  rep {rep} {loss:<9}{lib:<11} bin {r['binning_s']:6.2f}  train {r['train_s']:6.2f}  "
+                print(f"  rep {rep} {loss:<9}{lib:<14} bin {r['binning_s']:6.2f}  train {r['train_s']:6.2f}  "
                       f"pred {r['predict_s']:6.3f}  mem {r['peak_above_raw_mb']:6.0f} MB  "
                       f"auc {r['auc']:.4f}  load {r['load']}", flush=True)
     print()

@@ -100,6 +100,8 @@ fn main() -> optboost::Result<()> {
         ("step", "newton"),
         ("memory", "fast"),
         ("quantized_gradients", "false"),
+        ("sample_strategy", "uniform"),
+        ("subsample", "1"),
     ] {
         params.set(name, &get(name, default))?;
     }

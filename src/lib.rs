@@ -48,8 +48,8 @@ pub use model::{
     FeatureSpec, Model, FORMAT_VERSION, MAX_ABS_TERM, MAX_NODES, MAX_OUTPUTS, MAX_TREES,
 };
 pub use params::{
-    CorrectedResidual, Init, Memory, Method, Params, Restart, Safeguard, Schedule, Selection,
-    StepRule,
+    CorrectedResidual, Init, Memory, Method, Params, Restart, Safeguard, SampleStrategy, Schedule,
+    Selection, StepRule,
 };
 pub use threads::available_threads;
 pub use tree::{BinSet, CategoricalParams, CategorySplit, Growth, Node, Tree, TreeParams};

@@ -41,6 +41,16 @@ impl Rng {
     }
 }
 
+/// 64 random bits for item `index` of a draw seeded by `seed`: SplitMix64's finaliser of the
+/// two, so that items can be drawn in any order, on any thread, and get the same bits.
+#[inline]
+pub(crate) fn bits_at(seed: u64, index: u64) -> u64 {
+    let mut z = seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 /// A uniform draw in [0, 1) from a 64-bit LCG: the seeded data of the unit tests, in the
 /// lowest module so that any layer's tests can draw it.
 #[cfg(test)]

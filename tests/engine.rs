@@ -1333,3 +1333,58 @@ fn quantized_gradients_fit_nearly_the_exact_model_the_same_on_any_thread_count()
         );
     }
 }
+
+#[test]
+fn goss_trees_fit_nearly_as_well_the_same_on_any_thread_count() {
+    let mut rng = Rng::new(22);
+    let n = 20_000;
+    let columns: Vec<Vec<f64>> = (0..3)
+        .map(|_| (0..n).map(|_| rng.normal()).collect())
+        .collect();
+    let y: Vec<f64> = (0..n)
+        .map(|i| {
+            let z = (1.5 * columns[0][i]).sin() + columns[1][i] * columns[2][i];
+            f64::from(u8::from(rng.uniform() < 1.0 / (1.0 + (-2.0 * z).exp())))
+        })
+        .collect();
+    let fit = |settings: &[(&str, &str)], threads: usize| {
+        let mut params = Params::default();
+        for (key, value) in [("loss", "logistic"), ("n_iter", "40"), ("max_depth", "4")]
+            .iter()
+            .chain(settings)
+        {
+            params.set(key, value)?;
+        }
+        params.n_threads = threads;
+        let data = TrainData {
+            frame: Frame::new(common::numeric_features(&columns)).unwrap(),
+            y: &y,
+            weights: None,
+        };
+        let mut booster = Booster::new(params, &data, None)?;
+        booster.run(|_| true)?;
+        let loss = booster.history().records.last().unwrap().train_loss;
+        Ok::<_, optboost::Error>((booster.into_model().to_json(), loss))
+    };
+    let (full, full_loss) = fit(&[], 1).unwrap();
+    for method in ["gbm", "agbm"] {
+        let goss = [("sample_strategy", "goss"), ("method", method)];
+        let (model, loss) = fit(&goss, 1).unwrap();
+        assert!(model != full);
+        // 30% of the rows a tree: the fit is close to the full one's, not the same.
+        assert!(
+            loss < 1.03 * full_loss,
+            "{method}: {loss} against {full_loss} on all rows"
+        );
+        assert!(
+            model == fit(&goss, 2).unwrap().0,
+            "{method}: GOSS differs on 2 threads"
+        );
+        let other_seed = fit(&[goss[0], goss[1], ("seed", "5")], 1).unwrap().0;
+        assert!(model != other_seed);
+    }
+    let with_subsample = fit(&[("sample_strategy", "goss"), ("subsample", "0.5")], 1);
+    assert!(matches!(with_subsample, Err(e) if e.to_string().contains("subsample")));
+    let rates = fit(&[("top_rate", "0.7"), ("other_rate", "0.4")], 1);
+    assert!(matches!(rates, Err(e) if e.to_string().contains("other_rate")));
+}

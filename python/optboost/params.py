@@ -68,6 +68,7 @@ R_NAMES = {
     "bagging_fraction": "subsample",
     "feature_fraction": "colsample_bytree",
     "feature_fraction_bynode": "colsample_bynode",
+    "data_sample_strategy": "sample_strategy",
     "cv.folds": "(cross-validation is not supported yet)",
     "train.fraction": "valid= (a validation frame)",
     "eta": "learning_rate",

@@ -17,9 +17,9 @@
 use super::weights::Weights;
 use crate::collective::Collective;
 use crate::data::BinnedData;
-use crate::params::Params;
+use crate::params::{Params, SampleStrategy};
 use crate::rng::Rng;
-use crate::tree::{fraction_of, Candidates, Constraints, GrowOptions};
+use crate::tree::{fraction_of, Candidates, Constraints, Goss, GrowOptions};
 use std::sync::OnceLock;
 
 /// One iteration's draw.
@@ -36,6 +36,8 @@ pub struct Sample {
     node_seed: u64,
     /// The seed of this iteration's rounding of quantized statistics (`quantized_gradients`).
     quantize_seed: Option<u64>,
+    /// GOSS's rates and the seed of this iteration's random part (`sample_strategy="goss"`).
+    goss: Option<Goss>,
 }
 
 impl Sample {
@@ -71,6 +73,11 @@ impl Sample {
         };
         // Drawn only when asked for: the other parameters' draws stay what they were.
         let quantize_seed = params.quantized_gradients.then(|| rng.next_u64());
+        let goss = (params.sample_strategy == SampleStrategy::Goss).then(|| Goss {
+            top_rate: params.top_rate,
+            other_rate: params.other_rate,
+            seed: rng.next_u64(),
+        });
         Sample {
             rows,
             line_search_weights: OnceLock::new(),
@@ -78,6 +85,7 @@ impl Sample {
             colsample_bynode: params.colsample_bynode,
             node_seed,
             quantize_seed,
+            goss,
         }
     }
 
@@ -122,6 +130,7 @@ impl Sample {
             constraints: Some(constraints),
             collective: Some(collective),
             quantize_seed: self.quantize_seed,
+            goss: self.goss,
         }
     }
 }

@@ -4,6 +4,7 @@
 
 use super::bins::BinStats;
 use super::constraints::Constraints;
+use super::goss::Goss;
 use super::grown::{
     cover_every_row, leaf_of_bins, sort_rows_into_leaves, BinLeaves, GrownTree, LeafRows,
 };
@@ -163,6 +164,9 @@ pub struct GrowOptions<'a> {
     /// Grow on quantized statistics, rounded with draws from this seed (quantize.rs); `None`:
     /// exact statistics. Data-parallel fits stay exact.
     pub quantize_seed: Option<u64>,
+    /// Grow on a GOSS draw of `rows` (goss.rs); each rank of a data-parallel fit draws from its
+    /// own rows.
+    pub goss: Option<Goss>,
 }
 
 impl<'a> GrowOptions<'a> {
@@ -181,6 +185,7 @@ impl Default for GrowOptions<'_> {
             constraints: None,
             collective: None,
             quantize_seed: None,
+            goss: None,
         }
     }
 }
@@ -223,6 +228,18 @@ pub fn grow_with_options(
     buffers: &mut GrowBuffers,
     options: &GrowOptions<'_>,
 ) -> GrownTree {
+    if let Some(draw) = (options.goss).and_then(|goss| goss.draw(stats.vt, stats.v, options.rows)) {
+        let stats = FitStats {
+            vt: &draw.vt,
+            v: &draw.v,
+        };
+        let options = GrowOptions {
+            rows: Some(&draw.rows),
+            goss: None,
+            ..*options
+        };
+        return grow_with_options(data, stats, params, candidates, buffers, &options);
+    }
     // Histograms hold the bins of the candidate features only (all of this tree's splits draw
     // from the same set): with a few of many features, that is most of the fitting time saved.
     let allowed = candidates.allowed_features(data.n_features());

@@ -25,6 +25,7 @@
 //! - Data-parallel fits (whose ranks would have to agree on the scales) stay exact.
 
 use super::bins::{BinStats, CountBounds};
+use crate::rng::bits_at;
 use rayon::prelude::*;
 
 /// Most levels on either side of 0 (above it, the rounding error is below anything that can
@@ -297,14 +298,6 @@ impl Rounding {
     }
 }
 
-/// SplitMix64's finaliser: a well-mixed 64-bit hash.
-#[inline(always)]
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 /// Writes `value(r, 64 random bits of row r)` into every row's slot, in fixed chunks of rows;
 /// the bits depend on `seed` and the row only.
 fn fill(packed: &mut [i64], seed: u64, value: impl Fn(usize, u64) -> i64 + Sync) {
@@ -315,10 +308,7 @@ fn fill(packed: &mut [i64], seed: u64, value: impl Fn(usize, u64) -> i64 + Sync)
             let start = c * CHUNK;
             for (i, p) in chunk.iter_mut().enumerate() {
                 let r = start + i;
-                *p = value(
-                    r,
-                    mix(seed ^ (r as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
-                );
+                *p = value(r, bits_at(seed, r as u64));
             }
         });
 }

@@ -39,6 +39,25 @@ def test_subsample_out_of_range_is_a_parameter_error():
         optboost.boost("y ~ a", regression_frame(), **{"bag.fraction": 0.5})
 
 
+def test_goss_draws_seeded_rows_and_refuses_a_subsample_beside_it():
+    frame = regression_frame(3_000)
+    fit = lambda **kw: optboost.boost(  # noqa: E731
+        "y ~ a + b + s", frame, n_iter=30, progress=False, **kw
+    ).predict(frame)
+    full = fit()
+    goss = fit(sample_strategy="goss", seed=3)
+    assert not np.array_equal(goss, full)
+    np.testing.assert_array_equal(goss, fit(sample_strategy="goss", seed=3, n_threads=1))
+    assert not np.array_equal(goss, fit(sample_strategy="goss", seed=4))
+    np.testing.assert_array_equal(fit(top_rate=0.5, other_rate=0.5), full)
+    residual = frame["y"].to_numpy() - goss
+    assert residual.std() < 0.5 * frame["y"].std()
+    with pytest.raises(optboost.ParameterError, match="subsample"):
+        fit(sample_strategy="goss", subsample=0.5)
+    with pytest.raises(optboost.ParameterError, match="sample_strategy"):
+        fit(data_sample_strategy="goss")
+
+
 def test_sklearn_estimators_take_the_sampling_fractions():
     frame = regression_frame(1_000)
     X, y = frame.select("a", "b").to_numpy(), frame["y"].to_numpy()

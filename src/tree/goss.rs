@@ -1,0 +1,200 @@
+//! Gradient-based one-side sampling (GOSS; Ke et al., "LightGBM: A Highly Efficient Gradient
+//! Boosting Decision Tree", NeurIPS 2017, Alg. 2): a tree is grown on the fraction `top_rate` of
+//! its rows with the largest |v t| (for a Newton tree, |g|: the rows the current model fits
+//! worst) and a random fraction `other_rate` of the others, whose statistics are scaled by
+//! (1 − top_rate) / other_rate so that every histogram sum stays an unbiased estimate of the sum
+//! over all rows. Each of the others is drawn on its own, with that fraction's probability (as
+//! LightGBM draws them): their number varies around `other_rate` of the rows. Rows with small gradients are nearly fitted already: dropping most of them
+//! changes the split gains least.
+//!
+//! The draw depends on the tree's statistics, the rows it may use and a seed only: the same
+//! rows whatever the thread count (ties in |v t| go to the lower row index). It costs a
+//! selection of the threshold, parallel passes over the rows and copies of the statistics.
+
+use super::node_sample::fraction_of;
+use crate::rng::bits_at;
+use rayon::prelude::*;
+
+/// GOSS's two fractions and the seed of this iteration's random part.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Goss {
+    pub top_rate: f64,
+    pub other_rate: f64,
+    pub seed: u64,
+}
+
+/// Rows per task of the draw.
+const CHUNK: usize = 1 << 14;
+
+/// A uniform draw in [0, 1) for row `r`.
+fn uniform_at(seed: u64, r: u32) -> f64 {
+    (bits_at(seed, u64::from(r)) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+/// The rows a GOSS tree is grown on (ascending) and the statistics of every row, those of the
+/// sampled small-gradient rows scaled up.
+#[derive(Debug)]
+pub(crate) struct GossDraw {
+    pub rows: Vec<u32>,
+    pub vt: Vec<f64>,
+    pub v: Vec<f64>,
+}
+
+impl Goss {
+    /// The draw among `rows` (every row when `None`) for statistics `vt`, `v` (`v` empty: unit
+    /// weights); `None` when it would keep every row.
+    pub(crate) fn draw(&self, vt: &[f64], v: &[f64], rows: Option<&[u32]>) -> Option<GossDraw> {
+        let all: Vec<u32>;
+        let rows = match rows {
+            Some(rows) => rows,
+            None => {
+                all = (0..vt.len() as u32).collect();
+                &all
+            }
+        };
+        let m = rows.len();
+        let n_top = fraction_of(m, self.top_rate);
+        let n_other = fraction_of(m, self.other_rate).min(m - n_top);
+        if n_top + n_other >= m {
+            return None;
+        }
+        // The n_top-th largest |v t|; rows above it are top rows, and of the rows equal to it
+        // the first ones in row order.
+        let score = |r: u32| vt[r as usize].abs();
+        let mut scores: Vec<f64> = rows.par_iter().map(|&r| score(r)).collect();
+        let (_, &mut threshold, _) =
+            scores.select_nth_unstable_by(n_top - 1, |a, b| b.total_cmp(a));
+        drop(scores);
+        let above = rows.par_iter().filter(|&&r| score(r) > threshold).count();
+        let chunks: Vec<&[u32]> = rows.chunks(CHUNK).collect();
+        let ties_in: Vec<usize> = (chunks.par_iter())
+            .map(|chunk| chunk.iter().filter(|&&r| score(r) == threshold).count())
+            .collect();
+        let mut ties_left = n_top - above.min(n_top);
+        let ties_taken: Vec<usize> = (ties_in.iter())
+            .map(|&ties| {
+                let taken = ties.min(ties_left);
+                ties_left -= taken;
+                taken
+            })
+            .collect();
+        // Each other row is drawn with probability n_other / (m − n_top), from its own random
+        // bits (as LightGBM draws them): about n_other rows, each scaled by the inverse.
+        let p = n_other as f64 / (m - n_top) as f64;
+        let picked: Vec<(Vec<u32>, Vec<u32>)> = (chunks.par_iter().zip(ties_taken))
+            .map(|(chunk, mut ties)| {
+                let (mut drawn, mut others) = (Vec::new(), Vec::new());
+                for &r in *chunk {
+                    let s = score(r);
+                    if s > threshold || (s == threshold && ties > 0) {
+                        ties -= usize::from(s == threshold);
+                        drawn.push(r);
+                    } else if uniform_at(self.seed, r) < p {
+                        drawn.push(r);
+                        others.push(r);
+                    }
+                }
+                (drawn, others)
+            })
+            .collect();
+        let drawn: Vec<u32> = picked.iter().flat_map(|(d, _)| d.iter().copied()).collect();
+        let others = picked.iter().flat_map(|(_, o)| o.iter().copied());
+        let scale = 1.0 / p;
+        let mut vt = vt.to_vec();
+        let mut v = if v.is_empty() {
+            vec![1.0; vt.len()]
+        } else {
+            v.to_vec()
+        };
+        for r in others {
+            vt[r as usize] *= scale;
+            v[r as usize] *= scale;
+        }
+        Some(GossDraw { rows: drawn, vt, v })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::uniform;
+
+    #[test]
+    fn keeps_the_largest_gradients_and_scales_a_random_part_of_the_rest() {
+        let mut state = 4;
+        let n = 1_000;
+        let vt: Vec<f64> = (0..n).map(|_| uniform(&mut state) - 0.5).collect();
+        let goss = Goss {
+            top_rate: 0.2,
+            other_rate: 0.1,
+            seed: 9,
+        };
+        let draw = goss.draw(&vt, &[], None).expect("a sample");
+        assert!(draw.rows.windows(2).all(|w| w[0] < w[1]));
+        // Brute force: the 200 rows of largest |vt|.
+        let mut by_size: Vec<usize> = (0..n).collect();
+        by_size.sort_by(|&a, &b| vt[b].abs().total_cmp(&vt[a].abs()));
+        let top = &by_size[..200];
+        let threshold = vt[by_size[199]].abs();
+        for &r in top {
+            assert!(draw.rows.contains(&(r as u32)));
+            assert_eq!(
+                (draw.vt[r], draw.v[r]),
+                (vt[r], 1.0),
+                "top rows keep their statistics"
+            );
+        }
+        // About 100 others (each of the 800 drawn with probability 1/8; the spread is 9.4),
+        // scaled by (1 − a)/b = 8, all below the threshold.
+        let others: Vec<usize> = (draw.rows.iter().map(|&r| r as usize))
+            .filter(|r| !top.contains(r))
+            .collect();
+        assert!((60..=140).contains(&others.len()), "{}", others.len());
+        for &r in &others {
+            assert!(vt[r].abs() <= threshold);
+            assert_eq!((draw.vt[r], draw.v[r]), (8.0 * vt[r], 8.0));
+        }
+        // Unbiased: over many seeds, the scaled sum of the small rows matches their sum.
+        let small: f64 = by_size[200..].iter().map(|&r| vt[r]).sum();
+        let seeds = 300;
+        let mean = (0..seeds)
+            .map(|seed| {
+                let draw = Goss { seed, ..goss }.draw(&vt, &[], None).unwrap();
+                (draw.rows.iter().map(|&r| r as usize))
+                    .filter(|r| !top.contains(r))
+                    .map(|r| draw.vt[r])
+                    .sum::<f64>()
+            })
+            .sum::<f64>()
+            / seeds as f64;
+        let spread = by_size[200..].iter().map(|&r| vt[r].abs()).sum::<f64>() / 10.0;
+        assert!((mean - small).abs() < spread, "{mean} against {small}");
+        assert_eq!(goss.draw(&vt, &[], None).unwrap().rows, draw.rows, "seeded");
+        assert!(Goss { seed: 10, ..goss }.draw(&vt, &[], None).unwrap().rows != draw.rows);
+    }
+
+    #[test]
+    fn draws_within_the_given_rows_and_keeps_all_when_the_rates_cover_them() {
+        let vt: Vec<f64> = (0..100).map(|i| (i as f64 - 50.0) / 7.0).collect();
+        let w: Vec<f64> = (0..100).map(|i| 1.0 + i as f64 / 100.0).collect();
+        let given: Vec<u32> = (0..100).filter(|r| r % 2 == 0).collect();
+        let goss = Goss {
+            top_rate: 0.1,
+            other_rate: 0.2,
+            seed: 1,
+        };
+        let draw = goss.draw(&vt, &w, Some(&given)).expect("a sample");
+        assert!(draw.rows.len() > 5 && draw.rows.len() < 50);
+        assert!(draw.rows.iter().all(|r| r % 2 == 0));
+        // The 5 largest |vt| among the even rows: |−50|, |−48|, |48|, |−46|, |46|.
+        for r in [0u32, 2, 98, 4, 96] {
+            assert!(draw.rows.contains(&r));
+        }
+        let full = Goss {
+            top_rate: 0.5,
+            other_rate: 0.5,
+            seed: 1,
+        };
+        assert!(full.draw(&vt, &w, Some(&given)).is_none());
+    }
+}
