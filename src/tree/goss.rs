@@ -4,8 +4,8 @@
 //! worst) and a random fraction `other_rate` of the others, whose statistics are scaled by
 //! (1 − top_rate) / other_rate so that every histogram sum stays an unbiased estimate of the sum
 //! over all rows. Each of the others is drawn on its own, with that fraction's probability (as
-//! LightGBM draws them): their number varies around `other_rate` of the rows. Rows with small gradients are nearly fitted already: dropping most of them
-//! changes the split gains least.
+//! LightGBM draws them): their number varies around `other_rate` of the rows. Rows with small
+//! gradients are nearly fitted already: dropping most of them changes the split gains least.
 //!
 //! The draw depends on the tree's statistics, the rows it may use and a seed only: the same
 //! rows whatever the thread count (ties in |v t| go to the lower row index). It costs a
