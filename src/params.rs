@@ -454,7 +454,7 @@ impl Params {
             return Err(Error::param(
                 "other_rate",
                 self.other_rate,
-                format!("at most 1 − top_rate = {}", 1.0 - self.top_rate),
+                format!("at most 1 − top_rate (top_rate is {})", self.top_rate),
             ));
         }
         if self.sample_strategy == SampleStrategy::Goss && self.subsample < 1.0 {

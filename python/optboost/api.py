@@ -83,6 +83,8 @@ def boost(
     **params: any other training parameter by name (max_depth, gamma,
         lambda, step, ...; ``optboost.param_names()`` lists them), among them
         ``subsample``, ``colsample_bytree``, ``colsample_bynode``;
+        ``sample_strategy="goss"`` (with ``top_rate``, ``other_rate``) and
+        ``quantized_gradients=True``;
         ``monotone={"age": 1, "debt": -1}`` (by column: 1 increasing, -1
         decreasing; bare numeric columns only) and
         ``interactions=[["a", "b"], ["c", "d"]]`` (the columns whose features
