@@ -286,7 +286,7 @@ pub fn grow_with_options(
         .filter(|_| shared.is_none())
         .and_then(|seed| {
             let depth = params.max_depth.min(params.max_leaves);
-            row_stats.quantized(seed, n_fit, depth)
+            row_stats.quantized(options.rows, seed, depth)
         });
     let row_stats = (quantization.as_ref()).map_or(row_stats, |q| RowStats::Quantized(q.stats()));
     grow_from(

@@ -131,12 +131,12 @@ impl<'a> RowStats<'a> {
         }
     }
 
-    /// These statistics quantized for a tree fitted on `n_fit` rows (quantize.rs); `None` where
-    /// they stay exact.
+    /// These statistics quantized for a tree fitted on `rows` (all when `None`; quantize.rs);
+    /// `None` where they stay exact.
     pub(crate) fn quantized(
         &self,
+        rows: Option<&[u32]>,
         seed: u64,
-        n_fit: usize,
         max_depth: usize,
     ) -> Option<Quantization> {
         let (vt, v) = match *self {
@@ -145,7 +145,7 @@ impl<'a> RowStats<'a> {
             RowStats::Weighted { vt, v } => (vt, QuantizedInput::Weighted(v, true)),
             RowStats::Quantized(_) => return None,
         };
-        Quantization::new(vt, v, seed, n_fit, max_depth)
+        Quantization::new(vt, v, rows, seed, max_depth)
     }
 
     /// The weight of every row, when it is the same for all.

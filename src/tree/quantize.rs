@@ -26,6 +26,7 @@
 
 use super::bins::{BinStats, CountBounds};
 use crate::rng::bits_at;
+use rayon::iter::Either;
 use rayon::prelude::*;
 
 /// Most levels on either side of 0 (above it, the rounding error is below anything that can
@@ -66,40 +67,48 @@ pub(crate) struct QuantizedStats<'a> {
 }
 
 impl Quantization {
-    /// The statistics `vt` and `v` of all rows quantized for a tree fitted on `n_fit` of them,
-    /// with rounding drawn from `seed`; `None` where they stay exact (see the module's notes).
-    /// `max_depth` as for `RowStats::without_counts`.
+    /// The statistics `vt` and `v` quantized on the rows a tree is fitted on, `rows` (all when
+    /// `None`), with rounding drawn from `seed`; `None` where they stay exact (see the module's
+    /// notes). The other rows' packed values are 0: nothing reads them. `max_depth` as for
+    /// `RowStats::without_counts`.
     pub(crate) fn new(
         vt: &[f64],
         v: QuantizedInput<'_>,
+        rows: Option<&[u32]>,
         seed: u64,
-        n_fit: usize,
         max_depth: usize,
     ) -> Option<Quantization> {
-        let levels = i64::try_from((i32::MAX as usize) / n_fit.max(1))
-            .unwrap_or(MAX_LEVELS)
-            .min(MAX_LEVELS);
-        if levels < MIN_LEVELS {
-            return None;
-        }
-        let vt_scale = scale_for(largest_magnitude(vt)?, levels);
+        let fitted = Fitted { rows, n: vt.len() };
+        let levels = levels_for(rows.map_or(vt.len(), <[u32]>::len))?;
+        Self::with_levels(vt, v, fitted, seed, levels, max_depth)
+    }
+
+    fn with_levels(
+        vt: &[f64],
+        v: QuantizedInput<'_>,
+        fitted: Fitted<'_>,
+        seed: u64,
+        levels: i64,
+        max_depth: usize,
+    ) -> Option<Quantization> {
+        let vt_scale = scale_for(largest_magnitude(vt, fitted)?, levels);
         let round_vt = Rounding::new(vt_scale, levels);
         let mut packed = vec![0i64; vt.len()];
         let (v, bounds) = match v {
             QuantizedInput::Uniform(v) => {
-                fill(&mut packed, seed, |r, random| {
+                fill(&mut packed, seed, fitted, |r, random| {
                     round_vt.round(vt[r], random >> 32).wrapping_shl(32) | 1
                 });
                 (QuantizedV::Uniform(v), None)
             }
             QuantizedInput::Weighted(v, counted) => {
                 // The low word holds Σ v_q, which must not borrow from the high word.
-                if v.par_iter().with_min_len(CHUNK).any(|&x| x < 0.0) {
+                if fitted.par_rows().any(|r| v[r] < 0.0) {
                     return None;
                 }
-                let v_scale = scale_for(largest_magnitude(v)?, levels);
+                let v_scale = scale_for(largest_magnitude(v, fitted)?, levels);
                 let round_v = Rounding::new(v_scale, levels);
-                fill(&mut packed, seed, |r, random| {
+                fill(&mut packed, seed, fitted, |r, random| {
                     let t = round_vt.round(vt[r], random >> 32);
                     let w = round_v.round(v[r], random & 0xffff_ffff);
                     t.wrapping_shl(32) + w
@@ -112,14 +121,9 @@ impl Quantization {
                         bounds: None,
                     });
                 }
-                let (low, high) = packed
-                    .par_chunks(CHUNK)
-                    .map(|chunk| {
-                        chunk.iter().fold((i64::MAX, i64::MIN), |(lo, hi), &p| {
-                            let w = low_word(p);
-                            (lo.min(w), hi.max(w))
-                        })
-                    })
+                let (low, high) = fitted
+                    .par_rows()
+                    .map(|r| (low_word(packed[r]), low_word(packed[r])))
                     .reduce(|| (i64::MAX, i64::MIN), |a, b| (a.0.min(b.0), a.1.max(b.1)));
                 let bounds = CountBounds::new(
                     low as f64 * v_scale,
@@ -250,15 +254,40 @@ fn high_word(packed: i64) -> i64 {
     packed >> 32
 }
 
-/// The largest |x|; `None` if some x is not finite.
-fn largest_magnitude(x: &[f64]) -> Option<f64> {
-    let largest = x
-        .par_chunks(CHUNK)
-        .map(|chunk| chunk.iter().fold(0.0f64, |m, &x| m.max(x.abs())))
+/// The levels on either side of 0 for sums over `n_fit` rows: n_fit · L < 2³¹; `None` below
+/// `MIN_LEVELS`.
+fn levels_for(n_fit: usize) -> Option<i64> {
+    let levels = i64::try_from((i32::MAX as usize) / n_fit.max(1))
+        .unwrap_or(MAX_LEVELS)
+        .min(MAX_LEVELS);
+    (levels >= MIN_LEVELS).then_some(levels)
+}
+
+/// The rows a tree is fitted on, of `n`: all of them, or `rows`.
+#[derive(Clone, Copy)]
+struct Fitted<'a> {
+    rows: Option<&'a [u32]>,
+    n: usize,
+}
+
+impl Fitted<'_> {
+    fn par_rows(&self) -> impl IndexedParallelIterator<Item = usize> + '_ {
+        match self.rows {
+            Some(rows) => Either::Left(rows.par_iter().map(|&r| r as usize)),
+            None => Either::Right((0..self.n).into_par_iter()),
+        }
+        .with_min_len(CHUNK)
+    }
+}
+
+/// The largest |x| over the fitted rows; `None` if one of them is not finite.
+fn largest_magnitude(x: &[f64], fitted: Fitted<'_>) -> Option<f64> {
+    let largest = fitted
+        .par_rows()
+        .map(|r| x[r].abs())
         .reduce(|| 0.0, f64::max);
     // A NaN would have been skipped by `max`: look for one.
-    (largest.is_finite() && x.par_iter().with_min_len(CHUNK).all(|x| !x.is_nan()))
-        .then_some(largest)
+    (largest.is_finite() && !fitted.par_rows().any(|r| x[r].is_nan())).then_some(largest)
 }
 
 /// The power of two s with largest / s ≤ levels (1 when largest is 0).
@@ -298,19 +327,31 @@ impl Rounding {
     }
 }
 
-/// Writes `value(r, 64 random bits of row r)` into every row's slot, in fixed chunks of rows;
-/// the bits depend on `seed` and the row only.
-fn fill(packed: &mut [i64], seed: u64, value: impl Fn(usize, u64) -> i64 + Sync) {
-    packed
-        .par_chunks_mut(CHUNK)
-        .enumerate()
-        .for_each(|(c, chunk)| {
-            let start = c * CHUNK;
-            for (i, p) in chunk.iter_mut().enumerate() {
-                let r = start + i;
-                *p = value(r, bits_at(seed, r as u64));
+/// Writes `value(r, 64 random bits of row r)` into the slot of every fitted row r; the bits
+/// depend on `seed` and the row only.
+fn fill(
+    packed: &mut [i64],
+    seed: u64,
+    fitted: Fitted<'_>,
+    value: impl Fn(usize, u64) -> i64 + Sync,
+) {
+    let value = |r: usize| value(r, bits_at(seed, r as u64));
+    match fitted.rows {
+        None => packed
+            .par_chunks_mut(CHUNK)
+            .enumerate()
+            .for_each(|(c, chunk)| {
+                for (i, p) in chunk.iter_mut().enumerate() {
+                    *p = value(c * CHUNK + i);
+                }
+            }),
+        Some(rows) => {
+            let values: Vec<i64> = fitted.par_rows().map(value).collect();
+            for (&r, v) in rows.iter().zip(values) {
+                packed[r as usize] = v;
             }
-        });
+        }
+    }
 }
 
 #[cfg(test)]

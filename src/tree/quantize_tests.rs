@@ -43,9 +43,12 @@ fn every_bin_is_within_one_step_a_row_of_the_exact_sums_with_exact_counts() {
         weighted,
         weighted.without_counts(6),
     ] {
-        let quantization = exact.quantized(99, rows.len(), 6).expect("quantized");
+        let quantization = exact.quantized(Some(&rows), 99, 6).expect("quantized");
         let levels = (i32::MAX as usize / rows.len()) as f64;
-        assert!(largest_magnitude(&vt).unwrap() / quantization.vt_scale > levels / 2.0);
+        assert!(
+            largest_magnitude(&vt, Fitted { rows: None, n }).unwrap() / quantization.vt_scale
+                > levels / 2.0
+        );
         let (exact_hist, quantized) = (
             build(&exact),
             build(&RowStats::Quantized(quantization.stats())),
@@ -85,7 +88,7 @@ fn rounding_is_unbiased_and_negative_sums_unpack() {
     let seeds = 400;
     let (mut error, mut spread) = (0.0, 0.0);
     for seed in 0..seeds {
-        let quantization = exact.quantized(seed, 100_000_000, 6).expect("21 levels");
+        let quantization = quantize_with_levels(&exact, seed, 21);
         let total = quantization.stats().totals(&rows[..300]);
         let exact_part = exact.totals(&rows[..300]);
         let e = total.sum_vt - exact_part.sum_vt;
@@ -109,21 +112,25 @@ fn statistics_stay_exact_where_quantizing_cannot_hold_them() {
     let (vt, v) = statistics(100, &mut 1);
     let unit = RowStats::new(&vt, &[]);
     // Over 134M rows fewer than 16 levels remain.
-    assert!(unit.quantized(0, 150_000_000, 6).is_none());
-    assert!(unit.quantized(0, 100, 6).is_some());
+    assert_eq!(levels_for(1_000_000), Some(2_147));
+    assert_eq!(levels_for(100_000_000), Some(21));
+    assert_eq!(levels_for(150_000_000), None);
+    assert!(unit.quantized(None, 0, 6).is_some());
     // Counted weighted statistics carry their counts apart; negative weights would borrow
     // from the high word.
     let counted = RowStats::new(&vt, &v)
-        .quantized(0, 100, 6)
+        .quantized(None, 0, 6)
         .expect("counted");
     assert!(counted.stats().count_bounds().is_none());
     let negative: Vec<f64> = v.iter().map(|&x| x - 0.01).collect();
-    assert!(RowStats::new(&vt, &negative).quantized(0, 100, 6).is_none());
+    assert!(RowStats::new(&vt, &negative)
+        .quantized(None, 0, 6)
+        .is_none());
     let mut broken = vt.clone();
     broken[7] = f64::NAN;
-    assert!(RowStats::new(&broken, &[]).quantized(0, 100, 6).is_none());
+    assert!(RowStats::new(&broken, &[]).quantized(None, 0, 6).is_none());
     broken[7] = f64::INFINITY;
-    assert!(RowStats::new(&broken, &[]).quantized(0, 100, 6).is_none());
+    assert!(RowStats::new(&broken, &[]).quantized(None, 0, 6).is_none());
 }
 
 #[test]
@@ -141,4 +148,51 @@ fn the_scale_is_the_smallest_power_of_two_that_fits_the_levels() {
         assert!(largest / (scale / 2.0) > levels as f64);
     }
     assert_eq!(scale_for(0.0, 16), 1.0);
+}
+
+/// `stats` quantized to `levels` levels on all rows, as over many more rows.
+fn quantize_with_levels(stats: &RowStats<'_>, seed: u64, levels: i64) -> Quantization {
+    let RowStats::WeightedUncounted { vt, v, .. } = *stats else {
+        panic!("weighted statistics without counts")
+    };
+    let fitted = Fitted {
+        rows: None,
+        n: vt.len(),
+    };
+    Quantization::with_levels(
+        vt,
+        QuantizedInput::Weighted(v, false),
+        fitted,
+        seed,
+        levels,
+        6,
+    )
+    .expect("quantized")
+}
+
+#[test]
+fn only_the_fitted_rows_are_rounded() {
+    let (vt, v) = statistics(1_000, &mut 6);
+    let rows: Vec<u32> = (0..1_000).filter(|r| r % 4 == 1).collect();
+    // The largest |vt| of all rows sits outside the fitted ones: it must not set the scale.
+    let mut wide = vt.clone();
+    wide[0] = 1e6;
+    let quantize = |vt: &[f64]| {
+        (RowStats::new(vt, &v).without_counts(6))
+            .quantized(Some(&rows), 5, 6)
+            .expect("quantized")
+    };
+    let (some, reference) = (quantize(&wide), quantize(&vt));
+    assert_eq!(
+        some.vt_scale, reference.vt_scale,
+        "the scale of the fitted rows"
+    );
+    for r in 0..1_000 {
+        if r % 4 == 1 {
+            assert_eq!(some.packed[r], reference.packed[r], "row {r}");
+            assert_ne!(some.packed[r], 0);
+        } else {
+            assert_eq!(some.packed[r], 0, "row {r} is not fitted");
+        }
+    }
 }

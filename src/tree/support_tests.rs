@@ -61,7 +61,7 @@ fn histograms_on_a_support_and_their_splits_equal_the_dense_ones_bit_for_bit() {
     let weighted = RowStats::new(&vt, &v);
     let uncounted = weighted.without_counts(8);
     let quantized = [RowStats::new(&vt, &[]), weighted, uncounted]
-        .map(|stats| stats.quantized(11, n, 8).expect("quantizable"));
+        .map(|stats| stats.quantized(None, 11, 8).expect("quantizable"));
     let stats_kinds = [
         RowStats::new(&vt, &[]),
         RowStats::Uniform { vt: &vt, v: 0.5 },
