@@ -8,7 +8,8 @@
 //! - Rounding is stochastic, t_q = ⌊t/s + u⌋ with u uniform in [0, 1) drawn from the row and a
 //!   seed of the iteration, so that E[t_q · s] = t: every sum is unbiased, and its error over m
 //!   rows has standard deviation at most s·√m / 2.
-//! - The scale s is the power of two that maps the largest |t| to at most L levels, with L as
+//! - Only the rows the tree is fitted on are rounded (all, or a GOSS or `subsample` draw).
+//! - The scale s is the power of two that maps their largest |t| to at most L levels, with L as
 //!   large as the sums allow: n · L < 2³¹ over the n rows a tree is fitted on (L ≤ 2²⁴), 2,147
 //!   levels at 1M rows. Below 16 levels (over 134M rows) the statistics stay exact.
 //! - Scaled back, every sum is an integer times a power of two: exact in f64, and so are the
