@@ -28,7 +28,7 @@
 
 use super::fit::{add_target_tree, subtract_target_tree};
 use super::method::{inverse_smoothness, method, BoostingMethod, Iterate, MethodState, Start};
-use super::outputs::column;
+use super::outputs::Columns;
 use super::tracked::Tracked;
 use super::vectors::CHUNK;
 use super::{Context, Iteration};
@@ -166,12 +166,12 @@ pub fn step(state: &mut AgbmState, ctx: &mut Context<'_>, candidates: &Candidate
     // outputs (a multiclass loss), one tree per output for each fitted target, as gbm does.
     let k = ctx.n_outputs();
     let eta = ctx.params.learning_rate * ctx.rho();
+    let targets = Columns::new(&r, k);
     let b1: Vec<_> = (0..k)
         .map(|class| {
-            let target = column(&r, class, k);
             add_target_tree(
                 ctx,
-                &target,
+                targets.get(class),
                 candidates,
                 (&mut state.f.train, class),
                 (eta, 1.0),

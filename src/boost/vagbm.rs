@@ -16,7 +16,7 @@
 use super::agbm::momentum_point;
 use super::fit::add_target_tree;
 use super::method::{inverse_smoothness, BoostingMethod, Iterate, MethodState, Start};
-use super::outputs::column;
+use super::outputs::Columns;
 use super::tracked::Tracked;
 use super::{Context, Iteration};
 use crate::data::BinnedData;
@@ -58,14 +58,15 @@ pub fn step(state: &mut VagbmState, ctx: &mut Context<'_>, candidates: &Candidat
     // h in the pass that computes its cosine (the trees' targets do not depend on f or h).
     let k = ctx.n_outputs();
     let eta = ctx.params.learning_rate * ctx.rho();
+    let targets = Columns::new(&r, k);
     let trees: Vec<_> = (0..k)
         .map(|class| {
-            let target = column(&r, class, k);
             let f = (&mut state.f.train[..], class);
             let h = Some((&mut state.h.train[..], eta / theta));
-            add_target_tree(ctx, &target, candidates, f, (eta, 1.0), h)
+            add_target_tree(ctx, targets.get(class), candidates, f, (eta, 1.0), h)
         })
         .collect();
+    drop(targets);
     let cos = trees.iter().map(|(_, cos)| *cos).collect();
     for (class, (b, _)) in trees.into_iter().enumerate() {
         let b = ctx.store_grown(b, class);

@@ -65,11 +65,20 @@ impl Goss {
         let (_, &mut threshold, _) =
             scores.select_nth_unstable_by(n_top - 1, |a, b| b.total_cmp(a));
         drop(scores);
-        let above = rows.par_iter().filter(|&&r| score(r) > threshold).count();
         let chunks: Vec<&[u32]> = rows.chunks(CHUNK).collect();
-        let ties_in: Vec<usize> = (chunks.par_iter())
-            .map(|chunk| chunk.iter().filter(|&&r| score(r) == threshold).count())
-            .collect();
+        // Per chunk, the rows above the threshold and those equal to it.
+        let (above_in, ties_in): (Vec<usize>, Vec<usize>) = (chunks.par_iter())
+            .map(|chunk| {
+                chunk.iter().fold((0, 0), |(above, ties), &r| {
+                    let s = score(r);
+                    (
+                        above + usize::from(s > threshold),
+                        ties + usize::from(s == threshold),
+                    )
+                })
+            })
+            .unzip();
+        let above: usize = above_in.iter().sum();
         let mut ties_left = n_top - above.min(n_top);
         let ties_taken: Vec<usize> = (ties_in.iter())
             .map(|&ties| {
