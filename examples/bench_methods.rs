@@ -7,7 +7,9 @@
 //! Columns: milliseconds per iteration; trees per iteration; milliseconds per iteration spent
 //! growing trees (`Booster::tree_fit_seconds`, measured around every tree fit); `overhead` =
 //! 1 − fit/total, the share of the iteration spent outside tree fitting (gradients, prox, line
-//! searches, fitted values, weight updates, the loss pass); `×ref`: time per iteration relative to
+//! searches, fitted values, weight updates, the loss pass; negative where an iteration's trees
+//! grow side by side, AGBM's two and a multiclass loss's K, whose own times add up to more than
+//! the wall time); `×ref`: time per iteration relative to
 //! the loss's fit reference, gbm with `step = "constant"` (so AGBM's row is its cost in GBM
 //! iterations); `ref overhead`: the former indirect estimate, 1 − trees × (reference's time per
 //! iteration)/(time per iteration), which is noisy and biased when the method's trees differ in

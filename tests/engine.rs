@@ -490,7 +490,8 @@ fn same_model_with_one_and_two_threads() {
         booster.run(|_| true).unwrap();
         booster.into_model().to_json()
     };
-    for method in ["gbm", "rgbm"] {
+    // agbm grows its two trees of an iteration side by side.
+    for method in ["gbm", "rgbm", "agbm"] {
         for growth in ["depthwise", "leafwise"] {
             for weights in [None, Some(&w[..])] {
                 let one = fit(1, growth, weights, method);
@@ -550,6 +551,9 @@ fn same_multiclass_model_whatever_the_thread_count() {
         ("gbm", "newton"),
         ("gbm", "leaf_line_search"),
         ("proximal", "constant"),
+        // AGBM's 2K trees of an iteration (on r and on c) grow side by side, VAGBM's K.
+        ("agbm", "constant"),
+        ("vagbm", "constant"),
     ] {
         let one = fit(1, method, step);
         for threads in [2, 3] {

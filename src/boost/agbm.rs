@@ -26,7 +26,7 @@
 //!
 //! f and h are `Tracked` sequences over one tree store, so the model's weights are f's weights.
 
-use super::fit::{add_target_tree, subtract_target_tree};
+use super::fit::{add_grown_tree, grow_on_target, side_by_side, subtract_grown_tree, Offset};
 use super::method::{inverse_smoothness, method, BoostingMethod, Iterate, MethodState, Start};
 use super::outputs::Columns;
 use super::tracked::Tracked;
@@ -162,32 +162,45 @@ pub fn step(state: &mut AgbmState, ctx: &mut Context<'_>, candidates: &Candidate
     if first {
         c.copy_from_slice(&r);
     }
-    // f ← g + η b1 in the pass that computes cos(r, b1): c and b2 do not depend on f. With K
-    // outputs (a multiclass loss), one tree per output for each fitted target, as gbm does.
+    // With K outputs (a multiclass loss), one tree per output for each fitted target, as gbm
+    // does. b1 (on r) and b2 (on c) are fitted at the same point: all 2K trees grow side by side.
     let k = ctx.n_outputs();
     let eta = ctx.params.learning_rate * ctx.rho();
     let targets = Columns::new(&r, k);
-    let b1: Vec<_> = (0..k)
-        .map(|class| {
-            add_target_tree(
-                ctx,
-                targets.get(class),
-                candidates,
-                (&mut state.f.train, class),
-                (eta, 1.0),
-                None,
-            )
+    let mut grown = Vec::with_capacity(2 * k);
+    {
+        let corrected = Columns::new(&c, k);
+        side_by_side(
+            ctx,
+            2 * k,
+            |job| {
+                let target = match job.checked_sub(k) {
+                    None => targets.get(job),
+                    Some(class) => corrected.get(class),
+                };
+                grow_on_target(ctx, target, candidates, Offset::Penalised)
+            },
+            |_, tree| grown.push(tree),
+        );
+    }
+    let b2_trees = grown.split_off(k);
+    // f ← g + η b1 in the pass that computes cos(r, b1).
+    let b1: Vec<_> = (grown.into_iter().enumerate())
+        .map(|(class, grown)| {
+            let f = (&mut state.f.train[..], class);
+            add_grown_tree(ctx, grown, targets.get(class), f, (eta, 1.0), None)
         })
         .collect();
+    drop(targets);
 
     // carry ← c − b2(X), in c's buffer, and h ← h + (γη/θ) b2(X) in the pass that computes
     // cos(c, b2).
     let h_coef = ctx.params.gamma * eta / theta;
     let mut carry = c;
-    let b2: Vec<_> = (0..k)
-        .map(|class| {
+    let b2: Vec<_> = (b2_trees.into_iter().enumerate())
+        .map(|(class, grown)| {
             let h = (h_coef != 0.0).then_some(&mut state.h.train[..]);
-            subtract_target_tree(ctx, &mut carry, candidates, (h, h_coef), class)
+            subtract_grown_tree(ctx, grown, &mut carry, (h, h_coef), class)
         })
         .collect();
 

@@ -97,7 +97,7 @@ impl Context<'_> {
 
     /// Puts a fitted tree into the model's store with weight 0, for a method that sets the
     /// weights itself through `publish`; the fit has already added its training values where they
-    /// are needed (`fit::add_target_tree` and its kin).
+    /// are needed (`fit::add_grown_tree` and its kin).
     pub fn store_grown(&mut self, grown: GrownTree, output: usize) -> StoredTree {
         let valid = self.valid_values(&grown.tree);
         let index = self.model.n_trees();

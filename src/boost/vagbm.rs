@@ -14,7 +14,7 @@
 //! unless given, as for AGBM).
 
 use super::agbm::momentum_point;
-use super::fit::add_target_tree;
+use super::fit::{add_grown_tree, for_each_output, grow_on_target, Offset};
 use super::method::{inverse_smoothness, BoostingMethod, Iterate, MethodState, Start};
 use super::outputs::Columns;
 use super::tracked::Tracked;
@@ -54,18 +54,23 @@ pub fn step(state: &mut VagbmState, ctx: &mut Context<'_>, candidates: &Candidat
     // g ← (1−θ) f + θ h in f's buffers (f's old value is not needed again: f ← g + η b) and
     // r ← −∂ℓ(y, g), in one pass.
     momentum_point((&mut state.f, &state.h), ctx, theta, (&mut r, None), 0.0);
-    // With K outputs (a multiclass loss), one tree per output, as gbm does; each added to f and
-    // h in the pass that computes its cosine (the trees' targets do not depend on f or h).
+    // With K outputs (a multiclass loss), one tree per output, as gbm does, grown side by side;
+    // each added to f and h in the pass that computes its cosine (the trees' targets do not
+    // depend on f or h).
     let k = ctx.n_outputs();
     let eta = ctx.params.learning_rate * ctx.rho();
     let targets = Columns::new(&r, k);
-    let trees: Vec<_> = (0..k)
-        .map(|class| {
+    let mut trees = Vec::with_capacity(k);
+    for_each_output(
+        ctx,
+        |class| grow_on_target(ctx, targets.get(class), candidates, Offset::Penalised),
+        |class, grown| {
             let f = (&mut state.f.train[..], class);
             let h = Some((&mut state.h.train[..], eta / theta));
-            add_target_tree(ctx, targets.get(class), candidates, f, (eta, 1.0), h)
-        })
-        .collect();
+            let target = targets.get(class);
+            trees.push(add_grown_tree(ctx, grown, target, f, (eta, 1.0), h));
+        },
+    );
     drop(targets);
     let cos = trees.iter().map(|(_, cos)| *cos).collect();
     for (class, (b, _)) in trees.into_iter().enumerate() {

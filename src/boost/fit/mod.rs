@@ -6,7 +6,7 @@
 
 mod passes;
 
-use super::outputs::{column, Columns};
+use super::outputs::Columns;
 use super::ranks::shared;
 use super::vectors::{add_column, par_fill, par_sum, CHUNK};
 use super::Context;
@@ -142,17 +142,28 @@ pub fn fit_targets(
 pub(in crate::boost) fn for_each_output<T: Send>(
     ctx: &Context<'_>,
     fit: impl Fn(usize) -> T + Sync,
+    finish: impl FnMut(usize, T),
+) {
+    side_by_side(ctx, ctx.n_outputs(), fit, finish);
+}
+
+/// `fit(job)` for the independent jobs 0..n_jobs (trees fitted at the same point), handed to
+/// `finish` in job order: as `for_each_output`, for any number of trees.
+pub(in crate::boost) fn side_by_side<T: Send>(
+    ctx: &Context<'_>,
+    n_jobs: usize,
+    fit: impl Fn(usize) -> T + Sync,
     mut finish: impl FnMut(usize, T),
 ) {
-    let side_by_side = match shared(ctx.collective) {
+    let at_once = match shared(ctx.collective) {
         Some(_) => 1,
         None => rayon::current_num_threads().max(1),
     };
-    let classes: Vec<usize> = (0..ctx.n_outputs()).collect();
-    for chunk in classes.chunks(side_by_side) {
-        let fitted: Vec<T> = chunk.par_iter().map(|&class| fit(class)).collect();
-        for (&class, t) in chunk.iter().zip(fitted) {
-            finish(class, t);
+    let jobs: Vec<usize> = (0..n_jobs).collect();
+    for chunk in jobs.chunks(at_once) {
+        let fitted: Vec<T> = chunk.par_iter().map(|&job| fit(job)).collect();
+        for (&job, t) in chunk.iter().zip(fitted) {
+            finish(job, t);
         }
     }
 }
@@ -176,23 +187,10 @@ fn fit_target_leaf_search(
     }
 }
 
-/// `fit_target` for a tree whose values are needed only once, to add `weight`·(`scale`·b(x)) to
-/// column `class` of the n × K scores `f` (and, with `also` = (h, coefficient), coefficient·b(x)
-/// to the same column of h: VAGBM's two sequences): that is done in the pass that computes
-/// cos(t, b), with no vector of fitted values. Returns the tree (unscaled) and cos(t, b).
-pub fn add_target_tree(
-    ctx: &Context<'_>,
-    target: &[f64],
-    candidates: &Candidates,
-    (f, class): (&mut [f64], usize),
-    (weight, scale): (f64, f64),
-    also: Option<(&mut [f64], f64)>,
-) -> (GrownTree, f64) {
-    let grown = grow_on_target(ctx, target, candidates, Offset::Penalised);
-    add_grown_tree(ctx, grown, target, (f, class), (weight, scale), also)
-}
-
-/// The second half of `add_target_tree`, for a tree `grown` on `target` already.
+/// Adds `weight`·(`scale`·b(x)) for the tree `grown` on `target` to column `class` of the n × K
+/// scores `f` (and, with `also` = (h, coefficient), coefficient·b(x) to the same column of h:
+/// VAGBM's two sequences) in the pass that computes cos(t, b), with no vector of fitted values:
+/// for a tree whose values are needed only once. Returns the tree (unscaled) and cos(t, b).
 pub fn add_grown_tree(
     ctx: &Context<'_>,
     grown: GrownTree,
@@ -213,23 +211,17 @@ pub fn add_grown_tree(
     (grown, ctx.cosine_from_sums(tb, tt, bb))
 }
 
-/// AGBM's second tree: fitted to column `class` of the n × K `target`, which becomes
+/// AGBM's second tree, `grown` on column `class` of the n × K `target`, which becomes
 /// target − b(X) (the carry), while column `class` of `h` (when given) gets `coef`·b(X); with no
 /// vector of fitted values. Returns the tree and cos(t, b).
-pub fn subtract_target_tree(
+pub fn subtract_grown_tree(
     ctx: &Context<'_>,
+    grown: GrownTree,
     target: &mut [f64],
-    candidates: &Candidates,
     (h, coef): (Option<&mut [f64]>, f64),
     class: usize,
 ) -> (GrownTree, f64) {
     let k = ctx.n_outputs();
-    let grown = grow_on_target(
-        ctx,
-        &column(target, class, k),
-        candidates,
-        Offset::Penalised,
-    );
     let (tb, tt, bb) =
         subtract_and_add_with_cosine_sums(&grown, ctx.data, (target, h), (k, class), coef);
     (grown, ctx.cosine_from_sums(tb, tt, bb))
