@@ -130,7 +130,14 @@ fn partition_chunk(
     let Some(last) = out.len().checked_sub(1) else {
         return 0;
     };
-    let (mut n_left, mut n_right) = (0, 0);
+    assert!(rows.len() <= out.len());
+    // One byte load per row where the bit set costs a load and shifts: the loop is bound by its
+    // µops, not by memory.
+    let mut goes_left = [0u8; 256];
+    for (bin, slot) in goes_left.iter_mut().enumerate() {
+        *slot = u8::from(left_bins.contains(bin as u8));
+    }
+    let mut n_left = 0;
     // Read in place, a node's rows are a cache line each: fetch them ahead so that the misses
     // overlap (a contiguous column shares lines between rows, and needs no hints).
     let strided = !column.is_contiguous();
@@ -143,11 +150,14 @@ fn partition_chunk(
                 prefetch(ahead);
             }
         }
-        let left = left_bins.contains(column.get(r as usize)) as usize;
-        out[n_left] = r;
-        out[last - n_right] = r;
+        let left = usize::from(goes_left[usize::from(column.get(r as usize))]);
+        // SAFETY: n_left ≤ i and i − n_left ≤ i, with i < rows.len() ≤ out.len() = last + 1,
+        // so both slots are within `out` (the bounds checks cost a tenth of the loop).
+        unsafe {
+            *out.get_unchecked_mut(n_left) = r;
+            *out.get_unchecked_mut(last - (i - n_left)) = r;
+        }
         n_left += left;
-        n_right += 1 - left;
     }
     n_left
 }
