@@ -163,11 +163,14 @@ pub fn step(state: &mut AgbmState, ctx: &mut Context<'_>, candidates: &Candidate
         c.copy_from_slice(&r);
     }
     // With K outputs (a multiclass loss), one tree per output for each fitted target, as gbm
-    // does. b1 (on r) and b2 (on c) are fitted at the same point: all 2K trees grow side by side.
+    // does. b1 (on r) and b2 (on c) are fitted at the same point: all 2K trees grow side by
+    // side, the b1 trees first. Each b1 is added (f ← g + η b1) in the pass that computes
+    // cos(r, b1) as soon as it is grown; the b2 trees wait until c is no longer read (K row lists
+    // held, next to the n × K vectors of the method's state).
     let k = ctx.n_outputs();
     let eta = ctx.params.learning_rate * ctx.rho();
     let targets = Columns::new(&r, k);
-    let mut grown = Vec::with_capacity(2 * k);
+    let (mut b1, mut b2_trees) = (Vec::with_capacity(k), Vec::with_capacity(k));
     {
         let corrected = Columns::new(&c, k);
         side_by_side(
@@ -180,17 +183,23 @@ pub fn step(state: &mut AgbmState, ctx: &mut Context<'_>, candidates: &Candidate
                 };
                 grow_on_target(ctx, target, candidates, Offset::Penalised)
             },
-            |_, tree| grown.push(tree),
+            |job, tree| {
+                if job < k {
+                    let f = (&mut state.f.train[..], job);
+                    b1.push(add_grown_tree(
+                        ctx,
+                        tree,
+                        targets.get(job),
+                        f,
+                        (eta, 1.0),
+                        None,
+                    ));
+                } else {
+                    b2_trees.push(tree);
+                }
+            },
         );
     }
-    let b2_trees = grown.split_off(k);
-    // f ← g + η b1 in the pass that computes cos(r, b1).
-    let b1: Vec<_> = (grown.into_iter().enumerate())
-        .map(|(class, grown)| {
-            let f = (&mut state.f.train[..], class);
-            add_grown_tree(ctx, grown, targets.get(class), f, (eta, 1.0), None)
-        })
-        .collect();
     drop(targets);
 
     // carry ← c − b2(X), in c's buffer, and h ← h + (γη/θ) b2(X) in the pass that computes
@@ -198,9 +207,9 @@ pub fn step(state: &mut AgbmState, ctx: &mut Context<'_>, candidates: &Candidate
     let h_coef = ctx.params.gamma * eta / theta;
     let mut carry = c;
     let b2: Vec<_> = (b2_trees.into_iter().enumerate())
-        .map(|(class, grown)| {
+        .map(|(class, tree)| {
             let h = (h_coef != 0.0).then_some(&mut state.h.train[..]);
-            subtract_grown_tree(ctx, grown, &mut carry, (h, h_coef), class)
+            subtract_grown_tree(ctx, tree, &mut carry, (h, h_coef), class)
         })
         .collect();
 

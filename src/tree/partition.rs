@@ -152,7 +152,7 @@ fn partition_chunk(
         }
         let left = usize::from(goes_left[usize::from(column.get(r as usize))]);
         // SAFETY: n_left ≤ i and i − n_left ≤ i, with i < rows.len() ≤ out.len() = last + 1,
-        // so both slots are within `out` (the bounds checks cost a tenth of the loop).
+        // so both slots are within `out` (two compares and branches a row in a µop-bound loop).
         unsafe {
             *out.get_unchecked_mut(n_left) = r;
             *out.get_unchecked_mut(last - (i - n_left)) = r;
