@@ -28,12 +28,13 @@ pub fn split_rows(
     left_bins: &BinSet,
 ) -> usize {
     let scratch = &mut scratch[..rows.len()];
+    let goes_left = directions(left_bins);
     let counts: Vec<usize> = if rows.len() <= CHUNK_ROWS {
-        vec![partition_chunk(rows, scratch, column, left_bins)]
+        vec![partition_chunk(rows, scratch, column, &goes_left)]
     } else {
         rows.par_chunks(CHUNK_ROWS)
             .zip(scratch.par_chunks_mut(CHUNK_ROWS))
-            .map(|(chunk, out)| partition_chunk(chunk, out, column, left_bins))
+            .map(|(chunk, out)| partition_chunk(chunk, out, column, &goes_left))
             .collect()
     };
     let n_left = counts.iter().sum();
@@ -118,25 +119,29 @@ pub fn rows_by_group(
         .collect()
 }
 
-/// Writes the left rows of `rows` to the front of `out` in their order and the right rows to its
-/// back in reverse order; returns the left count. Both candidate slots are written for every row
+/// 1 for the bins of `left_bins`, 0 for the others: the partition loop reads one byte a row
+/// where the bit set costs a load and shifts (the loop is bound by its µops, not by memory).
+fn directions(left_bins: &BinSet) -> [u8; 256] {
+    let mut goes_left = [0u8; 256];
+    for (bin, slot) in goes_left.iter_mut().enumerate() {
+        *slot = u8::from(left_bins.contains(bin as u8));
+    }
+    goes_left
+}
+
+/// Writes the left rows of `rows` (those whose bin `goes_left`) to the front of `out` in their
+/// order and the right rows to its back in reverse order; returns the left count. Both candidate slots are written for every row
 /// (no branch): the slot not taken is free, or the last one, which both sides share.
 fn partition_chunk(
     rows: &[u32],
     out: &mut [u32],
     column: FeatureBins<'_>,
-    left_bins: &BinSet,
+    goes_left: &[u8; 256],
 ) -> usize {
     let Some(last) = out.len().checked_sub(1) else {
         return 0;
     };
     assert!(rows.len() <= out.len());
-    // One byte load per row where the bit set costs a load and shifts: the loop is bound by its
-    // µops, not by memory.
-    let mut goes_left = [0u8; 256];
-    for (bin, slot) in goes_left.iter_mut().enumerate() {
-        *slot = u8::from(left_bins.contains(bin as u8));
-    }
     let mut n_left = 0;
     // Read in place, a node's rows are a cache line each: fetch them ahead so that the misses
     // overlap (a contiguous column shares lines between rows, and needs no hints).
