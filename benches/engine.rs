@@ -85,7 +85,7 @@ fn main() {
             let params = TreeParams {
                 max_depth: 6,
                 max_leaves: 63,
-                min_samples_leaf: 20,
+                min_samples_leaf: Some(20),
                 growth: Growth::Leafwise,
                 ..TreeParams::default()
             };

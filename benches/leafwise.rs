@@ -138,7 +138,7 @@ fn main() {
             let depthwise = TreeParams {
                 max_depth: depth,
                 max_leaves: 1 << depth,
-                min_samples_leaf,
+                min_samples_leaf: Some(min_samples_leaf),
                 l2_leaf,
                 growth: Growth::Depthwise,
                 ..TreeParams::default()

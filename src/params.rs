@@ -348,7 +348,7 @@ impl Params {
             "init" => self.init = value.parse()?,
             "max_depth" => self.tree.max_depth = parse(name, value)?,
             "max_leaves" => self.tree.max_leaves = parse(name, value)?,
-            "min_samples_leaf" => self.tree.min_samples_leaf = parse(name, value)?,
+            "min_samples_leaf" => self.tree.min_samples_leaf = Some(parse(name, value)?),
             "min_weight_leaf" => self.tree.min_weight_leaf = parse(name, value)?,
             "l2_leaf" => self.tree.l2_leaf = parse(name, value)?,
             "min_split_gain" => self.tree.min_split_gain = parse(name, value)?,

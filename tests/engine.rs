@@ -642,7 +642,7 @@ fn compact_prediction_equals_tree_traversal() {
 /// ordered by their raw means (the defaults regularise all three; these tests check the search).
 fn least_squares() -> TreeParams {
     TreeParams {
-        min_samples_leaf: 1,
+        min_samples_leaf: Some(1),
         l2_leaf: 0.0,
         categorical: optboost::CategoricalParams::unguarded(),
         ..TreeParams::default()

@@ -601,3 +601,39 @@ fn the_optimal_constant_is_fitted_on_top_of_the_offset() {
         assert!(Booster::with_offsets(params(&[]), &train, None, offsets).is_err());
     }
 }
+
+#[test]
+fn the_default_leaf_minimum_follows_the_losses_curvature() {
+    // Row 0 stands apart (x = 0, target far from the rest): a stump can isolate it only where
+    // a leaf may hold one row.
+    let n = 30;
+    let x: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    let outlier = |y_rest: f64, y_first: f64| Data {
+        columns: vec![x.clone()],
+        y: (0..n)
+            .map(|i| if i == 0 { y_first } else { y_rest })
+            .collect(),
+    };
+    let isolated = |settings: &[(&str, &str)], data: &Data| {
+        let (booster, _) = common::train(params(settings), data);
+        let prediction = booster.model().predict(&data.frame()).unwrap();
+        (
+            booster.params().tree.min_samples_leaf,
+            prediction[0] != prediction[1],
+        )
+    };
+    let stump = [("n_iter", "1"), ("max_depth", "1")];
+    let squared = outlier(0.0, 50.0);
+    // Least squares: L2 alone shrinks a one-row leaf (to half its residual at λ = 1).
+    assert_eq!(isolated(&stump, &squared), (Some(1), true));
+    let logistic = outlier(1.0, 0.0);
+    let stump_logistic = [stump[0], stump[1], ("loss", "logistic")];
+    assert_eq!(isolated(&stump_logistic, &logistic), (Some(10), false));
+    // A value the user sets is kept, whatever the loss.
+    let mut set = stump.to_vec();
+    set.push(("min_samples_leaf", "10"));
+    assert_eq!(isolated(&set, &squared), (Some(10), false));
+    set.push(("loss", "logistic"));
+    set[2] = ("min_samples_leaf", "1");
+    assert_eq!(isolated(&set, &logistic), (Some(1), true));
+}

@@ -285,6 +285,8 @@ impl Booster {
             Some(loss) => Arc::from(loss),
             None => params.loss.build(n_classes)?,
         };
+        let mut params = params;
+        (params.tree.min_samples_leaf).get_or_insert(default_min_samples_leaf(&*loss));
         let constraints = Constraints::by_name(&params.monotone, &params.interactions, &data)?;
         let (y, w) = checked_target(train, &*loss, "training")?;
         let n = train.frame.n_rows();
@@ -714,7 +716,6 @@ impl Booster {
     }
 }
 
-/// The step rule in force: the user's, or the method's default.
 /// Whether a loss rose; a NaN loss counts as a rise, so that it is undone.
 fn rose(new: f64, old: f64) -> bool {
     matches!(
@@ -723,6 +724,19 @@ fn rose(new: f64, old: f64) -> bool {
     )
 }
 
+/// `min_samples_leaf` where the user set none (docs/algorithms.md, "Leaf size and L2"). With
+/// a loss of unit curvature (least squares) the L2 term shrinks a leaf of n rows to n/(n + λ)
+/// of its mean residual, so a leaf of one row is as safe as in XGBoost (`min_child_weight` 1);
+/// other losses need a row minimum to keep pure leaves from fitting a few rows.
+fn default_min_samples_leaf(loss: &dyn Loss) -> usize {
+    if loss.unit_curvature() {
+        1
+    } else {
+        crate::tree::MIN_SAMPLES_LEAF
+    }
+}
+
+/// The step rule in force: the user's, or the method's default.
 fn step_rule_in_force(params: &Params, loss: &dyn Loss) -> StepRule {
     params
         .step

@@ -186,7 +186,7 @@ fn trees_on_one_feature_equal_trees_grown_by_partitions() {
                 let params = TreeParams {
                     max_depth: 7,
                     max_leaves: 40,
-                    min_samples_leaf,
+                    min_samples_leaf: Some(min_samples_leaf),
                     l2_leaf: 0.0,
                     growth,
                     ..TreeParams::default()
@@ -256,7 +256,7 @@ fn trees_from_histograms_without_counts_equal_trees_with_counts() {
             let params = TreeParams {
                 max_depth: 8,
                 max_leaves: 120,
-                min_samples_leaf,
+                min_samples_leaf: Some(min_samples_leaf),
                 min_weight_leaf: 0.0,
                 growth,
                 ..TreeParams::default()
@@ -352,7 +352,7 @@ fn trees_whose_bounds_decide_few_splits_switch_to_counts_and_stay_the_same() {
     let params = TreeParams {
         max_depth: 8,
         max_leaves: 60,
-        min_samples_leaf: 40,
+        min_samples_leaf: Some(40),
         min_weight_leaf: 0.0,
         growth: Growth::Leafwise,
         ..TreeParams::default()

@@ -37,4 +37,4 @@ pub use pending::Growth;
 pub(crate) use regression_tree::TreeFile;
 pub use regression_tree::{CategorySplit, Node, Tree};
 pub use split::{best_split, Candidates, SplitParams};
-pub use tree_params::{TreeParams, MAX_DEPTH};
+pub use tree_params::{TreeParams, MAX_DEPTH, MIN_SAMPLES_LEAF};

@@ -11,12 +11,20 @@ use serde::{Deserialize, Serialize};
 /// deeper trees are rejected).
 pub const MAX_DEPTH: usize = 64;
 
+/// `min_samples_leaf` where the loss does not set it: a pure node of a loss whose curvature
+/// varies (logistic, softmax, …) has a Newton value that grows without bound as its rows' curvature
+/// shrinks, and a row minimum keeps such leaves from fitting a few rows.
+pub const MIN_SAMPLES_LEAF: usize = 10;
+
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct TreeParams {
     /// Split levels: 1 is a stump; at most `MAX_DEPTH`.
     pub max_depth: usize,
     pub max_leaves: usize,
-    pub min_samples_leaf: usize,
+    /// Fewest rows a leaf may hold. `None`: the booster's default for its loss (1 for least
+    /// squares, 10 otherwise: docs/algorithms.md, "Leaf size and L2"), and 10 for a tree grown
+    /// on its own.
+    pub min_samples_leaf: Option<usize>,
     pub min_weight_leaf: f64,
     pub l2_leaf: f64,
     pub min_split_gain: f64,
@@ -32,7 +40,7 @@ impl Default for TreeParams {
             max_depth: 3,
             max_leaves: 1 << 16,
             // docs/algorithms.md, "Leaf size and L2": measured test loss; L2 as XGBoost's λ.
-            min_samples_leaf: 10,
+            min_samples_leaf: None,
             min_weight_leaf: 1e-3,
             l2_leaf: 1.0,
             min_split_gain: 0.0,
@@ -77,7 +85,7 @@ impl TreeParams {
     pub(super) fn split_params(&self) -> SplitParams {
         SplitParams {
             l2_leaf: self.l2_leaf,
-            min_samples_leaf: self.min_samples_leaf,
+            min_samples_leaf: self.min_samples_leaf.unwrap_or(MIN_SAMPLES_LEAF),
             min_weight_leaf: self.min_weight_leaf,
             min_split_gain: self.min_split_gain,
             categorical: self.categorical,

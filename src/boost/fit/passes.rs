@@ -217,7 +217,7 @@ mod tests {
             max_depth: 8,
             max_leaves: 40,
             growth: Growth::Leafwise,
-            min_samples_leaf: 1,
+            min_samples_leaf: Some(1),
             l2_leaf: 0.0,
             categorical: CategoricalParams::unguarded(),
             ..TreeParams::default()
