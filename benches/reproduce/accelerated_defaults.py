@@ -215,7 +215,8 @@ def main() -> None:
         SEED,
         f"training rows only (no split); subsample of at most {args.rows} rows",
         "defaults (learning_rate 0.1, rho 1/σ, gamma 0.5, corrected_residual paper, "
-        "safeguard restart, min_samples_leaf 10, l2_leaf 1) unless the row says otherwise; "
+        "safeguard restart, min_samples_leaf 10 (1 for least squares), l2_leaf 1) unless the "
+        "row says otherwise; "
         "validation_fraction=None (every row trains: these tables measure optimisation; "
         "accelerated_test_loss.py measures the held-out default)",
         started,

@@ -389,7 +389,7 @@ def report(started: float) -> None:
             "scikit-learn: HistGradientBoosting with its defaults (learning rate 0.1, 31 leaves, "
             "min_samples_leaf 20) and its early stopping on the same validation part, in (b) "
             "max_leaf_nodes = 2^depth; optboost: defaults (learning rate 0.1, depth 3, "
-            "min_samples_leaf 10, l2_leaf 1).",
+            "min_samples_leaf 10, 1 for least squares, l2_leaf 1).",
             "Cached per split in $OPTBOOST_BENCH_CACHE; the wall time above is the report's, "
             "the computation's is printed per split while it runs.",
             *sorted(skipped),
