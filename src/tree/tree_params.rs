@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 pub const MAX_DEPTH: usize = 64;
 
 /// `min_samples_leaf` where the loss does not set it: a pure node of a loss whose curvature
-/// varies (logistic, softmax, …) has a Newton value that grows without bound as its rows' curvature
-/// shrinks, and a row minimum keeps such leaves from fitting a few rows.
+/// varies (logistic, softmax, …) has a Newton value that grows without bound as its rows'
+/// curvature shrinks, and a row minimum keeps such leaves from fitting a few rows.
 pub const MIN_SAMPLES_LEAF: usize = 10;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
