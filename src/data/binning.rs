@@ -144,23 +144,46 @@ impl BinMapper {
 }
 
 fn numeric_cuts(x: Strided<'_>, max_bins: usize) -> Vec<f64> {
-    let sample = sorted_sample(x, BINNING_SAMPLE);
-    // Runs of equal values, read off the sorted sample (no vector of distinct values: it would
-    // be up to twice the sample's size).
-    let runs = sample
-        .chunk_by(|a, b| a == b)
-        .map(|run| (run[0], run.len()));
-    cuts_from_runs(runs, max_bins)
+    cuts_from_runs(sample_runs(x, BINNING_SAMPLE).into_iter(), max_bins)
 }
 
-/// The non-NaN values of every `step`-th row, sorted, with `step` such that at most about
-/// `size` rows are read. The same rows in either layout, so that a row-major matrix and its
-/// columns give the same cut points (and models).
-pub(super) fn sorted_sample(x: Strided<'_>, size: usize) -> Vec<f64> {
+/// Distinct values up to which `sample_runs` counts them without sorting the sample.
+const FEW_DISTINCT: usize = 16;
+
+/// The runs of equal values of the non-NaN values of every `step`-th row, ascending, with their
+/// counts; `step` is such that at most about `size` rows are read. The same rows in either
+/// layout, so that a row-major matrix and its columns give the same cut points (and models).
+///
+/// A run is what sorting the sample (by `f64::total_cmp`) and grouping equal neighbours gives:
+/// 0.0 and −0.0 are one run, whose value is −0.0 if the sample holds it. A sample of at most
+/// `FEW_DISTINCT` distinct values (binary and one-hot columns, small integer codes) is counted
+/// in one pass; sorting it cost more than the rest of its binning.
+pub(super) fn sample_runs(x: Strided<'_>, size: usize) -> Vec<(f64, usize)> {
     let step = x.len().div_ceil(size.max(1)).max(1);
-    let mut sample: Vec<f64> = x.every(step).filter(|v| !v.is_nan()).collect();
+    let values = || x.every(step).filter(|v| !v.is_nan());
+    let mut runs: Vec<(f64, usize)> = Vec::with_capacity(FEW_DISTINCT);
+    let few = values().all(|v| {
+        match runs.iter_mut().find(|(value, _)| *value == v) {
+            Some((value, count)) => {
+                *count += 1;
+                if v.total_cmp(value).is_lt() {
+                    *value = v;
+                }
+            }
+            None => runs.push((v, 1)),
+        }
+        runs.len() <= FEW_DISTINCT
+    });
+    if few {
+        runs.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+        return runs;
+    }
+    let mut sample: Vec<f64> = values().collect();
     sample.sort_unstable_by(f64::total_cmp);
     sample
+        .chunk_by(|a, b| a == b)
+        .map(|run| (run[0], run.len()))
+        .collect()
 }
 
 /// Cut points from the runs of equal values of a sample, ascending by value, with their counts:
@@ -259,6 +282,44 @@ pub(super) fn categorical_bins_from_counts(counts: &[usize], min_count: usize) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sample_runs_equal_the_runs_of_the_sorted_sample() {
+        // The runs as sorting and grouping equal neighbours give them (the rule before the
+        // counting path): equal values by `==`, so 0.0 and −0.0 share a run valued −0.0.
+        let sorted_runs = |x: &[f64]| -> Vec<(u64, usize)> {
+            let mut sample: Vec<f64> = x.iter().copied().filter(|v| !v.is_nan()).collect();
+            sample.sort_unstable_by(f64::total_cmp);
+            (sample.chunk_by(|a, b| a == b))
+                .map(|run| (run[0].to_bits(), run.len()))
+                .collect()
+        };
+        let mut state = 11_u64;
+        let mut draw = |k: u64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % k
+        };
+        for distinct in [1, 2, 3, FEW_DISTINCT, FEW_DISTINCT + 1, 40, 1000] {
+            for zeros in [false, true] {
+                let x: Vec<f64> = (0..3_000)
+                    .map(|_| match draw(distinct as u64 + 2) {
+                        0 => f64::NAN,
+                        1 if zeros => [0.0, -0.0][draw(2) as usize],
+                        k => k as f64 * 0.25 - 3.0,
+                    })
+                    .collect();
+                let runs = sample_runs(FeatureValues::Numeric(&x).numeric().unwrap(), 10_000);
+                let bits: Vec<(u64, usize)> = runs.iter().map(|&(v, n)| (v.to_bits(), n)).collect();
+                assert_eq!(bits, sorted_runs(&x), "{distinct} distinct, zeros {zeros}");
+            }
+        }
+        // The sample takes every step-th row, the same rows on both paths.
+        let x: Vec<f64> = (0..100).map(|i| f64::from(i % 3)).collect();
+        let runs = sample_runs(FeatureValues::Numeric(&x).numeric().unwrap(), 10);
+        assert_eq!(runs, vec![(0.0, 4), (1.0, 3), (2.0, 3)]);
+    }
 
     #[test]
     fn few_distinct_values_get_one_bin_each() {

@@ -13,7 +13,7 @@
 //! A sketch from another rank is untrusted bytes: every count and length is checked before use.
 
 use super::binning::{
-    categorical_bins_from_counts, cuts_from_runs, level_counts, sorted_sample, BINNING_SAMPLE,
+    categorical_bins_from_counts, cuts_from_runs, level_counts, sample_runs, BINNING_SAMPLE,
 };
 use super::{BinMapper, BinningParams, FeatureValues, Frame};
 use crate::collective::Collective;
@@ -72,12 +72,8 @@ fn sketch(frame: &Frame<'_>, sample_size: usize) -> Vec<u8> {
             }
             values => {
                 let x = values.numeric().expect("numeric");
-                let sample = sorted_sample(x, sample_size);
-                let runs: Vec<(f64, u64)> = sample
-                    .chunk_by(|a, b| a == b)
-                    .map(|run| (run[0], run.len() as u64))
-                    .collect();
-                let runs = thin(runs);
+                let runs = sample_runs(x, sample_size);
+                let runs = thin(runs.into_iter().map(|(v, n)| (v, n as u64)).collect());
                 out.push(NUMERIC);
                 out.extend((runs.len() as u64).to_le_bytes());
                 for (value, count) in runs {
