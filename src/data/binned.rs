@@ -136,11 +136,10 @@ impl BinnedMatrix {
             .enumerate()
             .for_each(|(batch, summaries)| {
                 let (first, width) = (batch * COUNT_BATCH, summaries.len());
-                // counts[bin * width + j]: rows of batch feature j in `bin` (a block's rows fit
-                // in u32).
+                // counts[bin * width + j]: rows of batch feature j in `bin`.
                 let counts = (self.bins.par_chunks(ROW_BLOCK * p))
                     .map(|block| {
-                        let mut counts = vec![0u32; 256 * width];
+                        let mut counts = vec![0usize; 256 * width];
                         for row in block.chunks_exact(p) {
                             let bins = &row[first..first + width];
                             for (j, &bin) in bins.iter().enumerate() {
@@ -148,12 +147,6 @@ impl BinnedMatrix {
                             }
                         }
                         counts
-                    })
-                    .map(|block| {
-                        block
-                            .into_iter()
-                            .map(|c| c as usize)
-                            .collect::<Vec<usize>>()
                     })
                     .reduce_with(|mut total, block| {
                         total.iter_mut().zip(&block).for_each(|(t, b)| *t += b);

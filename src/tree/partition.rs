@@ -130,8 +130,9 @@ fn directions(left_bins: &BinSet) -> [u8; 256] {
 }
 
 /// Writes the left rows of `rows` (those whose bin `goes_left`) to the front of `out` in their
-/// order and the right rows to its back in reverse order; returns the left count. Both candidate slots are written for every row
-/// (no branch): the slot not taken is free, or the last one, which both sides share.
+/// order and the right rows to its back in reverse order; returns the left count. Both
+/// candidate slots are written for every row (no branch): the slot not taken is free, or the
+/// last one, which both sides share.
 fn partition_chunk(
     rows: &[u32],
     out: &mut [u32],
