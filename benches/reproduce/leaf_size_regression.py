@@ -46,11 +46,10 @@ def fit(train, valid, loss: str, **params):
     )
 
 
-def test_scores(name: str, loss: str, leaf: int, grid: bool) -> np.ndarray:
+def test_scores(splits, loss: str, leaf: int, grid: bool) -> np.ndarray:
+    configs = [{"learning_rate": lr, "max_depth": d} for lr, d in P.GRID] if grid else [{}]
     out = []
-    for split in range(P.N_SPLITS):
-        _, train, valid, test = P.split_frames(C.load(name), split)
-        configs = [{"learning_rate": lr, "max_depth": d} for lr, d in P.GRID] if grid else [{}]
+    for train, valid, test in splits:
         best = None
         for config in configs:
             model = fit(train, valid, loss, min_samples_leaf=leaf, **config)
@@ -62,7 +61,9 @@ def test_scores(name: str, loss: str, leaf: int, grid: bool) -> np.ndarray:
 
 
 def row(name: str, loss: str, grid: bool) -> list[str]:
-    scores = [test_scores(name, loss, leaf, grid) for leaf in LEAF_MINIMA]
+    df = C.load(name)
+    splits = [P.split_frames(df, split)[1:] for split in range(P.N_SPLITS)]
+    scores = [test_scores(splits, loss, leaf, grid) for leaf in LEAF_MINIMA]
     means = [s.mean() for s in scores]
     cells = []
     for s, mean in zip(scores, means):
