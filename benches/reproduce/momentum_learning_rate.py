@@ -73,12 +73,17 @@ def run_split(args: tuple[str, int]) -> tuple[str, int]:
     return name, split
 
 
+def cached(name: str) -> tuple[list[dict], str, tuple[float, float]]:
+    """A data set's cached splits, its test metric and gbm's mean ± standard error of it."""
+    runs = [json.loads((CACHE / f"{name}-{s}.json").read_text()) for s in range(P.N_SPLITS)]
+    metric = P.selection_metric(P.DATASETS[name])
+    return runs, metric, C.mean_se([r[key("gbm", {})][metric] for r in runs])
+
+
 def report(started: float) -> None:
     rows, tally = [], {}
     for name in DATASETS:
-        runs = [json.loads((CACHE / f"{name}-{s}.json").read_text()) for s in range(P.N_SPLITS)]
-        metric = P.selection_metric(P.DATASETS[name])
-        gbm = C.mean_se([r[key("gbm", {})][metric] for r in runs])
+        runs, metric, gbm = cached(name)
         for method in METHODS:
             cells = []
             for lr in RATES:
@@ -140,9 +145,7 @@ def gamma_section(datasets: list[str]) -> str:
     trees = trees_to_gbm100(GAMMAS)
     rows, tally = [], {g: {"▲": 0, "": 0, "▼": 0} for g in GAMMAS}
     for name in datasets:
-        runs = [json.loads((CACHE / f"{name}-{s}.json").read_text()) for s in range(P.N_SPLITS)]
-        metric = P.selection_metric(P.DATASETS[name])
-        gbm = C.mean_se([r[key("gbm", {})][metric] for r in runs])
+        runs, metric, gbm = cached(name)
         cells = []
         for gamma in GAMMAS:
             k = key("agbm", gamma_params(gamma))
