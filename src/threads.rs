@@ -8,9 +8,12 @@
 //! and whatever else runs in the pool.
 
 use crate::error::{Error, Result};
-use rayon::ThreadPool;
+use rayon::{ThreadPool, Yield};
+use std::cell::Cell;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::{Duration, Instant};
 
 /// The machine's parallelism (1 if the system cannot tell).
 pub fn available_threads() -> usize {
@@ -61,9 +64,94 @@ pub fn own_pool(requested: usize) -> Result<ThreadPool> {
         })
 }
 
+/// How long a worker kept awake by `with_awake_workers` looks for work before it gives up and
+/// lets rayon put it to sleep.
+const MAX_IDLE: Duration = Duration::from_micros(500);
+
+thread_local! {
+    /// Set on a thread while it runs `with_awake_workers`' work or keeps awake for it, and while
+    /// it grows one of several trees side by side: no second team is started there.
+    static IN_TEAM: Cell<bool> = const { Cell::new(false) };
+    /// Set on the threads of a `with_awake_workers` team.
+    static AWAKE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` on this thread with the pool's other workers looking for work the whole time,
+/// instead of sleeping between parallel passes: a tree on a few thousand rows forks and joins
+/// every few microseconds, about what waking a sleeping worker costs, so without this its
+/// parallel passes are slower than serial ones. The workers take jobs of any kind (rayon's
+/// `yield_now`), and each stops after `MAX_IDLE` without one, so that work below it on its own
+/// stack never waits for long. Where this thread already is in a team (or marked by
+/// `as_team_member`), `f` runs as is.
+pub fn with_awake_workers<R>(f: impl FnOnce() -> R) -> R {
+    let n_threads = rayon::current_num_threads();
+    if n_threads < 2 || IN_TEAM.get() {
+        return f();
+    }
+    let done = AtomicBool::new(false);
+    rayon::in_place_scope(|scope| {
+        for _ in 1..n_threads {
+            scope.spawn(|_| awake_member(|| keep_looking_for_work(&done)));
+        }
+        let result = awake_member(f);
+        done.store(true, Ordering::Release);
+        result
+    })
+}
+
+/// Whether this thread's pool has its workers kept awake (`with_awake_workers`): then work of
+/// a few microseconds is worth sharing.
+pub fn workers_awake() -> bool {
+    AWAKE.get()
+}
+
+/// Runs `f` with this thread marked as a team member (see `with_awake_workers`).
+pub fn as_team_member<R>(f: impl FnOnce() -> R) -> R {
+    with_flag(&IN_TEAM, f)
+}
+
+fn awake_member<R>(f: impl FnOnce() -> R) -> R {
+    with_flag(&AWAKE, || as_team_member(f))
+}
+
+fn with_flag<R>(flag: &'static std::thread::LocalKey<Cell<bool>>, f: impl FnOnce() -> R) -> R {
+    struct Restore(&'static std::thread::LocalKey<Cell<bool>>, bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            self.0.set(self.1);
+        }
+    }
+    let _restore = Restore(flag, flag.replace(true));
+    f()
+}
+
+fn keep_looking_for_work(done: &AtomicBool) {
+    // Reading the clock costs about as much as a look for work: once every so many looks.
+    const LOOKS_PER_CLOCK: u32 = 64;
+    let mut idle_since: Option<Instant> = None;
+    let mut idle_looks = 0u32;
+    while !done.load(Ordering::Acquire) {
+        match rayon::yield_now() {
+            Some(Yield::Executed) => (idle_since, idle_looks) = (None, 0),
+            Some(Yield::Idle) => {
+                idle_looks += 1;
+                if idle_looks.is_multiple_of(LOOKS_PER_CLOCK) {
+                    let now = Instant::now();
+                    if now - *idle_since.get_or_insert(now) > MAX_IDLE {
+                        return;
+                    }
+                }
+                std::hint::spin_loop();
+            }
+            None => return,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rayon::prelude::*;
 
     #[test]
     fn thread_counts_above_the_machine_are_capped() {
@@ -74,6 +162,28 @@ mod tests {
             shared_pool(1_000_000).unwrap().current_num_threads(),
             available_threads()
         );
+    }
+
+    #[test]
+    fn a_team_wakes_its_workers_once_and_returns_its_result() {
+        let pool = own_pool(2).unwrap();
+        let (inside, nested, after) = pool.install(|| {
+            let (inside, nested) = with_awake_workers(|| {
+                // A second team inside the first runs its work as is.
+                let nested = with_awake_workers(|| (workers_awake(), IN_TEAM.get()));
+                (workers_awake(), nested)
+            });
+            (inside, nested, workers_awake())
+        });
+        assert_eq!((inside, nested, after), (true, (true, true), false));
+        // Work inside the team may fork and join like any other.
+        let sum: u64 = pool.install(|| {
+            with_awake_workers(|| (0..100_000u64).into_par_iter().map(|i| i % 7).sum::<u64>())
+        });
+        assert_eq!(sum, (0..100_000u64).map(|i| i % 7).sum::<u64>());
+        // Trees grown side by side start no team.
+        let side_by_side = pool.install(|| as_team_member(|| with_awake_workers(workers_awake)));
+        assert!(!side_by_side);
     }
 
     #[test]

@@ -23,6 +23,7 @@ use super::support::{
 use super::tree_params::TreeParams;
 use crate::collective::Collective;
 use crate::data::{BinMapper, BinnedData};
+use crate::threads;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 /// What a tree is fitted to: per row `vt = v·t` and `v` (target t, fitting weight v).
@@ -49,9 +50,10 @@ const UNCOUNTED_MIN_ROWS_PER_BIN: usize = 32;
 /// 0) 60–95%, and the fit took 1.5× the time of one with counts. A boosting fit's weights
 /// spread out as it goes (probabilities move towards 0 and 1), so the switch is not undone.
 const MAX_RECOUNTED_SHARE: f64 = 0.25;
-/// Below this many bins per histogram, the two children of a split are searched on one thread:
-/// a search then takes a few microseconds, about what waking a sleeping worker costs (on
-/// 5,000 × 50 rows two threads were slower than one with every pair searched side by side).
+/// Below this many bins per histogram, the two children of a split are searched on one thread
+/// unless the workers are kept awake (`threads::with_awake_workers`): a search then takes a few
+/// microseconds, about what waking a sleeping worker costs (on 5,000 × 50 rows two threads were
+/// slower than one with every pair searched side by side).
 const PARALLEL_SEARCH_MIN_BINS: usize = 16_384;
 
 struct Pending {
@@ -604,9 +606,8 @@ fn grow_from(
             }
             ((None, None), (None, None))
         };
-        // The two searches are independent: run them side by side (a search is serial). On one
-        // feature the rows are not sorted by node yet; its histograms have counts, so the search
-        // never reads them.
+        // The two searches are independent: run them side by side. On one feature the rows are
+        // not sorted by node yet; its histograms have counts, so the search never reads them.
         let search = |(hist, support): (&Option<Histogram>, &Option<Vec<u32>>),
                       (start, end): (usize, usize),
                       stats: BinStats,
@@ -635,15 +636,15 @@ fn grow_from(
                 &right_limits,
             )
         };
-        let (left_split, right_split) = if one_feature.is_some()
-            || built_bins < PARALLEL_SEARCH_MIN_BINS
-            || (left_support.is_some() && right_support.is_some())
-        {
-            // One feature's bins, few bins, or two small supports: less work than waking
-            // another thread.
-            (search_left(), search_right())
-        } else {
+        // One feature's bins, few bins, or two small supports: less work than waking another
+        // thread, unless the workers are kept awake.
+        let worth_a_thread = threads::workers_awake()
+            || (built_bins >= PARALLEL_SEARCH_MIN_BINS
+                && !(left_support.is_some() && right_support.is_some()));
+        let (left_split, right_split) = if one_feature.is_none() && worth_a_thread {
             rayon::join(search_left, search_right)
+        } else {
+            (search_left(), search_right())
         };
         for (id, start, end, (hist, support), split, limits) in [
             (

@@ -381,3 +381,68 @@ fn trees_whose_bounds_decide_few_splits_switch_to_counts_and_stay_the_same() {
         assert_eq!(reused.rows, fresh.rows, "spread {spread}");
     }
 }
+
+#[test]
+fn trees_grown_with_awake_workers_equal_trees_grown_alone() {
+    // 48 features of up to 255 bins (searches shared out by feature halves) on 3,000 rows (one
+    // block of rows, its histogram shared out by column halves). Feature 45 repeats feature 2,
+    // the most informative one, so that the best gains tie across the halves and the lower
+    // feature must win; coarse features tie thresholds within a feature.
+    let n = 3_000;
+    let mut state = 5;
+    let mut columns: Vec<Vec<f64>> = (0..48)
+        .map(|j| {
+            (0..n)
+                .map(|_| {
+                    let u = uniform(&mut state);
+                    if j % 4 == 0 {
+                        (u * 5.0).floor()
+                    } else {
+                        u
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    columns[45] = columns[2].clone();
+    let t: Vec<f64> = (0..n)
+        .map(|i| (6.0 * columns[2][i]).sin() + columns[9][i] * columns[21][i] - uniform(&mut state))
+        .collect();
+    let v: Vec<f64> = (0..n).map(|_| 0.05 + uniform(&mut state)).collect();
+    let vt: Vec<f64> = t.iter().zip(&v).map(|(t, v)| t * v).collect();
+    let names: Vec<String> = (0..48).map(|j| format!("x{j}")).collect();
+    let features = names
+        .iter()
+        .zip(&columns)
+        .map(|(name, x)| Feature::numeric(name, x))
+        .collect();
+    let data =
+        BinnedData::learn(&Frame::new(features).unwrap(), &BinningParams::default()).unwrap();
+    assert!(data.total_bins() >= 8_192);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    for stats in [FitStats { vt: &t, v: &[] }, FitStats { vt: &vt, v: &v }] {
+        for growth in [Growth::Depthwise, Growth::Leafwise] {
+            let params = TreeParams {
+                max_depth: 6,
+                max_leaves: 40,
+                min_samples_leaf: Some(5),
+                growth,
+                ..TreeParams::default()
+            };
+            let alone = pool.install(|| grow(&data, stats, &params, &Candidates::All));
+            let shared = pool.install(|| {
+                threads::with_awake_workers(|| {
+                    assert!(threads::workers_awake());
+                    grow(&data, stats, &params, &Candidates::All)
+                })
+            });
+            assert!(alone.tree.n_leaves() >= 20);
+            assert_eq!(alone.tree, shared.tree, "{growth:?}");
+            assert_eq!(alone.leaves, shared.leaves);
+            assert_eq!(alone.rows, shared.rows);
+        }
+    }
+}

@@ -23,12 +23,16 @@
 use super::bins::{BinSet, BinStats, CountBounds};
 use super::quantize::{Quantization, QuantizedInput, QuantizedStats};
 use crate::data::{BinnedData, BinnedMatrix, Bundles};
+use crate::threads;
 use rayon::prelude::*;
 
 /// Rows per block below which a histogram is built by one task.
 const MIN_BLOCK_ROWS: usize = 8_192;
 /// At most this many blocks (and parallel tasks) per histogram.
 const MAX_BLOCKS: usize = 8;
+/// Row-bins (rows × columns) of a one-block histogram from which its columns are shared out
+/// among awake workers (`threads::workers_awake`): a row-bin is about a nanosecond's work.
+const MIN_SHARED_ROW_BINS: usize = 4_096;
 /// Rows per task when summing the totals of a node.
 const TOTALS_CHUNK: usize = 16_384;
 /// Rows between a prefetch and the use of the prefetched row.
@@ -550,10 +554,39 @@ fn build_packed<P: Packed>(
     }
     P::with_zeroed(total_bins * n_blocks, |partials| {
         let block_rows = rows.len().div_ceil(n_blocks);
-        if n_blocks == 1 {
+        let shared_by_columns = n_blocks == 1
+            && selected.is_none()
+            && offsets.len() > 1
+            && threads::workers_awake()
+            && rows.len() * offsets.len() >= MIN_SHARED_ROW_BINS;
+        if shared_by_columns {
+            // Each half of the columns into its own bins: the same additions in the same order.
+            let mid = offsets.len() / 2;
+            let (low, high) = partials.split_at_mut(offsets[mid] as usize);
+            let high_offsets: Vec<u32> = offsets[mid..].iter().map(|o| o - offsets[mid]).collect();
+            let high_offsets = &high_offsets;
+            let accumulate_columns = |hist: &mut [P], offsets: &[u32], first_column: usize| {
+                accumulate_fastest(
+                    hist,
+                    offsets,
+                    first_column,
+                    None,
+                    data,
+                    matrix,
+                    rows,
+                    &stat,
+                    &prefetch_stat,
+                )
+            };
+            rayon::join(
+                || accumulate_columns(low, &offsets[..mid], 0),
+                || accumulate_columns(high, high_offsets, mid),
+            );
+        } else if n_blocks == 1 {
             accumulate_fastest(
                 partials,
                 &offsets,
+                0,
                 selected,
                 data,
                 matrix,
@@ -569,6 +602,7 @@ fn build_packed<P: Packed>(
                     accumulate_fastest(
                         hist,
                         &offsets,
+                        0,
                         selected,
                         data,
                         matrix,
@@ -600,6 +634,7 @@ fn build_packed<P: Packed>(
 fn accumulate_fastest<P: Packed>(
     hist: &mut [P],
     offsets: &[u32],
+    first_column: usize,
     selected: Option<&[u32]>,
     data: &BinnedData,
     matrix: &BinnedMatrix,
@@ -614,6 +649,7 @@ fn accumulate_fastest<P: Packed>(
             accumulate_avx(
                 hist,
                 offsets,
+                first_column,
                 selected,
                 data,
                 matrix,
@@ -627,6 +663,7 @@ fn accumulate_fastest<P: Packed>(
     accumulate(
         hist,
         offsets,
+        first_column,
         selected,
         data,
         matrix,
@@ -641,6 +678,7 @@ fn accumulate_fastest<P: Packed>(
 fn accumulate_avx<P: Packed>(
     hist: &mut [P],
     offsets: &[u32],
+    first_column: usize,
     selected: Option<&[u32]>,
     data: &BinnedData,
     matrix: &BinnedMatrix,
@@ -651,6 +689,7 @@ fn accumulate_avx<P: Packed>(
     accumulate(
         hist,
         offsets,
+        first_column,
         selected,
         data,
         matrix,
@@ -660,10 +699,14 @@ fn accumulate_avx<P: Packed>(
     );
 }
 
+/// Adds `stat(r)` for every row r of `rows` to the bins of the built columns in `hist`: column
+/// j's bins start at `offsets[j]`; without `selected`, the columns are the matrix's from
+/// `first_column` on, one for each offset.
 #[inline(always)]
 fn accumulate<P: Packed>(
     hist: &mut [P],
     offsets: &[u32],
+    first_column: usize,
     selected: Option<&[u32]>,
     data: &BinnedData,
     matrix: &BinnedMatrix,
@@ -697,10 +740,13 @@ fn accumulate<P: Packed>(
         }
         (None, _) => for_rows(matrix, rows, prefetch_stat, |r, row| {
             let s = stat(r);
-            for (&offset, &bin) in offsets.iter().zip(row) {
-                // SAFETY: `offset` is column j's offset and `bin` < its bin count (a `BinnedData`
-                // is always binned by its checked mappers, and its bundles' bins are below their
-                // columns' counts), so the index is below `total_bins`, the length of `hist`. The bounds check would cost ~5% of the kernel.
+            for (&offset, &bin) in offsets.iter().zip(&row[first_column..]) {
+                // SAFETY: `offset` is column j's offset in `hist` and `bin` < its bin count (a
+                // `BinnedData` is always binned by its checked mappers, and its bundles' bins are
+                // below their columns' counts), so the index is below the offset of the column
+                // after j, at most the length of `hist` (`build_packed` hands a half of the
+                // columns the bins from its first column's to its last column's end). The bounds
+                // check would cost ~5% of the kernel.
                 add(
                     unsafe { hist.get_unchecked_mut(offset as usize + bin as usize) },
                     &s,

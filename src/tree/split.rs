@@ -7,7 +7,9 @@ use super::bins::{BinSet, BinStats, CountBounds};
 use super::categorical::CategoricalParams;
 use super::histogram::Histogram;
 use crate::data::BinnedData;
+use crate::threads;
 use std::cell::Cell;
+use std::ops::Range;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SplitParams {
@@ -234,43 +236,107 @@ fn search(
         None => score(&total, params.l2_leaf),
         Some(c) => decrease(&total, params.l2_leaf, c.value(&total, params.l2_leaf)),
     };
-    let scan = Scan {
+    let node = NodeSearch {
+        hist,
+        support,
+        data,
+        candidates,
         params,
         total,
         parent_score,
         constraint,
         bounds,
-        undecided: Cell::new(f64::NEG_INFINITY),
     };
-    let mut best: Option<SplitCandidate> = None;
-    for feature in 0..data.n_features() {
-        if !candidates.allows_feature(feature) {
-            continue;
-        }
-        let bins = hist.feature(data, feature);
-        let found = if data.is_categorical(feature) {
-            best_categorical(&scan, bins, feature, candidates)
-        } else {
-            // The support's bins of this feature, relative to its first bin.
-            let start = data.offsets()[feature];
-            let nonzero = support.map(|support| {
-                let from = support.partition_point(|&b| (b as usize) < start);
-                let to = support.partition_point(|&b| (b as usize) < start + bins.len());
-                (start, &support[from..to])
-            });
-            best_numeric(&scan, bins, feature, candidates, nonzero)
-        };
-        if let Some(found) = found {
-            if best.as_ref().is_none_or(|b| found.gain > b.gain) {
-                best = Some(found);
-            }
-        }
-    }
-    let undecided = scan.undecided.get();
+    let (best, undecided) = node.best_within(0..data.n_features());
     if undecided > f64::NEG_INFINITY && best.as_ref().is_none_or(|b| undecided >= b.gain) {
         return Err(NeedCounts);
     }
     Ok(best)
+}
+
+/// Bins (or support entries) of a node's search below which its features are not shared out
+/// among awake workers: a search reads about one bin a nanosecond, and handing work to a
+/// spinning worker and collecting it costs about a microsecond.
+const MIN_SHARED_SEARCH_BINS: usize = 1_024;
+
+/// One node's split search, over any range of its features.
+struct NodeSearch<'a> {
+    hist: &'a Histogram,
+    support: Option<&'a [u32]>,
+    data: &'a BinnedData,
+    candidates: &'a Candidates,
+    params: &'a SplitParams,
+    total: BinStats,
+    parent_score: f64,
+    constraint: Option<&'a NodeConstraint<'a>>,
+    bounds: Option<&'a CountBounds>,
+}
+
+impl NodeSearch<'_> {
+    /// The best split on `features` and the largest gain the count bounds left undecided there
+    /// (−∞: none). Where workers are awake (`threads::workers_awake`), halves of a large range
+    /// are searched side by side; the lower half's split wins ties, as in one pass in feature
+    /// order, so the answer is the same.
+    fn best_within(&self, features: Range<usize>) -> (Option<SplitCandidate>, f64) {
+        if threads::workers_awake() && features.len() > 1 {
+            let offsets = self.data.offsets();
+            let (first, end) = (offsets[features.start], offsets[features.end]);
+            let support_within = |from: usize, to: usize| {
+                self.support.map(|support| {
+                    support.partition_point(|&b| (b as usize) < to)
+                        - support.partition_point(|&b| (b as usize) < from)
+                })
+            };
+            let work = support_within(first, end).unwrap_or(end - first);
+            if work >= 2 * MIN_SHARED_SEARCH_BINS {
+                let half_bins = first + (end - first) / 2;
+                let mid = offsets.partition_point(|&o| o <= half_bins) - 1;
+                let mid = mid.clamp(features.start + 1, features.end - 1);
+                let ((low, low_undecided), (high, high_undecided)) = rayon::join(
+                    || self.best_within(features.start..mid),
+                    || self.best_within(mid..features.end),
+                );
+                let best = match (low, high) {
+                    (Some(low), Some(high)) if high.gain > low.gain => Some(high),
+                    (low, high) => low.or(high),
+                };
+                return (best, low_undecided.max(high_undecided));
+            }
+        }
+        let scan = Scan {
+            params: self.params,
+            total: self.total,
+            parent_score: self.parent_score,
+            constraint: self.constraint,
+            bounds: self.bounds,
+            undecided: Cell::new(f64::NEG_INFINITY),
+        };
+        let mut best: Option<SplitCandidate> = None;
+        for feature in features {
+            if !self.candidates.allows_feature(feature) {
+                continue;
+            }
+            let bins = self.hist.feature(self.data, feature);
+            let found = if self.data.is_categorical(feature) {
+                best_categorical(&scan, bins, feature, self.candidates)
+            } else {
+                // The support's bins of this feature, relative to its first bin.
+                let start = self.data.offsets()[feature];
+                let nonzero = self.support.map(|support| {
+                    let from = support.partition_point(|&b| (b as usize) < start);
+                    let to = support.partition_point(|&b| (b as usize) < start + bins.len());
+                    (start, &support[from..to])
+                });
+                best_numeric(&scan, bins, feature, self.candidates, nonzero)
+            };
+            if let Some(found) = found {
+                if best.as_ref().is_none_or(|b| found.gain > b.gain) {
+                    best = Some(found);
+                }
+            }
+        }
+        (best, scan.undecided.get())
+    }
 }
 
 /// `nonzero`: the bins (at `start` + the bin) outside of which `bins` are zero, if known.

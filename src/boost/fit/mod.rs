@@ -11,6 +11,7 @@ use super::ranks::shared;
 use super::vectors::{add_column, par_fill, par_sum, CHUNK};
 use super::Context;
 use crate::params::StepRule;
+use crate::threads::{as_team_member, with_awake_workers};
 use crate::tree::{grow_with_options, Candidates, FitStats, GrownTree};
 use passes::{
     add_to_column_with_cosine_sums, fitted_values_and_cosine_sums, leaf_index_and_cosine_sums,
@@ -70,14 +71,16 @@ impl Direction {
 /// Grows a tree with the booster's reused row lists, and counts the time it takes.
 fn grow(ctx: &Context<'_>, stats: FitStats<'_>, candidates: &Candidates) -> GrownTree {
     let started = Instant::now();
-    let grown = grow_with_options(
-        ctx.data,
-        stats,
-        &ctx.params.tree,
-        candidates,
-        &mut ctx.buffers.grow(),
-        &ctx.sample.grow_options(ctx.constraints, ctx.collective),
-    );
+    let grown = with_awake_workers(|| {
+        grow_with_options(
+            ctx.data,
+            stats,
+            &ctx.params.tree,
+            candidates,
+            &mut ctx.buffers.grow(),
+            &ctx.sample.grow_options(ctx.constraints, ctx.collective),
+        )
+    });
     ctx.add_tree_fit_time(started.elapsed());
     grown
 }
@@ -161,7 +164,14 @@ pub(in crate::boost) fn side_by_side<T: Send>(
     };
     let jobs: Vec<usize> = (0..n_jobs).collect();
     for chunk in jobs.chunks(at_once) {
-        let fitted: Vec<T> = chunk.par_iter().map(|&job| fit(job)).collect();
+        let fitted: Vec<T> = if chunk.len() == 1 {
+            vec![fit(chunk[0])]
+        } else {
+            chunk
+                .par_iter()
+                .map(|&job| as_team_member(|| fit(job)))
+                .collect()
+        };
         for (&job, t) in chunk.iter().zip(fitted) {
             finish(job, t);
         }
