@@ -126,22 +126,18 @@ fn with_flag<R>(flag: &'static std::thread::LocalKey<Cell<bool>>, f: impl FnOnce
 }
 
 fn keep_looking_for_work(done: &AtomicBool) {
-    // Reading the clock costs about as much as a look for work: once every so many looks.
-    const LOOKS_PER_CLOCK: u32 = 64;
     let mut idle_since: Option<Instant> = None;
-    let mut idle_looks = 0u32;
     while !done.load(Ordering::Acquire) {
         match rayon::yield_now() {
-            Some(Yield::Executed) => (idle_since, idle_looks) = (None, 0),
+            Some(Yield::Executed) => idle_since = None,
             Some(Yield::Idle) => {
-                idle_looks += 1;
-                if idle_looks.is_multiple_of(LOOKS_PER_CLOCK) {
-                    let now = Instant::now();
-                    if now - *idle_since.get_or_insert(now) > MAX_IDLE {
-                        return;
-                    }
+                let now = Instant::now();
+                if now - *idle_since.get_or_insert(now) > MAX_IDLE {
+                    return;
                 }
-                std::hint::spin_loop();
+                // Any other thread ready to run on this core (another program's, on a busy
+                // machine) goes first.
+                std::thread::yield_now();
             }
             None => return,
         }
