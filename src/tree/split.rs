@@ -281,13 +281,9 @@ impl NodeSearch<'_> {
         if threads::workers_awake() && features.len() > 1 {
             let offsets = self.data.offsets();
             let (first, end) = (offsets[features.start], offsets[features.end]);
-            let support_within = |from: usize, to: usize| {
-                self.support.map(|support| {
-                    support.partition_point(|&b| (b as usize) < to)
-                        - support.partition_point(|&b| (b as usize) < from)
-                })
-            };
-            let work = support_within(first, end).unwrap_or(end - first);
+            let work = (self.support).map_or(end - first, |support| {
+                bins_between(support, first, end).len()
+            });
             if work >= 2 * MIN_SHARED_SEARCH_BINS {
                 let half_bins = first + (end - first) / 2;
                 let mid = offsets.partition_point(|&o| o <= half_bins) - 1;
@@ -322,11 +318,8 @@ impl NodeSearch<'_> {
             } else {
                 // The support's bins of this feature, relative to its first bin.
                 let start = self.data.offsets()[feature];
-                let nonzero = self.support.map(|support| {
-                    let from = support.partition_point(|&b| (b as usize) < start);
-                    let to = support.partition_point(|&b| (b as usize) < start + bins.len());
-                    (start, &support[from..to])
-                });
+                let nonzero = (self.support)
+                    .map(|support| (start, bins_between(support, start, start + bins.len())));
                 best_numeric(&scan, bins, feature, self.candidates, nonzero)
             };
             if let Some(found) = found {
@@ -337,6 +330,13 @@ impl NodeSearch<'_> {
         }
         (best, scan.undecided.get())
     }
+}
+
+/// The bins of the ascending `support` in `from..to`.
+fn bins_between(support: &[u32], from: usize, to: usize) -> &[u32] {
+    let first = support.partition_point(|&b| (b as usize) < from);
+    let end = support.partition_point(|&b| (b as usize) < to);
+    &support[first..end]
 }
 
 /// `nonzero`: the bins (at `start` + the bin) outside of which `bins` are zero, if known.
