@@ -538,42 +538,109 @@ fn best_prefix(
 /// would cost more than the divisions it overlaps.
 const BATCH: usize = 32;
 
+/// The prefix sums of a batch of thresholds, a lane per threshold: each statistic in its own
+/// array, so that the gains of a batch are computed a full SIMD register at a time.
+struct Lefts {
+    sum_vt: [f64; BATCH],
+    sum_v: [f64; BATCH],
+    count: [u32; BATCH],
+}
+
+impl Lefts {
+    fn stats(&self, lane: usize) -> BinStats {
+        BinStats {
+            sum_vt: self.sum_vt[lane],
+            sum_v: self.sum_v[lane],
+            count: self.count[lane],
+        }
+    }
+}
+
 /// `scan_prefixes` over every threshold k = 1..=last when counts are exact, no monotone
 /// constraint applies and every threshold is allowed: the dense scan of large nodes. The gains of
 /// a batch of thresholds are computed first, without branches, so that their divisions overlap
-/// (the branchy scan waited on each), then compared in the scan's order: the same gains bit for
-/// bit (the same operations on the same sums: empty bins add exact zeros) and the same winner,
-/// the first of the largest. A threshold the scan skips has no admissible gain here either.
+/// (the branchy scan waited on each); the batch's largest gain is then compared with the best so
+/// far, and only a batch that beats it is searched for the first threshold reaching it. The same
+/// gains bit for bit (the same operations on the same sums: empty bins add exact zeros) and the
+/// same winner, the first of the largest. A threshold the scan skips has no admissible gain here
+/// either.
 fn scan_all_prefixes(scan: &Scan, bins: &[BinStats]) -> Option<(f64, usize, bool, BinStats)> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2, checked just above.
+        return unsafe { scan_all_prefixes_avx2(scan, bins) };
+    }
+    scan_all_prefixes_in_lanes(scan, bins)
+}
+
+/// `scan_all_prefixes_in_lanes` compiled for AVX2: four gains a register instead of two (the same
+/// IEEE operations lane by lane, so the same gains).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn scan_all_prefixes_avx2(scan: &Scan, bins: &[BinStats]) -> Option<(f64, usize, bool, BinStats)> {
+    scan_all_prefixes_in_lanes(scan, bins)
+}
+
+#[inline(always)]
+fn scan_all_prefixes_in_lanes(
+    scan: &Scan,
+    bins: &[BinStats],
+) -> Option<(f64, usize, bool, BinStats)> {
     let last = bins.len() - 1;
     let missing = bins[0];
     let mut best: Option<(f64, usize, bool, BinStats)> = None;
+    let mut best_gain = f64::NEG_INFINITY;
     let mut prefix = BinStats::default();
-    let mut prefixes = [BinStats::default(); BATCH];
+    let mut lefts = Lefts {
+        sum_vt: [0.0; BATCH],
+        sum_v: [0.0; BATCH],
+        count: [0; BATCH],
+    };
     let (mut plain, mut with_missing) = ([0.0; BATCH], [0.0; BATCH]);
     let mut first = 1;
     while first <= last {
         let n = BATCH.min(last + 1 - first);
-        for (slot, bin) in prefixes[..n].iter_mut().zip(&bins[first..first + n]) {
+        for (lane, bin) in bins[first..first + n].iter().enumerate() {
             prefix += *bin;
-            *slot = prefix;
+            lefts.sum_vt[lane] = prefix.sum_vt;
+            lefts.sum_v[lane] = prefix.sum_v;
+            lefts.count[lane] = prefix.count;
         }
-        batch_gains(scan, &prefixes[..n], None, &mut plain[..n]);
+        // Lanes past `n` hold the previous batch's sums (or zeros): computed, never read.
+        batch_gains(scan, &lefts, BinStats::default(), &mut plain);
         if missing.count > 0 {
-            batch_gains(scan, &prefixes[..n], Some(missing), &mut with_missing[..n]);
+            batch_gains(scan, &lefts, missing, &mut with_missing);
         }
-        for (i, left) in prefixes[..n].iter().enumerate() {
-            let k = first + i;
-            for (with_missing_rows, missing_left) in
-                threshold_splits(k, last, missing.count, left.count, scan.total.count)
-            {
-                let gain = if with_missing_rows {
-                    with_missing[i]
-                } else {
-                    plain[i]
-                };
-                if gain > best.map_or(f64::NEG_INFINITY, |b| b.0) {
-                    best = Some((gain, k, missing_left, *left));
+        // The last threshold offers only the split against the missing rows (`threshold_splits`).
+        if first + n - 1 == last {
+            let split_at_last = if missing.count > 0 {
+                &mut with_missing
+            } else {
+                &mut plain
+            };
+            split_at_last[n - 1] = f64::NEG_INFINITY;
+        }
+        let mut batch_best = largest(&plain[..n]);
+        if missing.count > 0 {
+            batch_best = batch_best.max(largest(&with_missing[..n]));
+        }
+        if batch_best > best_gain {
+            'first: for lane in 0..n {
+                let k = first + lane;
+                let left_rows = lefts.count[lane];
+                for (with_missing_rows, missing_left) in
+                    threshold_splits(k, last, missing.count, left_rows, scan.total.count)
+                {
+                    let gain = if with_missing_rows {
+                        with_missing[lane]
+                    } else {
+                        plain[lane]
+                    };
+                    if gain == batch_best {
+                        best = Some((gain, k, missing_left, lefts.stats(lane)));
+                        best_gain = gain;
+                        break 'first;
+                    }
                 }
             }
         }
@@ -582,28 +649,41 @@ fn scan_all_prefixes(scan: &Scan, bins: &[BinStats]) -> Option<(f64, usize, bool
     best
 }
 
-/// `Scan::gain` (exact counts, no constraint) of sending each of `lefts` (plus `missing`) left,
-/// or −∞ where that split is not admissible.
+/// The largest of `gains`, none of which is NaN.
 #[inline(always)]
-fn batch_gains(scan: &Scan, lefts: &[BinStats], missing: Option<BinStats>, out: &mut [f64]) {
+fn largest(gains: &[f64]) -> f64 {
+    gains
+        .iter()
+        .fold(f64::NEG_INFINITY, |m, &g| if g > m { g } else { m })
+}
+
+/// `Scan::gain` (exact counts, no constraint) of sending each lane of `lefts` plus `missing` (all
+/// zero: none) left, or −∞ where that split is not admissible.
+#[inline(always)]
+fn batch_gains(scan: &Scan, lefts: &Lefts, missing: BinStats, out: &mut [f64; BATCH]) {
     let p = scan.params;
     let m = p.min_samples_leaf.max(1) as u32;
-    for (out, &left) in out.iter_mut().zip(lefts) {
-        let left = match missing {
-            Some(missing) => left + missing,
-            None => left,
-        };
-        let right = scan.total - left;
-        let gain = score(&left, p.l2_leaf) + score(&right, p.l2_leaf) - scan.parent_score;
-        let admissible = (left.count >= m)
-            & (right.count >= m)
-            & (left.sum_v >= p.min_weight_leaf)
-            & (right.sum_v >= p.min_weight_leaf)
-            & (left.sum_v + p.l2_leaf > 0.0)
-            & (right.sum_v + p.l2_leaf > 0.0)
+    let total = scan.total;
+    for lane in 0..BATCH {
+        // Adding no missing bin's zeros changes no sum: x + (+0.0) = x but for x = −0.0, and a
+        // prefix sum started at +0.0 is never −0.0.
+        let left_vt = lefts.sum_vt[lane] + missing.sum_vt;
+        let left_v = lefts.sum_v[lane] + missing.sum_v;
+        let left_count = lefts.count[lane] + missing.count;
+        let (right_vt, right_v) = (total.sum_vt - left_vt, total.sum_v - left_v);
+        let right_count = total.count.wrapping_sub(left_count);
+        let gain = left_vt * left_vt / (left_v + p.l2_leaf)
+            + right_vt * right_vt / (right_v + p.l2_leaf)
+            - scan.parent_score;
+        let admissible = (left_count >= m)
+            & (right_count >= m)
+            & (left_v >= p.min_weight_leaf)
+            & (right_v >= p.min_weight_leaf)
+            & (left_v + p.l2_leaf > 0.0)
+            & (right_v + p.l2_leaf > 0.0)
             & (gain > p.min_split_gain)
             & (gain > 0.0);
-        *out = if admissible { gain } else { f64::NEG_INFINITY };
+        out[lane] = if admissible { gain } else { f64::NEG_INFINITY };
     }
 }
 
@@ -804,11 +884,14 @@ mod tests {
             };
             let every = 1..bins.len();
             let expected = scan_prefixes(&scan, &bins, 0, &Candidates::All, 0, true, every);
-            let batched = scan_all_prefixes(&scan, &bins);
             let bits = |r: Option<(f64, usize, bool, BinStats)>| {
                 r.map(|(g, k, m, s)| (g.to_bits(), k, m, s.sum_vt.to_bits(), s.sum_v.to_bits()))
             };
+            // The dispatched scan (AVX2 where the CPU has it) and the portable one.
+            let batched = scan_all_prefixes(&scan, &bins);
             assert_eq!(bits(batched), bits(expected), "trial {trial}");
+            let portable = scan_all_prefixes_in_lanes(&scan, &bins);
+            assert_eq!(bits(portable), bits(expected), "trial {trial}");
             found += usize::from(expected.is_some());
         }
         assert!(found > 1000, "only {found} trials had an admissible split");
