@@ -611,7 +611,10 @@ fn scan_all_prefixes_in_lanes(
         if missing.count > 0 {
             batch_gains(scan, &lefts, missing, &mut with_missing);
         }
-        // The last threshold offers only the split against the missing rows (`threshold_splits`).
+        // Lanes past `n` (a last, short batch) are no thresholds; the last threshold offers only
+        // the split against the missing rows (`threshold_splits`).
+        plain[n..].fill(f64::NEG_INFINITY);
+        with_missing[n..].fill(f64::NEG_INFINITY);
         if first + n - 1 == last {
             let split_at_last = if missing.count > 0 {
                 &mut with_missing
@@ -620,41 +623,50 @@ fn scan_all_prefixes_in_lanes(
             };
             split_at_last[n - 1] = f64::NEG_INFINITY;
         }
-        let mut batch_best = largest(&plain[..n]);
+        let mut batch_best = largest(&plain);
         if missing.count > 0 {
-            batch_best = batch_best.max(largest(&with_missing[..n]));
+            batch_best = batch_best.max(largest(&with_missing));
         }
         if batch_best > best_gain {
-            'first: for lane in 0..n {
-                let k = first + lane;
-                let left_rows = lefts.count[lane];
-                for (with_missing_rows, missing_left) in
-                    threshold_splits(k, last, missing.count, left_rows, scan.total.count)
-                {
-                    let gain = if with_missing_rows {
-                        with_missing[lane]
-                    } else {
-                        plain[lane]
-                    };
-                    if gain == batch_best {
-                        best = Some((gain, k, missing_left, lefts.stats(lane)));
-                        best_gain = gain;
-                        break 'first;
-                    }
+            // The first split reaching it in the scan's order: a threshold's split without the
+            // missing rows, then with them.
+            let first_reaching = (0..n).find_map(|lane| {
+                if plain[lane] == batch_best {
+                    Some((lane, false))
+                } else if missing.count > 0 && with_missing[lane] == batch_best {
+                    Some((lane, true))
+                } else {
+                    None
                 }
-            }
+            });
+            let (lane, with_missing_rows) = first_reaching.expect("a lane holds the largest");
+            let left_rows = lefts.count[lane];
+            let missing_left = if missing.count == 0 {
+                // No missing values here: send future missing values to the larger child.
+                left_rows >= scan.total.count - left_rows
+            } else {
+                with_missing_rows
+            };
+            best = Some((batch_best, first + lane, missing_left, lefts.stats(lane)));
+            best_gain = batch_best;
         }
         first += n;
     }
     best
 }
 
-/// The largest of `gains`, none of which is NaN.
+/// The largest of `gains`, none of which is NaN: four running maxima, one SIMD register.
 #[inline(always)]
-fn largest(gains: &[f64]) -> f64 {
-    gains
-        .iter()
-        .fold(f64::NEG_INFINITY, |m, &g| if g > m { g } else { m })
+fn largest(gains: &[f64; BATCH]) -> f64 {
+    let mut maxima = [f64::NEG_INFINITY; 4];
+    for chunk in gains.chunks_exact(4) {
+        for (m, &g) in maxima.iter_mut().zip(chunk) {
+            *m = if g > *m { g } else { *m };
+        }
+    }
+    maxima
+        .into_iter()
+        .fold(f64::NEG_INFINITY, |m, g| if g > m { g } else { m })
 }
 
 /// `Scan::gain` (exact counts, no constraint) of sending each lane of `lefts` plus `missing` (all
