@@ -431,7 +431,7 @@ fn grow_from(
         start: 0,
         end: n_fit,
         depth: 0,
-        hist: Some(KeptHistogram::Dense(hist)),
+        hist: Some(KeptHistogram::Whole(hist, None)),
         split,
         limits: NodeLimits::root(),
     });

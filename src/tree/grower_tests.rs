@@ -64,7 +64,7 @@ fn leaf_wise_retires_exactly_the_nodes_it_can_no_longer_split_and_keeps_their_or
         start: 0,
         end: 0,
         depth: 0,
-        hist: Some(KeptHistogram::Dense(Histogram { bins: Vec::new() })),
+        hist: Some(KeptHistogram::Whole(Histogram { bins: Vec::new() }, None)),
         split: gain.map(|gain| SplitCandidate {
             feature: 0,
             gain,

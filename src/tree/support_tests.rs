@@ -207,16 +207,31 @@ fn histograms_on_a_support_and_their_splits_equal_the_dense_ones_bit_for_bit() {
                 }
             }
 
-            // A waiting node keeps its support's values only, and gets back the same bins.
-            let kept = pool.keep(large_sparse.clone(), Some(large_support.clone()));
-            assert!(
-                matches!(&kept, KeptHistogram::Sparse { values, .. } if values.len() == large_support.len())
-            );
-            let (restored, support) = pool.restore(kept);
-            assert_eq!(support.as_deref(), Some(&large_support[..]));
-            same_bins(&restored, &large_sparse, &ranges, "kept and restored");
-            zero_outside(&restored, &large_support);
-            pool.release(restored, support);
+            // A waiting node keeps its histogram whole, or (past the budget) its support's
+            // values only, and gets back the same bins either way.
+            for budget in [1, 0] {
+                pool.max_kept_whole = budget;
+                let kept = pool.keep(large_sparse.clone(), Some(large_support.clone()));
+                match &kept {
+                    KeptHistogram::Whole(_, support) => {
+                        assert_eq!(budget, 1);
+                        assert_eq!(support.as_deref(), Some(&large_support[..]));
+                    }
+                    KeptHistogram::Sparse { values, .. } => {
+                        assert_eq!(budget, 0);
+                        assert_eq!(values.len(), large_support.len());
+                    }
+                }
+                let (restored, support) = pool.restore(kept);
+                assert_eq!(support.as_deref(), Some(&large_support[..]));
+                same_bins(&restored, &large_sparse, &ranges, "kept and restored");
+                zero_outside(&restored, &large_support);
+                pool.release(restored, support);
+                // A node that is never split gives its histogram back clean.
+                let kept = pool.keep(large_sparse.clone(), Some(large_support.clone()));
+                pool.discard(kept);
+                assert_eq!(pool.kept_whole, 0);
+            }
             pool.release(small_sparse, Some(small_support));
         }
     }
