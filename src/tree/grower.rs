@@ -546,7 +546,7 @@ fn grow_from(
                     build_on_support(
                         &mut small,
                         &mut support,
-                        &mut pool.seen,
+                        &mut pool.scratch,
                         data,
                         small_rows,
                         row_stats,
@@ -572,7 +572,7 @@ fn grow_from(
                         shrink_support(
                             &parent,
                             &mut support,
-                            &mut pool.seen,
+                            &mut pool.scratch,
                             data,
                             uncounted_rows,
                             features,
@@ -584,7 +584,7 @@ fn grow_from(
                         support_of_dense(
                             &parent,
                             &mut support,
-                            &mut pool.seen,
+                            &mut pool.scratch,
                             data,
                             uncounted_rows,
                             features,

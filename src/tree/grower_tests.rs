@@ -387,7 +387,8 @@ fn trees_grown_with_awake_workers_equal_trees_grown_alone() {
     // 48 features of up to 255 bins (searches shared out by feature halves) on 3,000 rows (one
     // block of rows, its histogram shared out by column halves). Feature 45 repeats feature 2,
     // the most informative one, so that the best gains tie across the halves and the lower
-    // feature must win; coarse features tie thresholds within a feature.
+    // feature must win; coarse features tie thresholds within a feature. Features of both halves
+    // inform the target, so that a half's histogram or support gone wrong changes the tree.
     let n = 3_000;
     let mut state = 5;
     let mut columns: Vec<Vec<f64>> = (0..48)
@@ -406,7 +407,11 @@ fn trees_grown_with_awake_workers_equal_trees_grown_alone() {
         .collect();
     columns[45] = columns[2].clone();
     let t: Vec<f64> = (0..n)
-        .map(|i| (6.0 * columns[2][i]).sin() + columns[9][i] * columns[21][i] - uniform(&mut state))
+        .map(|i| {
+            let upper_half = columns[30][i] * columns[47][i] + f64::from(columns[38][i] > 0.7);
+            (6.0 * columns[2][i]).sin() + columns[9][i] * columns[21][i] + upper_half
+                - uniform(&mut state)
+        })
         .collect();
     let v: Vec<f64> = (0..n).map(|_| 0.05 + uniform(&mut state)).collect();
     let vt: Vec<f64> = t.iter().zip(&v).map(|(t, v)| t * v).collect();

@@ -33,6 +33,9 @@ const MAX_BLOCKS: usize = 8;
 /// Row-bins (rows × columns) of a one-block histogram from which its columns are shared out
 /// among awake workers (`threads::workers_awake`): a row-bin is about a nanosecond's work.
 const MIN_SHARED_ROW_BINS: usize = 4_096;
+/// Bins of a subtraction from which it is shared out among awake workers: a bin is about a
+/// nanosecond's work.
+const MIN_SHARED_SUBTRACTED_BINS: usize = 4_096;
 /// Rows per task when summing the totals of a node.
 const TOTALS_CHUNK: usize = 16_384;
 /// Rows between a prefetch and the use of the prefetched row.
@@ -346,19 +349,34 @@ impl Histogram {
         }
     }
 
-    /// `subtract` on the bins of `features` only (the others may hold stale values).
+    /// `subtract` on the bins of `features` only (the others may hold stale values); while the
+    /// workers are awake, on the two halves of those bins side by side.
     pub(crate) fn subtract_features(
         &mut self,
         child: &Histogram,
         data: &BinnedData,
         features: Features<'_>,
     ) {
-        for (start, len) in features.ranges(data) {
-            let range = start..start + len;
-            for (b, c) in self.bins[range.clone()].iter_mut().zip(&child.bins[range]) {
-                *b -= *c;
+        let ranges = features.ranges(data);
+        let subtract = |bins: &mut [BinStats], first_bin: usize, ranges: &[(usize, usize)]| {
+            for &(start, len) in ranges {
+                let own = &mut bins[start - first_bin..start - first_bin + len];
+                for (b, c) in own.iter_mut().zip(&child.bins[start..start + len]) {
+                    *b -= *c;
+                }
             }
+        };
+        let n_bins: usize = ranges.iter().map(|&(_, len)| len).sum();
+        if n_bins < MIN_SHARED_SUBTRACTED_BINS || !threads::workers_awake() {
+            return subtract(&mut self.bins, 0, &ranges);
         }
+        let boundary = middle_bin(&ranges);
+        let (low, high) = cut_ranges(&ranges, boundary);
+        let (low_bins, high_bins) = self.bins.split_at_mut(boundary);
+        rayon::join(
+            || subtract(low_bins, 0, &low),
+            || subtract(high_bins, boundary, &high),
+        );
     }
 
     /// Moves the bins `bins` of `feature` into `into`, whose other bins of that feature become
@@ -385,6 +403,33 @@ impl Histogram {
         let offsets = data.offsets();
         &self.bins[offsets[feature]..offsets[feature + 1]]
     }
+}
+
+/// Ranges of bins: (start, length), ascending.
+pub(super) type Ranges = Vec<(usize, usize)>;
+
+/// The bin that cuts the bins of `ranges` (start, length; ascending) into two halves.
+fn middle_bin(ranges: &[(usize, usize)]) -> usize {
+    let mut left = ranges.iter().map(|&(_, len)| len).sum::<usize>() / 2;
+    for &(start, len) in ranges {
+        if left < len {
+            return start + left;
+        }
+        left -= len;
+    }
+    ranges.last().map_or(0, |&(start, len)| start + len)
+}
+
+/// `ranges` (start, length; ascending) cut at bin `boundary`: the parts below it, and above.
+pub(super) fn cut_ranges(ranges: &[(usize, usize)], boundary: usize) -> (Ranges, Ranges) {
+    let clip = |from: usize, to: usize| {
+        (ranges.iter())
+            .map(|&(start, len)| (start.clamp(from, to), (start + len).clamp(from, to)))
+            .filter(|(start, end)| start < end)
+            .map(|(start, end)| (start, end - start))
+            .collect()
+    };
+    (clip(0, boundary), clip(boundary, usize::MAX))
 }
 
 /// Writes the packed sums, which hold the bins of `ranges` one after another, into `bins`.
@@ -814,6 +859,22 @@ mod tests {
     use super::*;
     use crate::data::test_data::binned;
     use crate::rng::uniform;
+
+    #[test]
+    fn ranges_cut_at_a_bin_keep_every_bin_once() {
+        let ranges = [(0, 10), (20, 5), (30, 1)];
+        assert_eq!(middle_bin(&ranges), 8);
+        assert_eq!(
+            cut_ranges(&ranges, 22),
+            (vec![(0, 10), (20, 2)], vec![(22, 3), (30, 1)])
+        );
+        assert_eq!(
+            cut_ranges(&ranges, 20),
+            (vec![(0, 10)], vec![(20, 5), (30, 1)])
+        );
+        assert_eq!(middle_bin(&[(5, 1)]), 5);
+        assert_eq!(middle_bin(&[]), 0);
+    }
 
     /// A value no histogram pass produces, to see which bins a pass wrote.
     const SENTINEL: BinStats = BinStats {

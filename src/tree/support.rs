@@ -10,8 +10,43 @@
 //! x − (+0.0) = x — so trees are unchanged.
 
 use super::bins::BinStats;
-use super::histogram::{prefetch, Features, Histogram, RowStats, PREFETCH_AHEAD};
+use super::histogram::{cut_ranges, prefetch, Features, Histogram, RowStats, PREFETCH_AHEAD};
 use crate::data::BinnedData;
+use crate::threads;
+
+/// Entries (support bins, or row-bins) of a pass below which it runs on one thread even while
+/// the workers are awake (`threads::workers_awake`): handing half of it to an awake worker and
+/// collecting it costs about a microsecond, the time of a few thousand entries.
+const MIN_SHARED_ENTRIES: usize = 4_096;
+
+/// Whether a pass over `entries` entries is shared out by halves.
+fn shared(entries: usize) -> bool {
+    entries >= MIN_SHARED_ENTRIES && threads::workers_awake()
+}
+
+/// The bitmaps of the bins a support pass marks: one per half of a pass shared out, each all
+/// clear between calls, and the upper half's list.
+#[derive(Default)]
+pub(super) struct Scratch {
+    seen: [Vec<u64>; 2],
+    upper: Vec<u32>,
+}
+
+impl Scratch {
+    /// The two bitmaps, sized for `data`'s bins, and the upper half's list.
+    fn parts(&mut self, data: &BinnedData) -> (&mut [Vec<u64>; 2], &mut Vec<u32>) {
+        let words = data.total_bins().div_ceil(64);
+        for seen in &mut self.seen {
+            seen.resize(words, 0);
+        }
+        (&mut self.seen, &mut self.upper)
+    }
+
+    #[cfg(test)]
+    pub(super) fn all_clear(&self) -> bool {
+        self.seen.iter().flatten().all(|&w| w == 0)
+    }
+}
 
 /// Whether a histogram of `rows` rows over `features` features of `bins` bins is worth a
 /// support: when the rows reach at most as many bins as there are. Measured on 100,000 × 28
@@ -32,30 +67,72 @@ pub(super) fn zero_is_positive(stats: &RowStats<'_>) -> bool {
 }
 
 /// Builds into `hist`, whose bins must all be zero, the histogram of `rows` over `features`,
-/// and writes its support (ascending) into `support`. `seen` is a bitmap of the bins, all clear
-/// on entry and left clear. Bit for bit `Histogram::build_into` when that sums one block of rows
-/// (fewer than 2 · `MIN_BLOCK_ROWS`) and reads no bundles (which a pass over all features does).
+/// and writes its support (ascending) into `support`. Bit for bit `Histogram::build_into` when
+/// that sums one block of rows (fewer than 2 · `MIN_BLOCK_ROWS`) and reads no bundles (which a
+/// pass over all features does). While the workers are awake, the two halves of the features
+/// are built side by side, each into its own bins: the same additions in the same order.
 pub(super) fn build_on_support(
     hist: &mut Histogram,
     support: &mut Vec<u32>,
-    seen: &mut Vec<u64>,
+    scratch: &mut Scratch,
     data: &BinnedData,
     rows: &[u32],
     stats: &RowStats<'_>,
     features: Features<'_>,
 ) {
     let built = built_features(data, features);
-    seen.resize(data.total_bins().div_ceil(64), 0);
-    let bins = &mut hist.bins;
-    // The kernel adds, per bin, each row's statistic to a sum starting at +0.0, rows in order:
-    // the same additions here.
+    let ([low_seen, high_seen], upper) = scratch.parts(data);
+    support.clear();
+    if built.len() < 2 || !shared(rows.len() * built.len()) {
+        add_stats(&mut hist.bins, 0, low_seen, data, rows, stats, &built);
+        collect_bits(low_seen, 0, |b| support.push(b));
+        scale_uniform_counts(&mut hist.bins, 0, support, stats);
+        return;
+    }
+    let (low, high) = built.split_at(built.len() / 2);
+    let boundary = high[0].1;
+    let (low_bins, high_bins) = hist.bins.split_at_mut(boundary);
+    upper.clear();
+    rayon::join(
+        || {
+            add_stats(low_bins, 0, low_seen, data, rows, stats, low);
+            collect_bits(&mut low_seen[..boundary.div_ceil(64)], 0, |b| {
+                support.push(b)
+            });
+            scale_uniform_counts(low_bins, 0, support, stats);
+        },
+        || {
+            add_stats(high_bins, boundary, high_seen, data, rows, stats, high);
+            let first_word = boundary / 64;
+            collect_bits(&mut high_seen[first_word..], first_word, |b| upper.push(b));
+            scale_uniform_counts(high_bins, boundary, upper, stats);
+        },
+    );
+    support.extend_from_slice(upper);
+}
+
+/// Adds every row of `rows` to its bin of each feature of `built` in `bins` (which start at bin
+/// `first_bin`), marking the bins in `seen`. The kernel adds, per bin, each row's statistic to a
+/// sum starting at +0.0, rows in order: the same additions here.
+fn add_stats(
+    bins: &mut [BinStats],
+    first_bin: usize,
+    seen: &mut [u64],
+    data: &BinnedData,
+    rows: &[u32],
+    stats: &RowStats<'_>,
+    built: &[(usize, usize)],
+) {
+    let place = Placement {
+        first_bin,
+        data,
+        rows,
+        built,
+    };
     match *stats {
-        RowStats::Uniform { vt, .. } => add_rows(
+        RowStats::Uniform { vt, .. } => place.add_rows(
             bins,
             seen,
-            data,
-            rows,
-            &built,
             |r| prefetch(&vt[r]),
             |bin, r| {
                 bin.sum_vt += vt[r];
@@ -67,7 +144,7 @@ pub(super) fn build_on_support(
                 prefetch(&vt[r]);
                 prefetch(&v[r]);
             };
-            add_rows(bins, seen, data, rows, &built, prefetch_stat, |bin, r| {
+            place.add_rows(bins, seen, prefetch_stat, |bin, r| {
                 bin.sum_vt += vt[r];
                 bin.sum_v += v[r];
                 bin.count += 1;
@@ -78,7 +155,7 @@ pub(super) fn build_on_support(
                 prefetch(&vt[r]);
                 prefetch(&v[r]);
             };
-            add_rows(bins, seen, data, rows, &built, prefetch_stat, |bin, r| {
+            place.add_rows(bins, seen, prefetch_stat, |bin, r| {
                 bin.sum_vt += vt[r];
                 bin.sum_v += v[r];
             })
@@ -87,12 +164,9 @@ pub(super) fn build_on_support(
         // scaled back.
         RowStats::Quantized(q) => {
             let packed = q.packed();
-            add_rows(
+            place.add_rows(
                 bins,
                 seen,
-                data,
-                rows,
-                &built,
                 |r| prefetch(&packed[r]),
                 |bin, r| {
                     let row = q.row(r);
@@ -103,42 +177,59 @@ pub(super) fn build_on_support(
             )
         }
     }
-    collect_bits(seen, support);
+}
+
+/// With a uniform weight v, the kernel counts rows as a float sum of ones, exact, and scales it
+/// by v: the same for the bins of `support` (in `bins`, which start at bin `first_bin`).
+fn scale_uniform_counts(
+    bins: &mut [BinStats],
+    first_bin: usize,
+    support: &[u32],
+    stats: &RowStats<'_>,
+) {
     if let Some(v) = stats.uniform_v() {
-        // The kernel counts rows as a float sum of ones, exact, and scales it by v.
-        for &b in support.iter() {
-            let bin = &mut hist.bins[b as usize];
+        for &b in support {
+            let bin = &mut bins[b as usize - first_bin];
             bin.sum_v = v * bin.count as f64;
         }
     }
 }
 
-/// Calls `add(bin, r)` for every row r of `rows`, in order, and every built feature's bin of it,
-/// marking the bins in `seen`. Rows of a node are scattered: their bins and statistics are
-/// prefetched a few rows ahead, as in the dense kernel.
-#[inline(always)]
-fn add_rows(
-    bins: &mut [BinStats],
-    seen: &mut [u64],
-    data: &BinnedData,
-    rows: &[u32],
-    built: &[(usize, usize)],
-    prefetch_stat: impl Fn(usize),
-    add: impl Fn(&mut BinStats, usize),
-) {
-    let matrix = data.matrix();
-    for (i, &r) in rows.iter().enumerate() {
-        if let Some(&ahead) = rows.get(i + PREFETCH_AHEAD) {
-            let row = matrix.row(ahead as usize);
-            prefetch(row.as_ptr());
-            prefetch(row.as_ptr_range().end.wrapping_sub(1));
-            prefetch_stat(ahead as usize);
-        }
-        let row = matrix.row(r as usize);
-        for &(feature, offset) in built {
-            let b = offset + row[feature] as usize;
-            seen[b / 64] |= 1 << (b % 64);
-            add(&mut bins[b], r as usize);
+/// Where rows add their statistics: the bins of the features `built` (feature, first bin), in
+/// a slice of the bins starting at bin `first_bin`.
+struct Placement<'a> {
+    first_bin: usize,
+    data: &'a BinnedData,
+    rows: &'a [u32],
+    built: &'a [(usize, usize)],
+}
+
+impl Placement<'_> {
+    /// Calls `add(bin, r)` for every row r, in order, and every built feature's bin of it,
+    /// marking the bins in `seen`. Rows of a node are scattered: their bins and statistics are
+    /// prefetched a few rows ahead, as in the dense kernel.
+    #[inline(always)]
+    fn add_rows(
+        &self,
+        bins: &mut [BinStats],
+        seen: &mut [u64],
+        prefetch_stat: impl Fn(usize),
+        add: impl Fn(&mut BinStats, usize),
+    ) {
+        let matrix = self.data.matrix();
+        for (i, &r) in self.rows.iter().enumerate() {
+            if let Some(&ahead) = self.rows.get(i + PREFETCH_AHEAD) {
+                let row = matrix.row(ahead as usize);
+                prefetch(row.as_ptr());
+                prefetch(row.as_ptr_range().end.wrapping_sub(1));
+                prefetch_stat(ahead as usize);
+            }
+            let row = matrix.row(r as usize);
+            for &(feature, offset) in self.built {
+                let b = offset + row[feature] as usize;
+                seen[b / 64] |= 1 << (b % 64);
+                add(&mut bins[b - self.first_bin], r as usize);
+            }
         }
     }
 }
@@ -150,23 +241,51 @@ fn add_rows(
 pub(super) fn support_of_dense(
     hist: &Histogram,
     support: &mut Vec<u32>,
-    seen: &mut Vec<u64>,
+    scratch: &mut Scratch,
     data: &BinnedData,
     uncounted_rows: Option<&[u32]>,
     features: Features<'_>,
 ) {
-    seen.resize(data.total_bins().div_ceil(64), 0);
-    for (start, len) in features.ranges(data) {
-        for (b, bin) in (start..).zip(&hist.bins[start..start + len]) {
-            if bin.count != 0 || bin.sum_vt.to_bits() != 0 || bin.sum_v.to_bits() != 0 {
-                seen[b / 64] |= 1 << (b % 64);
+    let ranges = features.ranges(data);
+    let ([low_seen, high_seen], upper) = scratch.parts(data);
+    support.clear();
+    let mark_nonzero = |seen: &mut [u64], ranges: &[(usize, usize)]| {
+        for &(start, len) in ranges {
+            for (b, bin) in (start..).zip(&hist.bins[start..start + len]) {
+                if is_nonzero(bin) {
+                    seen[b / 64] |= 1 << (b % 64);
+                }
             }
         }
+    };
+    let built = built_features(data, features);
+    let bins: usize = ranges.iter().map(|&(_, len)| len).sum();
+    if built.len() < 2 || uncounted_rows.is_some() || !shared(bins) {
+        mark_nonzero(low_seen, &ranges);
+        if let Some(rows) = uncounted_rows {
+            mark_rows(low_seen, data, rows, features);
+        }
+        collect_bits(low_seen, 0, |b| support.push(b));
+        return;
     }
-    if let Some(rows) = uncounted_rows {
-        mark_rows(seen, data, rows, features);
-    }
-    collect_bits(seen, support);
+    // The ranges cut at the first bin of the upper half of the features.
+    let boundary = built[built.len() / 2].1;
+    let (low, high) = cut_ranges(&ranges, boundary);
+    upper.clear();
+    rayon::join(
+        || {
+            mark_nonzero(low_seen, &low);
+            collect_bits(&mut low_seen[..boundary.div_ceil(64)], 0, |b| {
+                support.push(b)
+            });
+        },
+        || {
+            mark_nonzero(high_seen, &high);
+            let first_word = boundary / 64;
+            collect_bits(&mut high_seen[first_word..], first_word, |b| upper.push(b));
+        },
+    );
+    support.extend_from_slice(upper);
 }
 
 /// Narrows `support`, a support of `hist`, to the bins that are non-zero or that the node's rows
@@ -175,22 +294,52 @@ pub(super) fn support_of_dense(
 pub(super) fn shrink_support(
     hist: &Histogram,
     support: &mut Vec<u32>,
-    seen: &mut Vec<u64>,
+    scratch: &mut Scratch,
     data: &BinnedData,
     uncounted_rows: Option<&[u32]>,
     features: Features<'_>,
 ) {
-    seen.resize(data.total_bins().div_ceil(64), 0);
-    for &b in support.iter() {
-        let bin = &hist.bins[b as usize];
-        if bin.count != 0 || bin.sum_vt.to_bits() != 0 || bin.sum_v.to_bits() != 0 {
-            seen[b as usize / 64] |= 1 << (b % 64);
+    let ([low_seen, high_seen], _) = scratch.parts(data);
+    let mark_nonzero = |seen: &mut [u64], support: &[u32]| {
+        for &b in support {
+            if is_nonzero(&hist.bins[b as usize]) {
+                seen[b as usize / 64] |= 1 << (b % 64);
+            }
         }
+    };
+    if uncounted_rows.is_some() || !shared(support.len()) {
+        mark_nonzero(low_seen, support);
+        if let Some(rows) = uncounted_rows {
+            mark_rows(low_seen, data, rows, features);
+        }
+        support.clear();
+        collect_bits(low_seen, 0, |b| support.push(b));
+        return;
     }
-    if let Some(rows) = uncounted_rows {
-        mark_rows(seen, data, rows, features);
-    }
-    collect_bits(seen, support);
+    // Each half narrows its own entries in place: a narrowed list is never longer.
+    let mid = support.len() / 2;
+    let boundary = support[mid] as usize;
+    let (low, high) = support.split_at_mut(mid);
+    let narrow = |seen: &mut [u64], first_word: usize, list: &mut [u32]| {
+        mark_nonzero(seen, list);
+        let mut kept = 0;
+        collect_bits(&mut seen[first_word..], first_word, |b| {
+            list[kept] = b;
+            kept += 1;
+        });
+        kept
+    };
+    let (low_kept, high_kept) = rayon::join(
+        || narrow(&mut low_seen[..boundary.div_ceil(64)], 0, low),
+        || narrow(high_seen, boundary / 64, high),
+    );
+    support.copy_within(mid..mid + high_kept, low_kept);
+    support.truncate(low_kept + high_kept);
+}
+
+/// Whether any bit of a bin is set (−0.0 counts).
+fn is_nonzero(bin: &BinStats) -> bool {
+    bin.count != 0 || bin.sum_vt.to_bits() != 0 || bin.sum_v.to_bits() != 0
 }
 
 /// Sets the bits of the bins that `rows` reach.
@@ -214,30 +363,53 @@ fn built_features(data: &BinnedData, features: Features<'_>) -> Vec<(usize, usiz
     }
 }
 
-/// Writes the set bits of `seen` into `support`, ascending, and clears them.
-fn collect_bits(seen: &mut [u64], support: &mut Vec<u32>) {
-    support.clear();
-    for (w, word) in seen.iter_mut().enumerate() {
+/// Emits the set bits of `words` (word `first_word` of a bitmap onwards), ascending, and clears
+/// them.
+fn collect_bits(words: &mut [u64], first_word: usize, mut emit: impl FnMut(u32)) {
+    for (w, word) in (first_word..).zip(words) {
         while *word != 0 {
-            support.push((w * 64) as u32 + word.trailing_zeros());
+            emit((w * 64) as u32 + word.trailing_zeros());
             *word &= *word - 1;
         }
     }
 }
 
+/// Runs `pass(bins, first_bin, entries)` over the bins of `support` (ascending): at once, or,
+/// while the workers are awake, over its two halves side by side, each on its own bins.
+fn on_support(
+    bins: &mut [BinStats],
+    support: &[u32],
+    pass: impl Fn(&mut [BinStats], usize, &[u32]) + Sync,
+) {
+    if !shared(support.len()) {
+        return pass(bins, 0, support);
+    }
+    let (low, high) = support.split_at(support.len() / 2);
+    let boundary = high[0] as usize;
+    let (low_bins, high_bins) = bins.split_at_mut(boundary);
+    rayon::join(
+        || pass(low_bins, 0, low),
+        || pass(high_bins, boundary, high),
+    );
+}
+
 /// `parent −= child` on the support of `child` (zero elsewhere, where subtracting changes
 /// nothing).
 pub(super) fn subtract_on_support(parent: &mut Histogram, child: &Histogram, support: &[u32]) {
-    for &b in support {
-        parent.bins[b as usize] -= child.bins[b as usize];
-    }
+    on_support(&mut parent.bins, support, |bins, first_bin, support| {
+        for &b in support {
+            bins[b as usize - first_bin] -= child.bins[b as usize];
+        }
+    });
 }
 
 /// Zeroes the support of `hist`, leaving every bin zero.
 pub(super) fn clear_support(hist: &mut Histogram, support: &[u32]) {
-    for &b in support {
-        hist.bins[b as usize] = BinStats::default();
-    }
+    on_support(&mut hist.bins, support, |bins, first_bin, support| {
+        for &b in support {
+            bins[b as usize - first_bin] = BinStats::default();
+        }
+    });
 }
 
 /// The histograms of finished nodes, for new ones: those zero everywhere (clean: from nodes
@@ -248,8 +420,7 @@ pub(super) struct HistogramPool {
     dirty: Vec<Histogram>,
     supports: Vec<Vec<u32>>,
     values: Vec<Vec<BinStats>>,
-    /// A bitmap of the bins, all clear between calls.
-    pub(super) seen: Vec<u64>,
+    pub(super) scratch: Scratch,
     /// Histograms with a support kept whole by waiting nodes, and how many may be.
     kept_whole: usize,
     max_kept_whole: usize,
@@ -263,7 +434,7 @@ impl HistogramPool {
             dirty: Vec::new(),
             supports: Vec::new(),
             values: Vec::new(),
-            seen: Vec::new(),
+            scratch: Scratch::default(),
             kept_whole: 0,
             max_kept_whole: MAX_KEPT_WHOLE_BYTES / (n_bins * size_of::<BinStats>()).max(1),
         }

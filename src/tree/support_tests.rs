@@ -118,7 +118,7 @@ fn histograms_on_a_support_and_their_splits_equal_the_dense_ones_bit_for_bit() {
             build_on_support(
                 &mut small_sparse,
                 &mut small_support,
-                &mut pool.seen,
+                &mut pool.scratch,
                 &data,
                 &small,
                 stats,
@@ -139,7 +139,7 @@ fn histograms_on_a_support_and_their_splits_equal_the_dense_ones_bit_for_bit() {
             support_of_dense(
                 &parent,
                 &mut parent_support,
-                &mut pool.seen,
+                &mut pool.scratch,
                 &data,
                 uncounted(&node).as_deref(),
                 features,
@@ -160,17 +160,14 @@ fn histograms_on_a_support_and_their_splits_equal_the_dense_ones_bit_for_bit() {
             shrink_support(
                 &large_sparse,
                 &mut large_support,
-                &mut pool.seen,
+                &mut pool.scratch,
                 &data,
                 uncounted(&large).as_deref(),
                 features,
             );
             assert!(large_support.len() < parent_support.len());
             zero_outside(&large_sparse, &large_support);
-            assert!(
-                pool.seen.iter().all(|&w| w == 0),
-                "the bitmap is left clear"
-            );
+            assert!(pool.scratch.all_clear(), "the bitmap is left clear");
 
             for (hist, support, rows) in [
                 (&small_sparse, &small_support, &small),
