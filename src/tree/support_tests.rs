@@ -89,6 +89,7 @@ fn histograms_on_a_support_and_their_splits_equal_the_dense_ones_bit_for_bit() {
         Candidates::Splits(thresholds),
     ];
     let mut pool = HistogramPool::new(n_bins);
+    let mut kept_whole = 0;
     for stats in &stats_kinds {
         assert!(zero_is_positive(stats));
         for features in [Features::All, Features::Only(&subset)] {
@@ -204,18 +205,27 @@ fn histograms_on_a_support_and_their_splits_equal_the_dense_ones_bit_for_bit() {
                 }
             }
 
-            // A waiting node keeps its histogram whole, or (past the budget) its support's
-            // values only, and gets back the same bins either way.
-            for budget in [1, 0] {
+            // A waiting node keeps its histogram whole, or its support's values only (a support
+            // that is a small part of the bins, or past the budget), and gets back the same bins
+            // either way.
+            for budget in [usize::MAX, 0] {
                 pool.max_kept_whole = budget;
+                let whole = pool.worth_keeping_whole(&large_support);
+                assert_eq!(
+                    whole,
+                    budget > 0 && 4 * large_support.len() >= n_bins,
+                    "{} of {n_bins} bins",
+                    large_support.len()
+                );
+                kept_whole += usize::from(whole);
                 let kept = pool.keep(large_sparse.clone(), Some(large_support.clone()));
                 match &kept {
                     KeptHistogram::Whole(_, support) => {
-                        assert_eq!(budget, 1);
+                        assert!(whole);
                         assert_eq!(support.as_deref(), Some(&large_support[..]));
                     }
                     KeptHistogram::Sparse { values, .. } => {
-                        assert_eq!(budget, 0);
+                        assert!(!whole);
                         assert_eq!(values.len(), large_support.len());
                     }
                 }
@@ -232,6 +242,7 @@ fn histograms_on_a_support_and_their_splits_equal_the_dense_ones_bit_for_bit() {
             pool.release(small_sparse, Some(small_support));
         }
     }
+    assert!(kept_whole > 0, "no histogram was kept whole");
     // Histograms released with their supports come back all zero.
     for _ in 0..3 {
         let hist = pool.zeroed();
