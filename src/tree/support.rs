@@ -18,7 +18,7 @@ use crate::threads;
 /// the workers are awake (`threads::workers_awake`): handing half of it to an awake worker and
 /// collecting it costs about a microsecond, the time of a thousand scattered entries or so (on
 /// 5,000 × 50 at two threads, 1,024, 2,048 and 4,096 entries gave the same fit time within the
-/// machine's noise; fewer than 1,024 entries are rarely worth a fork).
+/// machine's noise).
 const MIN_SHARED_ENTRIES: usize = 2_048;
 
 /// Whether a pass over `entries` entries is shared out by halves.
