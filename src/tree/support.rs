@@ -44,6 +44,48 @@ impl Scratch {
         (&mut self.seen, &mut self.upper)
     }
 
+    /// Writes into `support` (ascending) the bins that `mark` sets in a clear bitmap.
+    fn collect(
+        &mut self,
+        data: &BinnedData,
+        support: &mut Vec<u32>,
+        mark: impl FnOnce(&mut [u64]),
+    ) {
+        let ([seen, _], _) = self.parts(data);
+        mark(seen);
+        support.clear();
+        collect_bits(seen, 0, |b| support.push(b));
+    }
+
+    /// `collect` of two marking passes side by side, each in its own bitmap: `mark_low` sets
+    /// bins below `boundary` only, `mark_high` bins from it on.
+    fn collect_halves(
+        &mut self,
+        data: &BinnedData,
+        support: &mut Vec<u32>,
+        boundary: usize,
+        mark_low: impl FnOnce(&mut [u64]) + Send,
+        mark_high: impl FnOnce(&mut [u64]) + Send,
+    ) {
+        let ([low_seen, high_seen], upper) = self.parts(data);
+        support.clear();
+        upper.clear();
+        rayon::join(
+            || {
+                mark_low(low_seen);
+                collect_bits(&mut low_seen[..boundary.div_ceil(64)], 0, |b| {
+                    support.push(b)
+                });
+            },
+            || {
+                mark_high(high_seen);
+                let first_word = boundary / 64;
+                collect_bits(&mut high_seen[first_word..], first_word, |b| upper.push(b));
+            },
+        );
+        support.extend_from_slice(upper);
+    }
+
     #[cfg(test)]
     pub(super) fn all_clear(&self) -> bool {
         self.seen.iter().flatten().all(|&w| w == 0)
@@ -83,34 +125,29 @@ pub(super) fn build_on_support(
     features: Features<'_>,
 ) {
     let built = built_features(data, features);
-    let ([low_seen, high_seen], upper) = scratch.parts(data);
-    support.clear();
     if built.len() < 2 || !shared(rows.len() * built.len()) {
-        add_stats(&mut hist.bins, 0, low_seen, data, rows, stats, &built);
-        collect_bits(low_seen, 0, |b| support.push(b));
-        scale_uniform_counts(&mut hist.bins, 0, support, stats);
-        return;
+        scratch.collect(data, support, |seen| {
+            add_stats(&mut hist.bins, 0, seen, data, rows, stats, &built)
+        });
+    } else {
+        let (low, high) = built.split_at(built.len() / 2);
+        let boundary = high[0].1;
+        let (low_bins, high_bins) = hist.bins.split_at_mut(boundary);
+        scratch.collect_halves(
+            data,
+            support,
+            boundary,
+            |seen| add_stats(low_bins, 0, seen, data, rows, stats, low),
+            |seen| add_stats(high_bins, boundary, seen, data, rows, stats, high),
+        );
     }
-    let (low, high) = built.split_at(built.len() / 2);
-    let boundary = high[0].1;
-    let (low_bins, high_bins) = hist.bins.split_at_mut(boundary);
-    upper.clear();
-    rayon::join(
-        || {
-            add_stats(low_bins, 0, low_seen, data, rows, stats, low);
-            collect_bits(&mut low_seen[..boundary.div_ceil(64)], 0, |b| {
-                support.push(b)
-            });
-            scale_uniform_counts(low_bins, 0, support, stats);
-        },
-        || {
-            add_stats(high_bins, boundary, high_seen, data, rows, stats, high);
-            let first_word = boundary / 64;
-            collect_bits(&mut high_seen[first_word..], first_word, |b| upper.push(b));
-            scale_uniform_counts(high_bins, boundary, upper, stats);
-        },
-    );
-    support.extend_from_slice(upper);
+    if let Some(v) = stats.uniform_v() {
+        // The kernel counts rows as a float sum of ones, exact, and scales it by v.
+        for &b in support.iter() {
+            let bin = &mut hist.bins[b as usize];
+            bin.sum_v = v * bin.count as f64;
+        }
+    }
 }
 
 /// Adds every row of `rows` to its bin of each feature of `built` in `bins` (which start at bin
@@ -181,22 +218,6 @@ fn add_stats(
     }
 }
 
-/// With a uniform weight v, the kernel counts rows as a float sum of ones, exact, and scales it
-/// by v: the same for the bins of `support` (in `bins`, which start at bin `first_bin`).
-fn scale_uniform_counts(
-    bins: &mut [BinStats],
-    first_bin: usize,
-    support: &[u32],
-    stats: &RowStats<'_>,
-) {
-    if let Some(v) = stats.uniform_v() {
-        for &b in support {
-            let bin = &mut bins[b as usize - first_bin];
-            bin.sum_v = v * bin.count as f64;
-        }
-    }
-}
-
 /// Where rows add their statistics: the bins of the features `built` (feature, first bin), in
 /// a slice of the bins starting at bin `first_bin`.
 struct Placement<'a> {
@@ -249,8 +270,6 @@ pub(super) fn support_of_dense(
     features: Features<'_>,
 ) {
     let ranges = features.ranges(data);
-    let ([low_seen, high_seen], upper) = scratch.parts(data);
-    support.clear();
     let mark_nonzero = |seen: &mut [u64], ranges: &[(usize, usize)]| {
         for &(start, len) in ranges {
             for (b, bin) in (start..).zip(&hist.bins[start..start + len]) {
@@ -263,31 +282,24 @@ pub(super) fn support_of_dense(
     let built = built_features(data, features);
     let bins: usize = ranges.iter().map(|&(_, len)| len).sum();
     if built.len() < 2 || uncounted_rows.is_some() || !shared(bins) {
-        mark_nonzero(low_seen, &ranges);
-        if let Some(rows) = uncounted_rows {
-            mark_rows(low_seen, data, rows, features);
-        }
-        collect_bits(low_seen, 0, |b| support.push(b));
+        scratch.collect(data, support, |seen| {
+            mark_nonzero(seen, &ranges);
+            if let Some(rows) = uncounted_rows {
+                mark_rows(seen, data, rows, features);
+            }
+        });
         return;
     }
     // The ranges cut at the first bin of the upper half of the features.
     let boundary = built[built.len() / 2].1;
     let (low, high) = cut_ranges(&ranges, boundary);
-    upper.clear();
-    rayon::join(
-        || {
-            mark_nonzero(low_seen, &low);
-            collect_bits(&mut low_seen[..boundary.div_ceil(64)], 0, |b| {
-                support.push(b)
-            });
-        },
-        || {
-            mark_nonzero(high_seen, &high);
-            let first_word = boundary / 64;
-            collect_bits(&mut high_seen[first_word..], first_word, |b| upper.push(b));
-        },
+    scratch.collect_halves(
+        data,
+        support,
+        boundary,
+        |seen| mark_nonzero(seen, &low),
+        |seen| mark_nonzero(seen, &high),
     );
-    support.extend_from_slice(upper);
 }
 
 /// Narrows `support`, a support of `hist`, to the bins that are non-zero or that the node's rows
