@@ -72,8 +72,8 @@ fn sketch(frame: &Frame<'_>, sample_size: usize) -> Vec<u8> {
             }
             values => {
                 let x = values.numeric().expect("numeric");
-                let runs = sample_runs(x, sample_size);
-                let runs = thin(runs.into_iter().map(|(v, n)| (v, n as u64)).collect());
+                let sample = sample_runs(x, sample_size);
+                let runs = thin(sample.runs().map(|(v, n)| (v, n as u64)).collect());
                 out.push(NUMERIC);
                 out.extend((runs.len() as u64).to_le_bytes());
                 for (value, count) in runs {

@@ -133,6 +133,8 @@ pub struct GrowBuffers {
     /// Row lists of finished trees, for the next fits.
     rows: Vec<Vec<u32>>,
     scratch: Vec<u32>,
+    /// Histograms of finished trees (any contents), for the next fits.
+    histograms: Vec<Histogram>,
     /// Whether trees are grown with bin counts whatever their weights (see
     /// `MAX_RECOUNTED_SHARE`). The trees are the same either way; only their cost differs.
     always_count: bool,
@@ -389,7 +391,7 @@ fn grow_from(
     };
     let mut categories = Vec::new();
     // Histograms of finished nodes are reused (build_into overwrites every bin that is read).
-    let mut pool = HistogramPool::new(data.total_bins());
+    let mut pool = HistogramPool::new(data.total_bins(), std::mem::take(&mut buffers.histograms));
     let scratch = &mut buffers.scratch;
     scratch.resize(n, 0);
     let shared = options.shared();
@@ -664,9 +666,13 @@ fn grow_from(
                 right_limits,
             ),
         ] {
+            // A node whose children will not be searched (they would be at the depth limit)
+            // needs no histogram when it is split: its bins go back to the pool at once.
             let hist = match (split.as_ref(), hist) {
-                (Some(_), Some(hist)) => Some(pool.keep(hist, support)),
-                (None, Some(hist)) => {
+                (Some(_), Some(hist)) if depth + 1 < params.max_depth => {
+                    Some(pool.keep(hist, support))
+                }
+                (_, Some(hist)) => {
                     pool.release(hist, support);
                     None
                 }
@@ -694,6 +700,7 @@ fn grow_from(
     if searched > 0 && recounts.into_inner() as f64 > MAX_RECOUNTED_SHARE * searched as f64 {
         buffers.always_count = true;
     }
+    buffers.histograms = pool.into_spare();
     let tree = Tree { nodes, categories };
     let bin_leaves = one_feature.zip(node_of_bin).map(|(feature, node_of_bin)| {
         let leaf_of_bin = if options.rows.is_some() {

@@ -441,11 +441,13 @@ pub(super) struct HistogramPool {
 }
 
 impl HistogramPool {
-    pub(super) fn new(n_bins: usize) -> Self {
+    /// A pool of `spare` histograms (any contents) of `n_bins` bins.
+    pub(super) fn new(n_bins: usize, mut spare: Vec<Histogram>) -> Self {
+        spare.retain(|hist| hist.bins.len() == n_bins);
         HistogramPool {
             n_bins,
             clean: Vec::new(),
-            dirty: Vec::new(),
+            dirty: spare,
             supports: Vec::new(),
             values: Vec::new(),
             scratch: Scratch::default(),
@@ -474,6 +476,16 @@ impl HistogramPool {
         Histogram {
             bins: vec![BinStats::default(); self.n_bins],
         }
+    }
+
+    /// The histograms back in the pool, for another tree (whose features may differ, so that
+    /// the clean ones are spare with any contents), at most `MAX_SPARE_BYTES` of them.
+    pub(super) fn into_spare(self) -> Vec<Histogram> {
+        let bytes = self.n_bins * size_of::<BinStats>();
+        let mut spare = self.dirty;
+        spare.extend(self.clean);
+        spare.truncate(MAX_SPARE_BYTES / bytes.max(1));
+        spare
     }
 
     /// An empty list for a support.
@@ -513,6 +525,7 @@ pub(super) enum KeptHistogram {
 /// 100,000 × 28 rows held 1,711 MiB of whole histograms).
 const MIN_KEPT_WHOLE_SHARE: usize = 4;
 const MAX_KEPT_WHOLE_BYTES: usize = 32 << 20;
+const MAX_SPARE_BYTES: usize = 32 << 20;
 
 impl HistogramPool {
     /// What a waiting node keeps of `hist` (with its support, if it has one); the bins of a

@@ -88,7 +88,7 @@ fn histograms_on_a_support_and_their_splits_equal_the_dense_ones_bit_for_bit() {
         Candidates::Features(vec![true, false, true, true, true, true]),
         Candidates::Splits(thresholds),
     ];
-    let mut pool = HistogramPool::new(n_bins);
+    let mut pool = HistogramPool::new(n_bins, Vec::new());
     let mut kept_whole = 0;
     for stats in &stats_kinds {
         assert!(zero_is_positive(stats));
