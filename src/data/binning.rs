@@ -354,14 +354,18 @@ mod tests {
                     })
                     .collect();
                 let sample = sample_runs(FeatureValues::Numeric(&x).numeric().unwrap(), 10_000);
-                let bits: Vec<(u64, usize)> = sample.runs().map(|(v, n)| (v.to_bits(), n)).collect();
+                let bits: Vec<(u64, usize)> =
+                    sample.runs().map(|(v, n)| (v.to_bits(), n)).collect();
                 assert_eq!(bits, sorted_runs(&x), "{distinct} distinct, zeros {zeros}");
             }
         }
         // The sample takes every step-th row, the same rows on both paths.
         let x: Vec<f64> = (0..100).map(|i| f64::from(i % 3)).collect();
         let sample = sample_runs(FeatureValues::Numeric(&x).numeric().unwrap(), 10);
-        assert_eq!(sample.runs().collect::<Vec<_>>(), [(0.0, 4), (1.0, 3), (2.0, 3)]);
+        assert_eq!(
+            sample.runs().collect::<Vec<_>>(),
+            [(0.0, 4), (1.0, 3), (2.0, 3)]
+        );
     }
 
     #[test]

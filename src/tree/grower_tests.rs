@@ -451,3 +451,70 @@ fn trees_grown_with_awake_workers_equal_trees_grown_alone() {
         }
     }
 }
+
+#[test]
+fn trees_grown_with_the_histograms_of_earlier_trees_equal_trees_grown_afresh() {
+    // Trees on few rows, so that small nodes keep histograms on supports, and trees on some
+    // features between trees on all: a shallow tree leaves histograms of large nodes dense,
+    // a tree on some features overwrites those features' bins only, and may leave such a
+    // histogram cleared on a support of its features only, which a later tree on every feature
+    // must not take for zeros.
+    let mut state = 21;
+    let (n, p) = (3_000, 6);
+    let columns: Vec<Vec<f64>> = (0..p)
+        .map(|_| (0..n).map(|_| uniform(&mut state)).collect())
+        .collect();
+    let data = binned(&columns);
+    let targets: Vec<Vec<f64>> = (0..3)
+        .map(|k| {
+            (0..n)
+                .map(|i| (5.0 * columns[k][i]).sin() + columns[k + 2][i] + uniform(&mut state))
+                .collect()
+        })
+        .collect();
+    let grow = |t: &[f64], features: Features<'_>, max_depth, buffers: &mut GrowBuffers| {
+        let params = TreeParams {
+            max_depth,
+            max_leaves: 200,
+            min_samples_leaf: Some(2),
+            l2_leaf: 0.0,
+            ..TreeParams::default()
+        };
+        // A tree on some features splits on those only.
+        let candidates = match features {
+            Features::All => Candidates::All,
+            Features::Only(some) => {
+                Candidates::Features((0..p).map(|j| some.contains(&j)).collect())
+            }
+        };
+        let grown = grow_from(
+            &data,
+            &RowStats::new(t, &[]),
+            features,
+            None,
+            &params,
+            &candidates,
+            buffers,
+            &GrowOptions::default(),
+        );
+        let (tree, rows) = grown.into_parts();
+        buffers.recycle(rows);
+        tree
+    };
+    let some = Features::Only(&[1, 3, 4]);
+    let mut buffers = GrowBuffers::default();
+    for (t, features, depth) in [
+        (0, some, 9),
+        (1, Features::All, 3),
+        (2, some, 9),
+        (0, Features::All, 9),
+    ] {
+        let afresh = grow(&targets[t], features, depth, &mut GrowBuffers::default());
+        let after = grow(&targets[t], features, depth, &mut buffers);
+        assert!(
+            afresh.n_leaves() >= 1 << (depth - 1).min(6),
+            "{features:?} to depth {depth}"
+        );
+        assert_eq!(after, afresh, "target {t}, {features:?} to depth {depth}");
+    }
+}
