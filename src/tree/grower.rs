@@ -125,9 +125,10 @@ impl NodeLimits {
     }
 }
 
-/// The row lists of a fit (4 bytes per row each), which a caller fitting many trees keeps
-/// between fits: allocating them afresh for every tree makes the allocator hold on to freed
-/// blocks, which costs more memory than the buffers themselves.
+/// The row lists of a fit (4 bytes per row each) and its histograms, which a caller fitting many
+/// trees keeps between fits: allocating them afresh for every tree makes the allocator hold on
+/// to freed blocks (in the arena of each worker thread that freed some), which costs more memory
+/// than the buffers themselves.
 #[derive(Debug, Default)]
 pub struct GrowBuffers {
     /// Row lists of finished trees, for the next fits.
@@ -390,7 +391,8 @@ fn grow_from(
         }
     };
     let mut categories = Vec::new();
-    // Histograms of finished nodes are reused (build_into overwrites every bin that is read).
+    // Histograms of finished nodes and trees are reused (build_into overwrites every bin that
+    // is read).
     let mut pool = HistogramPool::new(data.total_bins(), std::mem::take(&mut buffers.histograms));
     let scratch = &mut buffers.scratch;
     scratch.resize(n, 0);
