@@ -640,14 +640,12 @@ fn scan_all_prefixes_in_lanes(
                 }
             });
             let (lane, with_missing_rows) = first_reaching.expect("a lane holds the largest");
-            let left_rows = lefts.count[lane];
-            let missing_left = if missing.count == 0 {
-                // No missing values here: send future missing values to the larger child.
-                left_rows >= scan.total.count - left_rows
-            } else {
-                with_missing_rows
-            };
-            best = Some((batch_best, first + lane, missing_left, lefts.stats(lane)));
+            let k = first + lane;
+            let (_, missing_left) =
+                threshold_splits(k, last, missing.count, lefts.count[lane], scan.total.count)
+                    .find(|&(with_missing, _)| with_missing == with_missing_rows)
+                    .expect("the lane's gain is a split its threshold offers");
+            best = Some((batch_best, k, missing_left, lefts.stats(lane)));
             best_gain = batch_best;
         }
         first += n;
