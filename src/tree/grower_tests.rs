@@ -1,5 +1,5 @@
 use super::*;
-use crate::data::test_data::binned;
+use crate::data::test_data::{binned, uniform_columns};
 use crate::data::{BinningParams, Feature, Frame};
 use crate::rng::uniform;
 use crate::tree::Growth;
@@ -232,9 +232,7 @@ fn trees_from_histograms_without_counts_equal_trees_with_counts() {
     // also take the path that counts their rows.
     let mut state = 9;
     let (n, p) = (20_000, 4);
-    let columns: Vec<Vec<f64>> = (0..p)
-        .map(|_| (0..n).map(|_| uniform(&mut state)).collect())
-        .collect();
+    let columns = uniform_columns(&mut state, n, p);
     let data = binned(&columns);
     let v: Vec<f64> = (0..n)
         .map(|i| {
@@ -288,9 +286,7 @@ fn sampled_trees_cover_every_row_whatever_the_buffers_held() {
     // and a tree on another sample, whose partition space holds other rows' leaves.
     let mut state = 5;
     let (n, p) = (30_000, 3);
-    let columns: Vec<Vec<f64>> = (0..p)
-        .map(|_| (0..n).map(|_| uniform(&mut state)).collect())
-        .collect();
+    let columns = uniform_columns(&mut state, n, p);
     let data = binned(&columns);
     let t: Vec<f64> = (0..n)
         .map(|i| (8.0 * columns[0][i]).sin() + columns[1][i] * columns[2][i])
@@ -461,9 +457,7 @@ fn trees_grown_with_the_histograms_of_earlier_trees_equal_trees_grown_afresh() {
     // must not take for zeros.
     let mut state = 21;
     let (n, p) = (3_000, 6);
-    let columns: Vec<Vec<f64>> = (0..p)
-        .map(|_| (0..n).map(|_| uniform(&mut state)).collect())
-        .collect();
+    let columns = uniform_columns(&mut state, n, p);
     let data = binned(&columns);
     let targets: Vec<Vec<f64>> = (0..3)
         .map(|k| {

@@ -195,7 +195,7 @@ fn add_in_order(sums: Vec<(f64, f64, f64)>) -> (f64, f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::test_data::binned;
+    use crate::data::test_data::{binned, uniform_columns};
     use crate::rng::uniform;
     use crate::tree::{grow, Candidates, CategoricalParams, FitStats, Growth, TreeParams};
 
@@ -206,9 +206,7 @@ mod tests {
     fn fused_passes_match_the_walked_tree() {
         let mut state = 12;
         let n = 30_001;
-        let x: Vec<Vec<f64>> = (0..3)
-            .map(|_| (0..n).map(|_| uniform(&mut state)).collect())
-            .collect();
+        let x = uniform_columns(&mut state, n, 3);
         let t: Vec<f64> = (0..n)
             .map(|i| (9.0 * x[0][i]).sin() + x[1][i] * x[2][i] + uniform(&mut state))
             .collect();
