@@ -11,6 +11,12 @@ use optboost::{Booster, Feature, Frame, Params, TrainData};
 use std::collections::HashMap;
 use std::time::Instant;
 
+// As in the Python extension (which installs it itself): freed large blocks go back to the
+// kernel.
+#[cfg(not(feature = "python"))]
+#[global_allocator]
+static ALLOCATOR: optboost::LargeBlocks = optboost::LargeBlocks;
+
 fn read_f64(path: &str) -> Vec<f64> {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("cannot read {path}: {e}"));
     bytes

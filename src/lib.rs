@@ -25,6 +25,7 @@
 //! The weak learner can also be used on its own ([`learner`]): bin a frame, grow a tree on a
 //! target with weights.
 
+mod alloc;
 mod boost;
 pub mod collective;
 mod data;
@@ -38,6 +39,7 @@ mod rows;
 mod threads;
 mod tree;
 
+pub use alloc::{LargeBlocks, LARGE_BLOCK};
 pub use boost::{Booster, Checkpoint, History, Offsets, Record, Step, StopReason, TrainData};
 pub use data::{
     BinMapper, BinningParams, Feature, FeatureKind, FeatureValues, Frame, Strided, StridedIter,

@@ -9,8 +9,14 @@ mod model;
 
 use crate::loss::LossSpec;
 use crate::params::{Method, Params};
+use crate::LargeBlocks;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+
+/// Large blocks go back to the kernel when freed (see `LargeBlocks`): the extension's
+/// allocations only; Python's own and numpy's keep their allocator.
+#[global_allocator]
+static ALLOCATOR: LargeBlocks = LargeBlocks;
 
 /// Every parameter name `Params::set` accepts.
 #[pyfunction]
