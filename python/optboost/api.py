@@ -13,7 +13,7 @@ from .class_weights import class_weight_values
 from .constraints import CONSTRAINTS, constraint_params, parse_interactions, parse_monotone
 from .errors import ParameterError
 from .formula import DesignSpec, build_design
-from .holdout import held_rows, resolve_fraction, take_rows
+from .holdout import TRAINS, VALIDATES, held_rows, resolve_fraction
 from .losses import CustomLoss, LossLike, loss_text
 from .metrics import BUILT_IN, CallableMetrics, split_metrics
 from .model import Model
@@ -133,14 +133,11 @@ def boost(
         by_class = class_weight_values(class_weight, design.y, labels)
         weights_values = by_class if weights_values is None else weights_values * by_class
     features, y = design.features, design.y
-    rows = None  # the training rows, read in place by the core (None: all)
+    roles = None  # what each row is for (holdout.TRAINS, ...); None: every row trains
     fraction = None if valid is not None else resolve_fraction(validation_fraction, method, len(y))
     if fraction is not None:
-        held = held_rows(y, fraction, seed, stratify=task != "regression")
-        rows, y, weights_values, valid_args, offsets = split_held(
-            features, y, weights_values, offsets, held
-        )
-    if early_stopping_rounds is not None and valid_args[0] is None:
+        roles = held_rows(y, fraction, seed, stratify=task != "regression").astype(np.uint8)
+    if early_stopping_rounds is not None and valid_args[0] is None and roles is None:
         raise ParameterError(
             "early_stopping_rounds needs validation data: pass valid= or validation_fraction="
         )
@@ -153,13 +150,21 @@ def boost(
         *valid_args,
         *offsets,
         custom_loss=loss if isinstance(loss, CustomLoss) else None,
-        rows=rows,
+        row_roles=roles,
     )
     model = Model._from_booster(booster, spec, dict(pairs))
     if prepared.functions:
-        model._callable_metrics = CallableMetrics(prepared.functions, y, valid_args[1])
+        train_y, valid_y = (y, valid_args[1]) if roles is None else split_by_roles(y, roles)
+        model._callable_metrics = CallableMetrics(prepared.functions, train_y, valid_y)
     model._train(int(n_iter), progress, callback)
     return model
+
+
+def split_by_roles(y: np.ndarray, roles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The training and validation rows' y (row-major n × K values for K outputs), as the core
+    takes them by ``row_roles``."""
+    by_row = y.reshape(len(roles), -1)
+    return by_row[roles == TRAINS].reshape(-1), by_row[roles == VALIDATES].reshape(-1)
 
 
 @dataclass
@@ -244,22 +249,6 @@ def design_pairs(
     if prepared.constraints:
         pairs = pairs + param_pairs(constraint_params(prepared.constraints, spec.features))
     return pairs, offset
-
-
-def split_held(
-    features: list, y: np.ndarray, weights: np.ndarray | None, offsets: tuple[Any, Any],
-    held: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, tuple[Any, Any, Any], tuple[Any, Any]]:
-    """The rows ``held`` (a boolean mask) taken out as validation data: the training rows (read
-    in place by the core), their y and weights, the validation (features, y, weights), and the
-    (training, validation) offsets."""
-    kept = ~held
-    valid_args = (take_rows(features, held), y[held], None if weights is None else weights[held])
-    if offsets[0] is not None:
-        by_row = offsets[0].reshape(len(y), -1)  # row-major n × K
-        offsets = (by_row[kept].reshape(-1), by_row[held].reshape(-1))
-    weights = None if weights is None else weights[kept]
-    return np.flatnonzero(kept), y[kept], weights, valid_args, offsets
 
 
 def flat_targets(

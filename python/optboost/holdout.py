@@ -15,6 +15,11 @@ import numpy as np
 
 from .errors import DataError, ParameterError
 
+# What each row of a fit's features is for, as the core's ``row_roles`` reads it: both sides
+# read the features in place at their rows, and the core takes y, weights and offsets (given
+# for every row) row by row, so that holding rows out copies nothing in Python.
+TRAINS, VALIDATES, LEFT_OUT = 0, 1, 2
+
 MOMENTUM_METHODS = frozenset({"agbm", "agbmr", "vagbm", "accelerated_gbm", "accelerated_proximal"})
 AUTO_FRACTION = 0.1
 # Below this many held-out rows the selected iteration is mostly noise: "auto" then trains on
@@ -39,18 +44,6 @@ def resolve_fraction(fraction: Any, method: str, n_rows: int) -> float | None:
             f'validation_fraction must be "auto", None or a number in (0, 1), got {fraction!r}'
         )
     return float(fraction)
-
-
-def take_rows(columns: list, rows: np.ndarray) -> list:
-    """The feature columns (``FeatureColumn`` or ``FeatureBlock``) at `rows` (indices or a
-    boolean mask). A block keeps its order (Fortran or C), which the core reads in place: one
-    copy of the taken rows, not a second one to change the layout."""
-    return [c._replace(values=_take(c.values, rows)) for c in columns]
-
-
-def _take(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    order = "C" if values.ndim == 2 and not values.flags.f_contiguous else "F"
-    return np.require(values[rows], requirements=order)
 
 
 def held_rows(y: np.ndarray, fraction: float, seed: int, stratify: bool) -> np.ndarray:

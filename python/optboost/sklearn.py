@@ -33,7 +33,7 @@ from .formula import (
     matrix_block,
     matrix_features,
 )
-from .holdout import held_rows, resolve_fraction, take_rows
+from .holdout import LEFT_OUT, TRAINS, VALIDATES, held_rows, resolve_fraction
 from .frames import to_polars
 from .losses import CustomLoss, loss_text
 from .metrics import split_metrics
@@ -228,21 +228,17 @@ class _BoostEstimator(BaseEstimator):
         settings.update(self._constraint_settings())
         y = np.ascontiguousarray(y, dtype=np.float64)
         weights = None
-        # The rows of `columns` to train on (None: all); the core reads them in place, so
-        # that leaving rows out costs no copy of the floats. y and weights are of these rows.
-        rows = None
+        roles = None  # what each row is for (holdout.TRAINS, ...); None: every row trains
         if sample_weight is not None:
             weights = np.ascontiguousarray(_check_sample_weight(sample_weight, y), dtype=np.float64)
             if (weights == 0).any():
                 # Rows of weight 0 would still shape the bin thresholds; scikit-learn
                 # expects them to act as if absent.
-                keep = weights > 0
-                rows = np.flatnonzero(keep)
-                y, weights = y[keep], weights[keep]
+                roles = np.where(weights > 0, TRAINS, LEFT_OUT).astype(np.uint8)
         if valid is None and self.validation_fraction is not None:
-            rows, y, weights, valid = self._hold_out(columns, rows, y, weights)
+            roles = self._hold_out(y, roles)
         if self.early_stopping_rounds is not None:
-            if valid is None:
+            if valid is None and (roles is None or not (roles == VALIDATES).any()):
                 raise ParameterError(
                     "early_stopping_rounds needs validation data: pass "
                     "fit(..., eval_set=(X_valid, y_valid)) or set validation_fraction"
@@ -257,7 +253,7 @@ class _BoostEstimator(BaseEstimator):
             valid_args = (valid[0], valid_y, None)
         custom_loss = self.loss if isinstance(self.loss, CustomLoss) else None
         booster = _core.Booster(
-            pairs, columns, y, weights, *valid_args, custom_loss=custom_loss, rows=rows
+            pairs, columns, y, weights, *valid_args, custom_loss=custom_loss, row_roles=roles
         )
         outcome = train(booster, int(self.n_iter), progress=self.progress)
         self.core_model_ = booster.model()
@@ -268,21 +264,22 @@ class _BoostEstimator(BaseEstimator):
         )
         self.n_iter_ = outcome.iterations
 
-    def _hold_out(self, columns, rows, y, weights):
-        """Split off validation_fraction of the rows at random (seeded by random_state;
-        stratified by class for classifiers); "auto" as in ``optboost.boost``. Returns the
-        training rows of `columns`, their y and weights, and the validation data."""
-        fraction = resolve_fraction(self.validation_fraction, self.method, len(y))
+    def _hold_out(self, y: np.ndarray, roles: np.ndarray | None) -> np.ndarray | None:
+        """Hold out validation_fraction of the training rows (those `roles` says train; all
+        without roles) at random, seeded by random_state and stratified by class for
+        classifiers; "auto" as in ``optboost.boost``. Returns the rows' roles."""
+        training = None if roles is None else np.flatnonzero(roles == TRAINS)
+        kept_y = y if training is None else y[training]
+        fraction = resolve_fraction(self.validation_fraction, self.method, len(kept_y))
         if fraction is None:
-            return rows, y, weights, None
+            return roles
         seed = 0 if self.random_state is None else self.random_state
-        held = held_rows(y, fraction, seed, stratify=isinstance(self, ClassifierMixin))
-        train_rows = ~held
-        if rows is None:
-            rows = np.arange(len(y))
-        valid = (take_rows(columns, rows[held]), y[held])
-        kept_weights = None if weights is None else weights[train_rows]
-        return rows[train_rows], y[train_rows], kept_weights, valid
+        held = held_rows(kept_y, fraction, seed, stratify=isinstance(self, ClassifierMixin))
+        if training is None:
+            return held.astype(np.uint8)
+        roles = roles.copy()
+        roles[training[held]] = VALIDATES
+        return roles
 
     def _scores(self, X: Any, response: bool) -> np.ndarray:
         columns = self._predict_columns(X)

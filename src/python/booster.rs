@@ -14,6 +14,7 @@ use numpy::PyReadonlyArray1;
 use pyo3::exceptions::PyUserWarning;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
@@ -84,6 +85,98 @@ impl PyBooster {
 
 /// Warns (`UserWarning`, pointing at the caller of the function that created the booster) when
 /// `requested` threads are more than the machine runs at once: training uses fewer.
+/// Optional values of the training side and of the validation side.
+type OptionalPair<'a> = (Option<Cow<'a, [f64]>>, Option<Cow<'a, [f64]>>);
+
+/// The training and validation sides of a fit's inputs: features, y, weights and offsets.
+struct Sides<'a> {
+    columns: (Columns<'a>, Option<Columns<'a>>),
+    y: (Cow<'a, [f64]>, Option<Cow<'a, [f64]>>),
+    weights: OptionalPair<'a>,
+    offset: OptionalPair<'a>,
+}
+
+/// `row_roles` values: a row of the training side's inputs trains, validates, or is left out
+/// (a row of weight 0).
+const TRAINS: u8 = 0;
+const VALIDATES: u8 = 1;
+const LEFT_OUT: u8 = 2;
+
+impl<'a> Sides<'a> {
+    /// The training side's rows dealt out by `roles` (one per row: `TRAINS`, `VALIDATES` or
+    /// `LEFT_OUT`): both sides read the features in place at their rows, so that holding rows
+    /// out copies no floats; y, weights and offsets (row-major, several values a row for several
+    /// outputs) are taken row by row. Validation data may not be given as well.
+    fn split_by_roles(self, roles: &[u8]) -> PyResult<Sides<'a>> {
+        if self.columns.1.is_some() || self.y.1.is_some() {
+            return Err(DataError::new_err(
+                "row_roles hold rows out for validation: pass no validation data as well",
+            ));
+        }
+        let n = roles.len();
+        let n_rows = self.columns.0.frame()?.n_rows();
+        if n != n_rows {
+            return Err(DataError::new_err(format!(
+                "row_roles has {n} entries for the {n_rows} rows of the features"
+            )));
+        }
+        let (mut train, mut valid) = (Vec::new(), Vec::new());
+        for (row, &role) in roles.iter().enumerate() {
+            match role {
+                TRAINS => train.push(row),
+                VALIDATES => valid.push(row),
+                LEFT_OUT => {}
+                other => {
+                    return Err(DataError::new_err(format!(
+                        "row_roles must be {TRAINS} (train), {VALIDATES} (validate) or \
+                         {LEFT_OUT} (leave out); row {row} has {other}"
+                    )))
+                }
+            }
+        }
+        let take = |name: &str, values: &[f64], rows: &[usize]| -> PyResult<Vec<f64>> {
+            if !values.len().is_multiple_of(n.max(1)) || (n == 0) != values.is_empty() {
+                return Err(DataError::new_err(format!(
+                    "{name} has {} values for the {n} rows of row_roles",
+                    values.len()
+                )));
+            }
+            let width = values.len() / n.max(1);
+            Ok(rows
+                .iter()
+                .flat_map(|&r| &values[r * width..(r + 1) * width])
+                .copied()
+                .collect())
+        };
+        let split = |name: &str, values: Option<Cow<'a, [f64]>>| -> PyResult<OptionalPair<'a>> {
+            Ok(match values {
+                Some(values) => (
+                    Some(Cow::Owned(take(name, &values, &train)?)),
+                    (!valid.is_empty())
+                        .then(|| take(name, &values, &valid).map(Cow::Owned))
+                        .transpose()?,
+                ),
+                None => (None, None),
+            })
+        };
+        let (y, valid_y) = split("the target", Some(self.y.0))?;
+        let weights = split("the weights", self.weights.0)?;
+        let offset = split("the offset", self.offset.0)?;
+        let columns = self.columns.0;
+        let valid_columns = if valid.is_empty() {
+            None
+        } else {
+            Some(columns.clone().select_rows(valid, "validation")?)
+        };
+        Ok(Sides {
+            columns: (columns.select_rows(train, "training")?, valid_columns),
+            y: (y.expect("the target is always split"), valid_y),
+            weights,
+            offset,
+        })
+    }
+}
+
 fn warn_if_capped(py: Python<'_>, requested: usize) -> PyResult<()> {
     let used = crate::threads::threads_used(requested);
     if used == requested {
@@ -112,7 +205,7 @@ fn raise_custom_error(error: &Option<Arc<Mutex<Option<String>>>>) -> PyResult<()
 impl PyBooster {
     /// Bins the data and prepares iteration 0 (with the GIL released).
     #[new]
-    #[pyo3(signature = (params, features, y, weights=None, valid_features=None, valid_y=None, valid_weights=None, offset=None, valid_offset=None, custom_loss=None, rows=None, distributed=None))]
+    #[pyo3(signature = (params, features, y, weights=None, valid_features=None, valid_y=None, valid_weights=None, offset=None, valid_offset=None, custom_loss=None, row_roles=None, distributed=None))]
     fn new<'py>(
         py: Python<'py>,
         params: Vec<(String, String)>,
@@ -125,38 +218,52 @@ impl PyBooster {
         offset: Option<PyReadonlyArray1<'py, f64>>,
         valid_offset: Option<PyReadonlyArray1<'py, f64>>,
         custom_loss: Option<&Bound<'py, PyAny>>,
-        rows: Option<PyReadonlyArray1<'py, i64>>,
+        row_roles: Option<PyReadonlyArray1<'py, u8>>,
         distributed: Option<(usize, usize, String, u64, f64)>,
     ) -> PyResult<Self> {
         let params = guarded(|| params_from_pairs(&params))?;
         warn_if_capped(py, params.n_threads)?;
-        let mut columns = Columns::extract(features)?;
-        if let Some(rows) = rows {
-            // y, weights and offset are given for these rows only; the features in full.
-            let rows = contiguous("rows", &rows)?
-                .iter()
-                .map(|&r| usize::try_from(r))
-                .collect::<Result<Vec<usize>, _>>()
-                .map_err(|_| DataError::new_err("rows must be non-negative row numbers"))?;
-            columns = columns.select_rows(rows)?;
-        }
-        let train = TrainData {
-            frame: columns.frame()?,
-            y: contiguous("target", &y)?,
-            weights: weights
-                .as_ref()
-                .map(|w| contiguous("weights", w))
-                .transpose()?,
-        };
+        let columns = Columns::extract(features)?;
+        let y = contiguous("target", &y)?;
+        let weights = weights
+            .as_ref()
+            .map(|w| contiguous("weights", w))
+            .transpose()?;
+        let offset = offset
+            .as_ref()
+            .map(|o| contiguous("offset", o))
+            .transpose()?;
         let valid_columns = valid_features.map(Columns::extract).transpose()?;
-        let valid = match (&valid_columns, &valid_y) {
+        let valid_y = valid_y
+            .as_ref()
+            .map(|y| contiguous("validation target", y))
+            .transpose()?;
+        let valid_weights = (valid_weights.as_ref())
+            .map(|w| contiguous("validation weights", w))
+            .transpose()?;
+        let valid_offset = (valid_offset.as_ref())
+            .map(|o| contiguous("validation offset", o))
+            .transpose()?;
+        let given = Sides {
+            columns: (columns, valid_columns),
+            y: (Cow::Borrowed(y), valid_y.map(Cow::Borrowed)),
+            weights: (weights.map(Cow::Borrowed), valid_weights.map(Cow::Borrowed)),
+            offset: (offset.map(Cow::Borrowed), valid_offset.map(Cow::Borrowed)),
+        };
+        let sides = match row_roles {
+            Some(roles) => given.split_by_roles(contiguous("row_roles", &roles)?)?,
+            None => given,
+        };
+        let train = TrainData {
+            frame: sides.columns.0.frame()?,
+            y: &sides.y.0,
+            weights: sides.weights.0.as_deref(),
+        };
+        let valid = match (&sides.columns.1, &sides.y.1) {
             (Some(columns), Some(y)) => Some(TrainData {
                 frame: columns.frame()?,
-                y: contiguous("validation target", y)?,
-                weights: valid_weights
-                    .as_ref()
-                    .map(|w| contiguous("validation weights", w))
-                    .transpose()?,
+                y,
+                weights: sides.weights.1.as_deref(),
             }),
             (None, None) => None,
             _ => {
@@ -166,13 +273,8 @@ impl PyBooster {
             }
         };
         let offsets = Offsets {
-            train: offset
-                .as_ref()
-                .map(|o| contiguous("offset", o))
-                .transpose()?,
-            valid: (valid_offset.as_ref())
-                .map(|o| contiguous("validation offset", o))
-                .transpose()?,
+            train: sides.offset.0.as_deref(),
+            valid: sides.offset.1.as_deref(),
         };
         let custom = custom_loss
             .map(|loss| -> PyResult<PyLoss> {

@@ -14,6 +14,7 @@ use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::{PyAnyMethods, PyList};
 
+#[derive(Clone)]
 enum Values<'py> {
     Numeric(PyReadonlyArray1<'py, f64>),
     /// Column `column` of block `block` (`Columns::blocks`).
@@ -27,7 +28,9 @@ enum Values<'py> {
     },
 }
 
-/// Named feature columns held (and borrowed read-only) for the duration of one call.
+/// Named feature columns held (and borrowed read-only) for the duration of one call; a clone
+/// borrows the same arrays.
+#[derive(Clone)]
 pub struct Columns<'py> {
     names: Vec<String>,
     values: Vec<Values<'py>>,
@@ -107,10 +110,11 @@ impl<'py> Columns<'py> {
         })
     }
 
-    /// Reads only rows `rows` (in that order) of every column: the training rows when others
-    /// are held out for validation, without a copy of the floats (the int32 categorical codes
-    /// of those rows are copied, a small fraction of the data).
-    pub fn select_rows(mut self, rows: Vec<usize>) -> PyResult<Self> {
+    /// Reads only rows `rows` (in that order) of every column, for `purpose` (training or
+    /// validation, named in the error): either side of a held-out split, without a copy of the
+    /// floats (the int32 categorical codes of those rows are copied, a small fraction of the
+    /// data).
+    pub fn select_rows(mut self, rows: Vec<usize>, purpose: &str) -> PyResult<Self> {
         let mut selected_codes = Vec::new();
         for (name, values) in self.names.iter().zip(&self.values) {
             let n_rows = match values {
@@ -126,7 +130,7 @@ impl<'py> Columns<'py> {
             };
             if let Some(&row) = rows.iter().find(|&&r| r >= n_rows) {
                 return Err(DataError::new_err(format!(
-                    "row {row} selected for training, but column `{name}` has {n_rows} rows"
+                    "row {row} selected for {purpose}, but column `{name}` has {n_rows} rows"
                 )));
             }
         }

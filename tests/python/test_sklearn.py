@@ -244,25 +244,52 @@ def test_a_missing_column_of_a_frame_without_string_names_is_named():
         model.predict(pd.DataFrame(X, columns=[0, 1, 2, 3, 7]))
 
 
-def _fit_core(columns, y, rows=None):
+def _fit_core(columns, y, valid=None, roles=None, weights=None, offset=None, loss="squared"):
+    """The model and the validation losses of a small fit on `columns`, validated on `valid` =
+    (columns, y); weights and offset: (training, validation) pairs, or arrays for every row
+    when `roles` deals the rows out."""
     from optboost import _core
     from optboost.params import param_pairs
 
-    pairs = param_pairs({"n_iter": 8, "max_depth": 4, "n_threads": 2, "min_category_count": 1})
-    booster = _core.Booster(pairs, columns, np.ascontiguousarray(y), rows=rows)
+    pairs = param_pairs(
+        {"n_iter": 8, "max_depth": 4, "n_threads": 2, "min_category_count": 1, "loss": loss}
+    )
+    valid_args = (None, None) if valid is None else (valid[0], np.ascontiguousarray(valid[1]))
+    both = (lambda pair: (None, None) if pair is None else pair) if roles is None else (
+        lambda values: (values, None)
+    )
+    (weights, valid_weights), (offset, valid_offset) = both(weights), both(offset)
+    booster = _core.Booster(
+        pairs, columns, np.ascontiguousarray(y), weights, *valid_args, valid_weights, offset,
+        valid_offset, row_roles=roles,
+    )  # fmt: skip
     optboost.training.train(booster, 8, progress=False)
-    return booster.model().to_json()
+    return booster.model().to_json(), booster.history()["valid_loss"]
 
 
-def test_training_rows_read_in_place_give_the_model_of_their_copy():
-    # A held-out validation split leaves the training rows in place (rows=): the model is the
-    # one trained on a copy of those rows, in every column layout.
+def _take_rows(columns: list, rows: np.ndarray) -> list:
+    """The feature columns (or blocks) at `rows`, copied, in the order each had."""
+
+    def take(values: np.ndarray) -> np.ndarray:
+        order = "C" if values.ndim == 2 and not values.flags.f_contiguous else "F"
+        return np.require(values[rows], requirements=order)
+
+    return [c._replace(values=take(c.values)) for c in columns]
+
+
+def test_rows_dealt_out_by_roles_give_the_model_and_losses_of_their_copies():
+    # row_roles leave both sides of a split in place and take y, weights and offsets row by
+    # row (several values a row for several outputs): the model and the validation losses are
+    # those of copies of the rows, in every column layout.
     from optboost.formula import FeatureBlock, FeatureColumn
-    from optboost.holdout import take_rows
+    from optboost.holdout import LEFT_OUT, TRAINS, VALIDATES
 
     X, y = _matrix_data(4_000)
-    codes = np.random.default_rng(1).integers(-1, 3, len(y)).astype(np.int32)
-    rows = np.flatnonzero(np.random.default_rng(2).random(len(y)) < 0.7)
+    rng = np.random.default_rng(1)
+    codes = rng.integers(-1, 3, len(y)).astype(np.int32)
+    weights, offset = rng.uniform(0.5, 2.0, len(y)), rng.normal(0, 0.1, len(y))
+    roles = rng.choice([TRAINS, VALIDATES, LEFT_OUT], len(y), p=[0.6, 0.3, 0.1]).astype(np.uint8)
+    train, held = roles == TRAINS, roles == VALIDATES
     names = [f"x{j}" for j in range(5)]
     for columns in (
         [FeatureBlock(names, np.ascontiguousarray(X))],
@@ -270,12 +297,31 @@ def test_training_rows_read_in_place_give_the_model_of_their_copy():
         [FeatureColumn(n, np.ascontiguousarray(X[:, j]), "numeric", 0) for j, n in enumerate(names)]
         + [FeatureColumn("c", codes, "categorical", 3)],
     ):
-        expected = _fit_core(take_rows(columns, rows), y[rows])
-        assert _fit_core(columns, y[rows], rows=rows) == expected
-    with pytest.raises(optboost.DataError, match="row 4000 selected for training"):
-        _fit_core(columns, y[:2], rows=np.array([0, 4_000]))
-    with pytest.raises(optboost.DataError, match="non-negative"):
-        _fit_core(columns, y[:2], rows=np.array([0, -1]))
+        copies = (_take_rows(columns, train), _take_rows(columns, held))
+        model, losses = _fit_core(
+            copies[0], y[train], (copies[1], y[held]),
+            weights=(weights[train], weights[held]), offset=(offset[train], offset[held]),
+        )  # fmt: skip
+        assert all(np.isfinite(losses))
+        assert _fit_core(columns, y, roles=roles, weights=weights, offset=offset) == (
+            model, losses,
+        )  # fmt: skip
+        two = np.column_stack([y, 1.0 - y])
+        expected = _fit_core(copies[0], two[train].ravel(), (copies[1], two[held].ravel()),
+                             loss="multi_squared")  # fmt: skip
+        assert _fit_core(columns, two.ravel(), roles=roles, loss="multi_squared") == expected
+    # Every row trains: the fit on all rows.
+    assert _fit_core(columns, y, roles=np.zeros(len(y), np.uint8)) == _fit_core(columns, y)
+    bad = roles.copy()
+    bad[5] = 3
+    with pytest.raises(optboost.DataError, match="row 5 has 3"):
+        _fit_core(columns, y, roles=bad)
+    with pytest.raises(optboost.DataError, match="row_roles has 3999 entries for the 4000 rows"):
+        _fit_core(columns, y, roles=roles[1:])
+    with pytest.raises(optboost.DataError, match="target has 3999 values for the 4000 rows"):
+        _fit_core(columns, y[1:], roles=roles)
+    with pytest.raises(optboost.DataError, match="pass no validation data as well"):
+        _fit_core(columns, y, (columns, y), roles=roles)
 
 
 def test_validation_fraction_leaves_the_matrix_in_place_with_the_same_model():

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ..api import flat_targets, split_held
+from ..api import flat_targets
 from ..class_weights import class_weight_values
 from ..errors import DataError, OptboostError
 from ..formula import DesignSpec, FeatureColumn, per_column
@@ -104,7 +104,7 @@ class RankInputs:
     weights: np.ndarray | None
     valid: tuple[Any, Any, Any]
     offsets: tuple[Any, Any]
-    rows: np.ndarray | None
+    row_roles: np.ndarray | None
     warnings: list[str]
 
 
@@ -156,12 +156,11 @@ def prepare_rank(
         valid_features, valid_y, valid_weights, valid_offset, _ = _joined(valid_parts)
         valid = (valid_features, valid_y, valid_weights)
         offsets = (offset, valid_offset)
-    rows = None
-    if held is not None:
-        rows, y, weights, valid, offsets = split_held(features, y, weights, offsets, held)
+    # The held rows validate (holdout.VALIDATES), the others train.
+    roles = None if held is None else held.astype(np.uint8)
     y, valid = flat_targets(spec, y, valid)
     messages = list(dict.fromkeys(str(w.message) for w in caught))
-    return RankInputs(features, y, weights, valid, offsets, rows, messages)
+    return RankInputs(features, y, weights, valid, offsets, roles, messages)
 
 
 def _partition_inputs(
@@ -236,7 +235,7 @@ def train_rank(
             *inputs.valid,
             *inputs.offsets,
             custom_loss=None,
-            rows=inputs.rows,
+            row_roles=inputs.row_roles,
             distributed=distributed,
         )
         model = Model._from_booster(booster, spec, dict(pairs))
