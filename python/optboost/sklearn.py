@@ -258,6 +258,7 @@ class _BoostEstimator(BaseEstimator):
         outcome = train(booster, int(self.n_iter), progress=self.progress)
         self.core_model_ = booster.model()
         history = dict(booster.history())
+        del booster  # its training state (the bins, the per-row vectors), before the history frame
         metrics = [name for name in history if name not in HISTORY_SCHEMA]
         self.history_ = pl.DataFrame(
             history, schema={**HISTORY_SCHEMA, **{name: pl.Float64 for name in metrics}}
