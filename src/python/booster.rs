@@ -83,8 +83,6 @@ impl PyBooster {
     }
 }
 
-/// Warns (`UserWarning`, pointing at the caller of the function that created the booster) when
-/// `requested` threads are more than the machine runs at once: training uses fewer.
 /// Optional values of the training side and of the validation side.
 type OptionalPair<'a> = (Option<Cow<'a, [f64]>>, Option<Cow<'a, [f64]>>);
 
@@ -108,7 +106,11 @@ impl<'a> Sides<'a> {
     /// out copies no floats; y, weights and offsets (row-major, several values a row for several
     /// outputs) are taken row by row. Validation data may not be given as well.
     fn split_by_roles(self, roles: &[u8]) -> PyResult<Sides<'a>> {
-        if self.columns.1.is_some() || self.y.1.is_some() {
+        let validation_given = self.columns.1.is_some()
+            || self.y.1.is_some()
+            || self.weights.1.is_some()
+            || self.offset.1.is_some();
+        if validation_given {
             return Err(DataError::new_err(
                 "row_roles hold rows out for validation: pass no validation data as well",
             ));
@@ -177,6 +179,8 @@ impl<'a> Sides<'a> {
     }
 }
 
+/// Warns (`UserWarning`, pointing at the caller of the function that created the booster) when
+/// `requested` threads are more than the machine runs at once: training uses fewer.
 fn warn_if_capped(py: Python<'_>, requested: usize) -> PyResult<()> {
     let used = crate::threads::threads_used(requested);
     if used == requested {
