@@ -13,7 +13,7 @@ from .class_weights import class_weight_values
 from .constraints import CONSTRAINTS, constraint_params, parse_interactions, parse_monotone
 from .errors import ParameterError
 from .formula import DesignSpec, build_design
-from .holdout import TRAINS, VALIDATES, held_rows, resolve_fraction
+from .holdout import TRAINS, VALIDATES, held_roles, held_rows, resolve_fraction
 from .losses import CustomLoss, LossLike, loss_text
 from .metrics import BUILT_IN, CallableMetrics, split_metrics
 from .model import Model
@@ -136,7 +136,7 @@ def boost(
     roles = None  # what each row is for (holdout.TRAINS, ...); None: every row trains
     fraction = None if valid is not None else resolve_fraction(validation_fraction, method, len(y))
     if fraction is not None:
-        roles = held_rows(y, fraction, seed, stratify=task != "regression").astype(np.uint8)
+        roles = held_roles(held_rows(y, fraction, seed, stratify=task != "regression"))
     if early_stopping_rounds is not None and valid_args[0] is None and roles is None:
         raise ParameterError(
             "early_stopping_rounds needs validation data: pass valid= or validation_fraction="

@@ -46,6 +46,11 @@ def resolve_fraction(fraction: Any, method: str, n_rows: int) -> float | None:
     return float(fraction)
 
 
+def held_roles(held: np.ndarray) -> np.ndarray:
+    """The row roles of a held-out mask: the held rows validate, the others train."""
+    return np.where(held, VALIDATES, TRAINS).astype(np.uint8)
+
+
 def held_rows(y: np.ndarray, fraction: float, seed: int, stratify: bool) -> np.ndarray:
     """A boolean mask of the rows to hold out: `fraction` of them at random (seeded), of every
     class when `stratify` (y holds class codes), so that each class trains and validates."""

@@ -33,7 +33,7 @@ from .formula import (
     matrix_block,
     matrix_features,
 )
-from .holdout import LEFT_OUT, TRAINS, VALIDATES, held_rows, resolve_fraction
+from .holdout import LEFT_OUT, TRAINS, VALIDATES, held_roles, held_rows, resolve_fraction
 from .frames import to_polars
 from .losses import CustomLoss, loss_text
 from .metrics import split_metrics
@@ -277,7 +277,7 @@ class _BoostEstimator(BaseEstimator):
         seed = 0 if self.random_state is None else self.random_state
         held = held_rows(kept_y, fraction, seed, stratify=isinstance(self, ClassifierMixin))
         if training is None:
-            return held.astype(np.uint8)
+            return held_roles(held)
         roles = roles.copy()
         roles[training[held]] = VALIDATES
         return roles

@@ -150,29 +150,32 @@ impl<'a> Sides<'a> {
                 .copied()
                 .collect())
         };
-        let split = |name: &str, values: Option<Cow<'a, [f64]>>| -> PyResult<OptionalPair<'a>> {
-            Ok(match values {
-                Some(values) => (
-                    Some(Cow::Owned(take(name, &values, &train)?)),
-                    (!valid.is_empty())
-                        .then(|| take(name, &values, &valid).map(Cow::Owned))
-                        .transpose()?,
-                ),
-                None => (None, None),
+        let split = |name: &str, values: &[f64]| -> PyResult<(Cow<'a, [f64]>, _)> {
+            let valid_values = (!valid.is_empty())
+                .then(|| take(name, values, &valid))
+                .transpose()?;
+            Ok((
+                Cow::Owned(take(name, values, &train)?),
+                valid_values.map(Cow::Owned),
+            ))
+        };
+        let split_optional = |name: &str, values: Option<Cow<'a, [f64]>>| {
+            values.map_or(Ok((None, None)), |values| {
+                split(name, &values).map(|(train, valid)| (Some(train), valid))
             })
         };
-        let (y, valid_y) = split("the target", Some(self.y.0))?;
-        let weights = split("the weights", self.weights.0)?;
-        let offset = split("the offset", self.offset.0)?;
+        let y = split("the target", &self.y.0)?;
+        let weights = split_optional("the weights", self.weights.0)?;
+        let offset = split_optional("the offset", self.offset.0)?;
         let columns = self.columns.0;
         let valid_columns = if valid.is_empty() {
             None
         } else {
-            Some(columns.clone().select_rows(valid, "validation")?)
+            Some(columns.clone().select_rows(valid)?)
         };
         Ok(Sides {
-            columns: (columns.select_rows(train, "training")?, valid_columns),
-            y: (y.expect("the target is always split"), valid_y),
+            columns: (columns.select_rows(train)?, valid_columns),
+            y,
             weights,
             offset,
         })

@@ -110,28 +110,19 @@ impl<'py> Columns<'py> {
         })
     }
 
-    /// Reads only rows `rows` (in that order) of every column, for `purpose` (training or
-    /// validation, named in the error): either side of a held-out split, without a copy of the
+    /// Reads only rows `rows` (in that order) of every column, rows of the frame the columns
+    /// make (`split_by_roles` checks it): either side of a held-out split, without a copy of the
     /// floats (the int32 categorical codes of those rows are copied, a small fraction of the
     /// data).
-    pub fn select_rows(mut self, rows: Vec<usize>, purpose: &str) -> PyResult<Self> {
+    pub fn select_rows(mut self, rows: Vec<usize>) -> PyResult<Self> {
         let mut selected_codes = Vec::new();
         for (name, values) in self.names.iter().zip(&self.values) {
-            let n_rows = match values {
-                Values::Numeric(array) => array.len(),
-                &Values::InBlock { block, .. } => self.blocks[block].shape()[0],
-                Values::Categorical { codes, .. } => {
-                    let codes = contiguous(name, codes)?;
-                    let selected: Option<Vec<i32>> =
-                        rows.iter().map(|&r| codes.get(r).copied()).collect();
-                    selected_codes.push(selected.unwrap_or_default());
-                    codes.len()
-                }
-            };
-            if let Some(&row) = rows.iter().find(|&&r| r >= n_rows) {
-                return Err(DataError::new_err(format!(
-                    "row {row} selected for {purpose}, but column `{name}` has {n_rows} rows"
-                )));
+            if let Values::Categorical { codes, .. } = values {
+                let codes = contiguous(name, codes)?;
+                // A row past the codes leaves them short: `frame` then refuses the lengths.
+                let selected: Option<Vec<i32>> =
+                    rows.iter().map(|&r| codes.get(r).copied()).collect();
+                selected_codes.push(selected.unwrap_or_default());
             }
         }
         self.rows = Some(rows);

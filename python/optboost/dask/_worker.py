@@ -22,7 +22,7 @@ from ..class_weights import class_weight_values
 from ..errors import DataError, OptboostError
 from ..formula import DesignSpec, FeatureColumn, per_column
 from ..frames import to_polars
-from ..holdout import held_mask
+from ..holdout import held_mask, held_roles
 from ..model import Model
 from ..offsets import offset_values
 
@@ -156,8 +156,7 @@ def prepare_rank(
         valid_features, valid_y, valid_weights, valid_offset, _ = _joined(valid_parts)
         valid = (valid_features, valid_y, valid_weights)
         offsets = (offset, valid_offset)
-    # The held rows validate (holdout.VALIDATES), the others train.
-    roles = None if held is None else held.astype(np.uint8)
+    roles = None if held is None else held_roles(held)
     y, valid = flat_targets(spec, y, valid)
     messages = list(dict.fromkeys(str(w.message) for w in caught))
     return RankInputs(features, y, weights, valid, offsets, roles, messages)
