@@ -3,6 +3,9 @@
 //! silent, malformed frames) and argument errors. Every test uses short timeouts, and every
 //! thread it starts is joined under a watchdog, so a bug shows as a failure, not a hang.
 
+mod join_support;
+
+use join_support::{raw_join, read_challenge, read_reply, tag};
 use optboost::collective::{Collective, Local, Tcp, Traffic, MAX_GATHER_BYTES};
 use optboost::Error;
 use std::io::{Read, Write};
@@ -10,7 +13,7 @@ use std::net::{TcpListener, TcpStream};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-const JOB: u64 = 0x5eed_0000_c011_ec71;
+const SECRET: &[u8] = b"the collective tests' job secret";
 const SHORT: Duration = Duration::from_secs(5);
 /// Longest any test's threads may run before the test is declared hung.
 const WATCHDOG: Duration = Duration::from_secs(60);
@@ -36,7 +39,7 @@ fn spawn_rank<T: Send + 'static>(
     let root = root.to_string();
     thread::spawn(move || {
         thread::sleep(delay);
-        let tcp = Tcp::connect(rank, world, &root, JOB, timeout)
+        let tcp = Tcp::connect(rank, world, &root, SECRET, timeout)
             .unwrap_or_else(|err| panic!("rank {rank} could not join: {err}"));
         body(tcp)
     })
@@ -395,16 +398,6 @@ fn ranks_out_of_step_fail_instead_of_mixing_calls() {
 
 // ---- Joining ----
 
-/// A hello as the protocol documents it, written independently of the crate's encoder.
-fn raw_hello(rank: u64, world: u64, job: u64) -> Vec<u8> {
-    let mut hello = b"OPTBCOLL".to_vec();
-    hello.extend_from_slice(&1u32.to_le_bytes());
-    for word in [job, rank, world] {
-        hello.extend_from_slice(&word.to_le_bytes());
-    }
-    hello
-}
-
 fn raw_header(kind: u8, seq: u64, len: u64) -> Vec<u8> {
     let mut header = vec![kind];
     header.extend_from_slice(&seq.to_le_bytes());
@@ -413,38 +406,18 @@ fn raw_header(kind: u8, seq: u64, len: u64) -> Vec<u8> {
 }
 
 fn connect_retrying(root: &str) -> TcpStream {
-    let deadline = Instant::now() + SHORT;
-    loop {
-        match TcpStream::connect(root) {
-            Ok(stream) => {
-                stream.set_read_timeout(Some(SHORT)).unwrap();
-                return stream;
-            }
-            Err(err) if Instant::now() > deadline => {
-                panic!("cannot reach the root at {root}: {err}")
-            }
-            Err(_) => thread::sleep(Duration::from_millis(20)),
-        }
-    }
+    join_support::connect_retrying(root, SHORT)
 }
 
-/// The root's verdict byte, or `None` if it closed the connection without one.
-fn read_verdict(stream: &mut TcpStream) -> Option<u8> {
-    let mut reply = [0u8; 13];
-    stream.read_exact(&mut reply).ok()?;
-    assert_eq!(&reply[..8], b"OPTBCOLL");
-    Some(reply[12])
-}
-
-fn join_error(rank: usize, world: usize, root: &str, job: u64) -> String {
-    match Tcp::connect(rank, world, root, job, SHORT) {
+fn join_error(rank: usize, world: usize, root: &str, secret: &[u8]) -> String {
+    match Tcp::connect(rank, world, root, secret, SHORT) {
         Err(Error::Training(message)) => message,
         other => panic!("expected a join failure, got {other:?}"),
     }
 }
 
 #[test]
-fn strays_are_rejected_while_the_right_workers_still_join() {
+fn strays_are_refused_while_the_right_workers_still_join() {
     let root = free_root();
     let sum_of_ranks = |tcp: Tcp| {
         let mut values = [tcp.rank() as f64];
@@ -455,43 +428,31 @@ fn strays_are_rejected_while_the_right_workers_still_join() {
     let mut silent = connect_retrying(&root);
     let mut garbage = connect_retrying(&root);
     garbage
-        .write_all(b"GET / HTTP/1.1\r\nHost: optboost\r\n\r\n and more bytes")
+        .write_all(b"GET / HTTP/1.1\r\nHost: optboost\r\n\r\n and more bytes, up to 92.......")
         .unwrap();
+    assert!(read_challenge(&mut garbage).is_some());
     assert_eq!(
         garbage.read(&mut [0u8; 16]).unwrap_or(0),
         0,
         "garbage is dropped unanswered"
     );
-    assert!(join_error(1, 3, &root, JOB ^ 1).contains("another job (job token mismatch)"));
-    assert!(join_error(1, 4, &root, JOB).contains("another world size than 4"));
-    let mut stranger = connect_retrying(&root);
-    stranger.write_all(&raw_hello(9, 3, JOB)).unwrap();
-    assert_eq!(
-        read_verdict(&mut stranger),
-        Some(4),
-        "rank 9 is out of range"
-    );
-    // Two processes claim rank 1: whichever says hello first joins, the other is refused.
-    let claimants: Vec<JoinHandle<Result<f64, String>>> = (0..2)
-        .map(|_| {
-            let root = root.clone();
-            thread::spawn(move || match Tcp::connect(1, 3, &root, JOB, SHORT) {
-                Ok(tcp) => Ok(sum_of_ranks(tcp)),
-                Err(err) => Err(err.to_string()),
-            })
-        })
-        .collect();
-    // Both claims must reach the root before the job is complete and the root stops listening.
-    thread::sleep(Duration::from_millis(500));
-    let last = spawn_rank(2, 3, &root, SHORT, Duration::ZERO, sum_of_ranks);
-    assert_eq!(join_all(vec![root_rank, last]), vec![3.0; 2]);
-    let mut claims = join_all(claimants);
-    claims.sort_by_key(Result::is_err);
-    assert_eq!(claims[0], Ok(3.0));
-    let refusal = claims[1].clone().unwrap_err();
+    let refusal = join_error(1, 3, &root, b"another job's secret, 32 bytes.");
     assert!(
-        refusal.contains("two processes were started with the same rank"),
+        refusal.contains("refused this rank's proof of the job secret"),
         "{refusal}"
+    );
+    let refusal = join_error(1, 4, &root, SECRET);
+    assert!(refusal.contains("another world size than 4"), "{refusal}");
+    let stranger = raw_join(&root, SECRET, 9, 3, 1);
+    assert_eq!(stranger.verdict, Some(join_support::RANK_OUT_OF_RANGE));
+    let workers =
+        [1, 2].map(|rank| spawn_rank(rank, 3, &root, SHORT, Duration::ZERO, sum_of_ranks));
+    let mut all = vec![root_rank];
+    all.extend(workers);
+    assert_eq!(join_all(all), vec![3.0; 3]);
+    assert!(
+        read_challenge(&mut silent).is_some(),
+        "the silent stray got the challenge"
     );
     assert_eq!(
         silent.read(&mut [0u8; 16]).unwrap_or(0),
@@ -501,20 +462,52 @@ fn strays_are_rejected_while_the_right_workers_still_join() {
 }
 
 #[test]
+fn a_rank_claimed_twice_fails_the_join_naming_it() {
+    let root = free_root();
+    let root_side = {
+        let root = root.clone();
+        thread::spawn(move || Tcp::connect(0, 3, &root, SECRET, SHORT).map(|_| ()))
+    };
+    // A forger holding the secret (it read it somewhere) joins as rank 1 before the real worker.
+    let mut forger = raw_join(&root, SECRET, 1, 3, 1);
+    assert_eq!(forger.verdict, Some(join_support::JOINED));
+    let real = join_error(1, 3, &root, SECRET);
+    assert!(
+        real.contains("already joined as rank 1") && real.contains("stopped the job"),
+        "{real}"
+    );
+    let root_error = join_all(vec![root_side]).remove(0).unwrap_err().to_string();
+    assert!(
+        root_error.contains("rank 1 was claimed twice") && root_error.contains("127.0.0.1:"),
+        "{root_error}"
+    );
+    let (verdict, _) = read_reply(&mut forger.stream).expect("the forger is told");
+    assert_eq!(
+        verdict,
+        join_support::JOIN_ABANDONED,
+        "no job starts for the forger"
+    );
+    assert_eq!(forger.stream.read(&mut [0u8; 16]).unwrap_or(0), 0);
+}
+
+#[test]
 fn a_job_that_never_completes_names_the_missing_ranks_on_every_side() {
     let timeout = Duration::from_millis(800);
     let root = free_root();
     let root_side = {
         let root = root.clone();
-        thread::spawn(move || Tcp::connect(0, 4, &root, JOB, timeout).map(|_| ()))
+        thread::spawn(move || Tcp::connect(0, 4, &root, SECRET, timeout).map(|_| ()))
     };
     let worker_side = {
         let root = root.clone();
-        thread::spawn(move || Tcp::connect(2, 4, &root, JOB, Duration::from_secs(5)).map(|_| ()))
+        thread::spawn(move || Tcp::connect(2, 4, &root, SECRET, Duration::from_secs(5)).map(|_| ()))
     };
-    let mut stray = connect_retrying(&root);
-    stray.write_all(&raw_hello(1, 4, JOB ^ 1)).unwrap();
-    assert_eq!(read_verdict(&mut stray), Some(2), "another job's token");
+    let stray = raw_join(&root, b"another job's secret, 32 bytes.", 1, 4, 1);
+    assert_eq!(
+        stray.verdict,
+        Some(join_support::BAD_PROOF),
+        "another job's secret"
+    );
     let results = join_all(vec![root_side, worker_side]);
     let root_error = results[0].clone().unwrap_err().to_string();
     assert!(root_error.contains("waited 0.8 s"), "{root_error}");
@@ -523,13 +516,12 @@ fn a_job_that_never_completes_names_the_missing_ranks_on_every_side() {
         "{root_error}"
     );
     assert!(
-        root_error.contains("rejected 1 connection(s)")
-            && root_error.contains("job token mismatch"),
+        root_error.contains("refused 1 connection(s): 1 did not prove the job secret"),
         "{root_error}"
     );
     let worker_error = results[1].clone().unwrap_err().to_string();
     assert!(
-        worker_error.contains("gave up waiting for the other ranks"),
+        worker_error.contains("gave up the join without starting the job"),
         "{worker_error}"
     );
 }
@@ -537,7 +529,7 @@ fn a_job_that_never_completes_names_the_missing_ranks_on_every_side() {
 #[test]
 fn a_worker_without_a_root_gives_up_at_its_timeout() {
     let started = Instant::now();
-    let error = Tcp::connect(1, 2, &free_root(), JOB, Duration::from_millis(300)).unwrap_err();
+    let error = Tcp::connect(1, 2, &free_root(), SECRET, Duration::from_millis(300)).unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(3));
     assert!(
         error
@@ -554,29 +546,37 @@ fn arguments_no_job_could_run_with_are_refused_before_any_socket() {
         other => panic!("expected a parameter error, got {other:?}"),
     };
     assert_eq!(
-        param(Tcp::connect(2, 2, "127.0.0.1:4000", JOB, SHORT)),
+        param(Tcp::connect(2, 2, "127.0.0.1:4000", SECRET, SHORT)),
         "rank"
     );
     assert_eq!(
-        param(Tcp::connect(0, 5000, "127.0.0.1:4000", JOB, SHORT)),
+        param(Tcp::connect(0, 5000, "127.0.0.1:4000", SECRET, SHORT)),
         "world"
     );
-    assert_eq!(param(Tcp::connect(0, 2, "127.0.0.1:0", JOB, SHORT)), "root");
-    assert_eq!(param(Tcp::connect(1, 2, "no port", JOB, SHORT)), "root");
+    assert_eq!(
+        param(Tcp::connect(0, 2, "127.0.0.1:0", SECRET, SHORT)),
+        "root"
+    );
+    assert_eq!(param(Tcp::connect(1, 2, "no port", SECRET, SHORT)), "root");
+    assert_eq!(
+        param(Tcp::connect(1, 2, "127.0.0.1:4000", b"too short", SHORT)),
+        "secret"
+    );
 }
 
 // ---- Malformed frames ----
 
 /// Joins a real root (world 2) as rank 1 from a raw socket that speaks the documented protocol.
 fn raw_worker(root: &str) -> TcpStream {
-    let mut stream = connect_retrying(root);
-    stream.write_all(&raw_hello(1, 2, JOB)).unwrap();
+    let mut join = raw_join(root, SECRET, 1, 2, 1);
     assert_eq!(
-        read_verdict(&mut stream),
-        Some(0),
-        "the raw worker is accepted"
+        join.verdict,
+        Some(join_support::JOINED),
+        "the raw worker is taken"
     );
-    stream
+    let (start, _) = read_reply(&mut join.stream).expect("the job starts");
+    assert_eq!(start, join_support::START);
+    join.stream
 }
 
 #[test]
@@ -646,21 +646,33 @@ fn a_malformed_frame_from_a_worker_is_a_failure_not_a_panic_or_a_huge_allocation
     }
 }
 
-/// A fake root on a raw socket: accepts rank 1 of a world of 2, checks the hello and the
-/// worker's first frame byte for byte, then answers that frame with `answer`.
+/// A fake root on a raw socket that holds the secret: takes rank 1 of a world of 2 (checking
+/// its hello's proof), checks the worker's first frame byte for byte, then answers it with
+/// `answer`.
 fn fake_root(expected_frame: Vec<u8>, answer: Vec<u8>) -> (String, JoinHandle<()>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let root = listener.local_addr().unwrap().to_string();
     let handle = thread::spawn(move || {
         let (mut stream, _) = listener.accept().unwrap();
         stream.set_read_timeout(Some(SHORT)).unwrap();
-        let mut hello = [0u8; 36];
+        let root_nonce = [3u8; 32];
+        stream
+            .write_all(&join_support::challenge(&root_nonce))
+            .unwrap();
+        let mut hello = [0u8; join_support::HELLO_LEN];
         stream.read_exact(&mut hello).unwrap();
-        assert_eq!(hello.to_vec(), raw_hello(1, 2, JOB));
-        let mut accepted = b"OPTBCOLL".to_vec();
-        accepted.extend_from_slice(&1u32.to_le_bytes());
-        accepted.push(0);
-        stream.write_all(&accepted).unwrap();
+        let worker_nonce: [u8; 32] = hello[28..60].try_into().unwrap();
+        let proof = tag(SECRET, None, &root_nonce, &worker_nonce, 1, 2);
+        assert_eq!(
+            hello.to_vec(),
+            join_support::hello(1, 2, &worker_nonce, &proof)
+        );
+        for verdict in [join_support::JOINED, join_support::START] {
+            let proof = tag(SECRET, Some(verdict), &root_nonce, &worker_nonce, 1, 2);
+            stream
+                .write_all(&join_support::reply(verdict, &proof))
+                .unwrap();
+        }
         let mut frame = vec![0u8; expected_frame.len()];
         stream.read_exact(&mut frame).unwrap();
         assert_eq!(frame, expected_frame);

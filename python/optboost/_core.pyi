@@ -42,9 +42,10 @@ class Booster:
         # Train on these rows of `features` only (read in place); y, weights and offset are
         # given for these rows.
         rows: npt.NDArray[np.int64] | None = None,
-        # One rank of a data-parallel fit: (rank, world, root "host:port", job token, timeout
-        # in seconds); features, y, weights and offsets are this rank's rows.
-        distributed: tuple[int, int, str, int, float] | None = None,
+        # One rank of a data-parallel fit: (rank, world, root "host:port", the job's secret
+        # (16 to 1024 random bytes, the same on every rank), timeout in seconds); features, y,
+        # weights and offsets are this rank's rows.
+        distributed: tuple[int, int, str, bytes, float] | None = None,
     ) -> None: ...
     def advance(
         self, max_steps: int, max_seconds: float

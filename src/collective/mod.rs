@@ -25,15 +25,27 @@
 //!
 //! # Protocol (version [`PROTOCOL_VERSION`]; integers little-endian)
 //!
-//! * Handshake. A worker sends a hello of 36 bytes: the magic `b"OPTBCOLL"`, the protocol version
-//!   (u32), the job token, its rank and the world size (u64 each). The root answers 13 bytes: the
-//!   magic, its version (u32) and a verdict (u8): 0 accepted, 1 version mismatch, 2 job token
-//!   mismatch, 3 world mismatch, 4 rank not in `1..world`, 5 rank already joined, 6 the root
-//!   gave up waiting for other ranks. Rejections are answered at once (the root keeps waiting
-//!   for the right workers, so a stray or stale process cannot break a job); the acceptance is
+//! * Handshake. Every rank is given the job's *secret* (random bytes, at least
+//!   [`MIN_SECRET_LEN`]); it never crosses the network. The root opens each connection with a
+//!   challenge of 44 bytes: the magic `b"OPTBCOLL"`, the protocol version (u32) and a fresh
+//!   random nonce (32 bytes). The worker answers a hello of 92 bytes: magic, version, its rank
+//!   and the world size (u64 each), its own nonce (32 bytes) and an HMAC-SHA256 tag under the
+//!   secret over both nonces, the rank and the world. The root answers 45 bytes: magic, version,
+//!   a verdict (u8) and its own tag over the same handshake and the verdict (zeros when the hello
+//!   proved nothing). Verdicts: 7 joined (the rank is taken; wait), 0 start (every rank has
+//!   joined), 1 version mismatch, 2 no proof of the secret, 3 world mismatch, 4 rank not in
+//!   `1..world`, 5 rank claimed twice, 6 the root gave up the join. A worker trusts only a root
+//!   whose tags prove the secret over its own nonce; the root takes a rank only from a hello
+//!   whose tag proves it over the root's nonce, so a hello seen once is worth nothing in another
+//!   handshake or job. Each handshake has a few seconds, however long the join may take; a
+//!   newcomer beyond `world + 64` unfinished handshakes cuts off the oldest, and a worker whose
+//!   handshake was cut off tries again until the join's deadline, so idle or slow connections
+//!   cannot keep the right workers out. Refusals are answered at once and the root keeps waiting
+//!   (a stray or stale process cannot break a job), except a second proven claim of a taken
+//!   rank, which fails the join naming the rank: either claimant could be a forger. The start is
 //!   sent once *every* rank has joined, so all ranks leave [`Tcp::connect`] together and the
 //!   first call's timeout does not include waiting for late ranks. Bytes without the magic are
-//!   dropped unanswered.
+//!   dropped unanswered. Frames are read only from connections that proved the secret.
 //! * Frames. Each message is a 17-byte header, kind (u8: 1 sum, 2 max, 3 all_gather, 4 abort),
 //!   the call's sequence number (u64, 1 for the first call) and the payload length (u64), then
 //!   the payload. Sums and maxima carry f64 bits, exactly 8 bytes per value in both directions.
@@ -67,6 +79,7 @@ mod accept;
 mod join;
 mod local;
 mod peer;
+mod proof;
 mod tcp;
 mod wire;
 
@@ -84,6 +97,10 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
 /// The largest world a [`Tcp`] job accepts; the star's root would be the bottleneck long before.
 pub const MAX_WORLD: usize = 4096;
+/// The shortest job secret [`Tcp::connect`] accepts: 128 bits, beyond guessing.
+pub const MIN_SECRET_LEN: usize = 16;
+/// The longest job secret [`Tcp::connect`] accepts.
+pub const MAX_SECRET_LEN: usize = 1024;
 /// The most bytes one all_gather may move: all ranks' payloads together.
 pub const MAX_GATHER_BYTES: u64 = 1 << 30;
 /// The longest failure reason the root sends to the workers (longer ones are cut).

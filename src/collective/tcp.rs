@@ -18,9 +18,10 @@ use std::time::{Duration, Instant};
 /// ```no_run
 /// use optboost::collective::{Collective, Tcp, DEFAULT_TIMEOUT};
 ///
-/// // Every process of the job runs this with its own rank; `job` is a token they all share.
-/// let (rank, world, job) = (1, 4, 0x5eed_1234_abcd_0042);
-/// let collective = Tcp::connect(rank, world, "10.0.0.1:45123", job, DEFAULT_TIMEOUT)?;
+/// // Every process of the job runs this with its own rank; `secret` is random bytes they all
+/// // share (drawn once per job, passed to each process privately, never logged).
+/// let (rank, world, secret) = (1, 4, b"32 random bytes, drawn per job!!");
+/// let collective = Tcp::connect(rank, world, "10.0.0.1:45123", secret, DEFAULT_TIMEOUT)?;
 /// let mut gradient_sums = vec![0.5, -1.25];
 /// collective.sum(&mut gradient_sums);
 /// if let Some(err) = collective.failure() {
@@ -57,12 +58,14 @@ enum Link {
 impl Tcp {
     /// Joins the job: rank 0 binds `root` ("host:port", e.g. "127.0.0.1:45123"; port 0 is NOT
     /// allowed since others must know it) and accepts world-1 peers; other ranks connect to it,
-    /// retrying until `timeout`. `job` is a random token every rank of one job shares: a
-    /// connection with another token (a stray or stale job) is rejected and the root keeps
-    /// waiting for the right peers. Returns when all world ranks are connected: the root accepts
-    /// the workers only once every rank has joined, so all ranks return together. Otherwise an
-    /// Error names what failed (which ranks never joined; a bad address; the root's reason for
-    /// refusing this rank, such as a token mismatch).
+    /// retrying until `timeout`. `secret` is random bytes every rank of one job shares
+    /// ([`MIN_SECRET_LEN`](super::MIN_SECRET_LEN) at least); each side proves it holds it without
+    /// sending it, so a connection that cannot (a stray or stale job, a forged or replayed hello)
+    /// is refused and the root keeps waiting for the right peers, and a worker never trusts a
+    /// root that cannot. Returns when all world ranks are connected: the root starts the job only
+    /// once every rank has joined, so all ranks return together. Otherwise an Error names what
+    /// failed (which ranks never joined and the connections refused; a rank claimed twice; a bad
+    /// address; the root's reason for refusing this rank).
     ///
     /// `timeout` also bounds every later call (see the module doc). A job of `world` 1 opens no
     /// socket (the address is still checked) and behaves like [`Local`](super::Local).
@@ -70,16 +73,16 @@ impl Tcp {
         rank: usize,
         world: usize,
         root: &str,
-        job: u64,
+        secret: &[u8],
         timeout: Duration,
     ) -> Result<Tcp> {
-        check_arguments(rank, world, root, timeout)?;
+        check_arguments(rank, world, root, secret, timeout)?;
         let link = if world == 1 {
             Link::Alone
         } else if rank == 0 {
-            Link::Root(accept_workers(world, root, job, timeout)?)
+            Link::Root(accept_workers(world, root, secret, timeout)?)
         } else {
-            Link::Worker(join_root(rank, world, root, job, timeout)?)
+            Link::Worker(join_root(rank, world, root, secret, timeout)?)
         };
         Ok(Tcp {
             rank,
@@ -418,7 +421,7 @@ mod tests {
 
     #[test]
     fn a_job_of_one_talks_to_nobody() {
-        let alone = Tcp::connect(0, 1, "127.0.0.1:9", 1, Duration::from_secs(1)).unwrap();
+        let alone = Tcp::connect(0, 1, "127.0.0.1:9", &[1; 16], Duration::from_secs(1)).unwrap();
         let mut values = [1.5, -2.0];
         alone.sum(&mut values);
         alone.max(&mut values);
@@ -426,6 +429,6 @@ mod tests {
         assert_eq!(alone.all_gather(b"xy"), vec![b"xy".to_vec()]);
         assert_eq!(alone.failure(), None);
         assert_eq!(alone.traffic(), Traffic::default());
-        assert!(Tcp::connect(0, 1, "127.0.0.1:0", 1, Duration::from_secs(1)).is_err());
+        assert!(Tcp::connect(0, 1, "127.0.0.1:0", &[1; 16], Duration::from_secs(1)).is_err());
     }
 }

@@ -9,66 +9,101 @@ use std::io::{self, ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-/// First bytes of every handshake, so that a stray client (or a server that is not an optboost
-/// root) is recognised at once.
+/// First bytes of every handshake message, so that a stray client (or a server that is not an
+/// optboost root) is recognised at once.
 pub const MAGIC: [u8; 8] = *b"OPTBCOLL";
 /// Bumped whenever the layout of a handshake or frame changes.
-pub const PROTOCOL_VERSION: u32 = 1;
-
-/// A worker's hello: magic, version (u32), job token, rank, world (u64 each), little-endian.
-pub const HELLO_LEN: usize = 8 + 4 + 8 + 8 + 8;
-/// The root's answer: magic, version (u32), verdict (u8).
-pub const REPLY_LEN: usize = 8 + 4 + 1;
+pub const PROTOCOL_VERSION: u32 = 2;
+/// Random bytes each side adds to a handshake, and bytes of an HMAC-SHA256 tag.
+pub const NONCE_LEN: usize = 32;
+pub const TAG_LEN: usize = 32;
+/// The root's challenge: magic, version (u32), the root's nonce.
+pub const CHALLENGE_LEN: usize = 8 + 4 + NONCE_LEN;
+/// The part of every handshake message before its body: magic and version.
+pub const PREFIX_LEN: usize = 8 + 4;
+/// A worker's hello: magic, version (u32), rank, world (u64 each), the worker's nonce, its tag.
+pub const HELLO_LEN: usize = PREFIX_LEN + 8 + 8 + NONCE_LEN + TAG_LEN;
+/// The root's answer: magic, version (u32), verdict (u8), the root's tag (zeros on refusals
+/// of hellos that did not prove the secret).
+pub const REPLY_LEN: usize = PREFIX_LEN + 1 + TAG_LEN;
 /// A frame header: kind (u8), call sequence number (u64), payload length (u64).
 pub const HEADER_LEN: usize = 1 + 8 + 8;
 
-/// What a worker says about itself when it joins.
+/// The magic and version every handshake message starts with.
+fn prefix() -> [u8; PREFIX_LEN] {
+    let mut out = [0u8; PREFIX_LEN];
+    out[..8].copy_from_slice(&MAGIC);
+    out[8..].copy_from_slice(&PROTOCOL_VERSION.to_le_bytes());
+    out
+}
+
+/// The version after the magic; `None` when the bytes lack the magic (not optboost).
+pub fn version_of(bytes: &[u8]) -> Option<u32> {
+    (bytes.len() >= PREFIX_LEN && bytes[..8] == MAGIC).then(|| u32_at(bytes, 8))
+}
+
+/// The root's first words to every newcomer: a fresh nonce the hello must be bound to.
+pub fn encode_challenge(nonce: &[u8; NONCE_LEN]) -> [u8; CHALLENGE_LEN] {
+    let mut out = [0u8; CHALLENGE_LEN];
+    out[..PREFIX_LEN].copy_from_slice(&prefix());
+    out[PREFIX_LEN..].copy_from_slice(nonce);
+    out
+}
+
+/// The root's nonce from a challenge of this version (the caller has checked the prefix).
+pub fn challenge_nonce(bytes: &[u8; CHALLENGE_LEN]) -> [u8; NONCE_LEN] {
+    array_at(bytes, PREFIX_LEN)
+}
+
+/// What a worker says about itself when it joins, and its proof of the job secret.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Hello {
-    pub version: u32,
-    pub job: u64,
     pub rank: u64,
     pub world: u64,
+    pub nonce: [u8; NONCE_LEN],
+    pub tag: [u8; TAG_LEN],
 }
 
 impl Hello {
     pub fn encode(&self) -> [u8; HELLO_LEN] {
         let mut out = [0u8; HELLO_LEN];
-        out[..8].copy_from_slice(&MAGIC);
-        out[8..12].copy_from_slice(&self.version.to_le_bytes());
-        out[12..20].copy_from_slice(&self.job.to_le_bytes());
-        out[20..28].copy_from_slice(&self.rank.to_le_bytes());
-        out[28..36].copy_from_slice(&self.world.to_le_bytes());
+        out[..PREFIX_LEN].copy_from_slice(&prefix());
+        out[12..20].copy_from_slice(&self.rank.to_le_bytes());
+        out[20..28].copy_from_slice(&self.world.to_le_bytes());
+        out[28..28 + NONCE_LEN].copy_from_slice(&self.nonce);
+        out[28 + NONCE_LEN..].copy_from_slice(&self.tag);
         out
     }
 
-    /// `None` when the bytes do not start with the magic: not an optboost worker.
-    pub fn decode(bytes: &[u8; HELLO_LEN]) -> Option<Hello> {
-        if bytes[..8] != MAGIC {
-            return None;
+    /// The hello in `bytes`, whose prefix the caller has checked.
+    pub fn decode(bytes: &[u8; HELLO_LEN]) -> Hello {
+        Hello {
+            rank: u64_at(bytes, 12),
+            world: u64_at(bytes, 20),
+            nonce: array_at(bytes, 28),
+            tag: array_at(bytes, 28 + NONCE_LEN),
         }
-        Some(Hello {
-            version: u32_at(bytes, 8),
-            job: u64_at(bytes, 12),
-            rank: u64_at(bytes, 20),
-            world: u64_at(bytes, 28),
-        })
     }
 }
 
-/// The root's verdict on a hello. Rejections tell the worker why, so that its error names the
+/// The root's verdict on a hello. Refusals tell the worker why, so that its error names the
 /// cause (another job on the same port, a wrong world, ...) instead of a bare closed connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
     /// Every rank has joined: the job starts.
-    Accepted,
+    Start,
     VersionMismatch,
-    JobMismatch,
+    /// The hello's tag is not that of the job secret over this handshake: another job's
+    /// worker, or a hello replayed from another handshake.
+    BadProof,
     WorldMismatch,
     RankOutOfRange,
+    /// A second proven claim of a rank already taken: the join fails.
     DuplicateRank,
-    /// The root stopped waiting: some other rank never joined in time.
-    JoinTimedOut,
+    /// The root gave up the join: a rank never joined in time, or one was claimed twice.
+    JoinAbandoned,
+    /// The rank's slot is taken: wait for `Start`.
+    Joined,
     /// A verdict this version does not know.
     Unknown(u8),
 }
@@ -76,44 +111,56 @@ pub enum Verdict {
 impl Verdict {
     pub fn code(self) -> u8 {
         match self {
-            Verdict::Accepted => 0,
+            Verdict::Start => 0,
             Verdict::VersionMismatch => 1,
-            Verdict::JobMismatch => 2,
+            Verdict::BadProof => 2,
             Verdict::WorldMismatch => 3,
             Verdict::RankOutOfRange => 4,
             Verdict::DuplicateRank => 5,
-            Verdict::JoinTimedOut => 6,
+            Verdict::JoinAbandoned => 6,
+            Verdict::Joined => 7,
             Verdict::Unknown(code) => code,
         }
     }
 
     pub fn from_code(code: u8) -> Verdict {
         match code {
-            0 => Verdict::Accepted,
+            0 => Verdict::Start,
             1 => Verdict::VersionMismatch,
-            2 => Verdict::JobMismatch,
+            2 => Verdict::BadProof,
             3 => Verdict::WorldMismatch,
             4 => Verdict::RankOutOfRange,
             5 => Verdict::DuplicateRank,
-            6 => Verdict::JoinTimedOut,
+            6 => Verdict::JoinAbandoned,
+            7 => Verdict::Joined,
             other => Verdict::Unknown(other),
         }
     }
+}
 
-    pub fn encode(self) -> [u8; REPLY_LEN] {
+/// The root's answer to a hello: the verdict and, once the hello proved the secret, the root's
+/// own proof over the same handshake (zeros before that).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reply {
+    pub verdict: Verdict,
+    pub tag: [u8; TAG_LEN],
+}
+
+impl Reply {
+    pub fn encode(&self) -> [u8; REPLY_LEN] {
         let mut out = [0u8; REPLY_LEN];
-        out[..8].copy_from_slice(&MAGIC);
-        out[8..12].copy_from_slice(&PROTOCOL_VERSION.to_le_bytes());
-        out[12] = self.code();
+        out[..PREFIX_LEN].copy_from_slice(&prefix());
+        out[PREFIX_LEN] = self.verdict.code();
+        out[PREFIX_LEN + 1..].copy_from_slice(&self.tag);
         out
     }
 
-    /// The root's protocol version and verdict; `None` when the bytes lack the magic.
-    pub fn decode(bytes: &[u8; REPLY_LEN]) -> Option<(u32, Verdict)> {
-        if bytes[..8] != MAGIC {
-            return None;
+    /// The reply in `bytes`, whose prefix the caller has checked.
+    pub fn decode(bytes: &[u8; REPLY_LEN]) -> Reply {
+        Reply {
+            verdict: Verdict::from_code(bytes[PREFIX_LEN]),
+            tag: array_at(bytes, PREFIX_LEN + 1),
         }
-        Some((u32_at(bytes, 8), Verdict::from_code(bytes[12])))
     }
 }
 
@@ -190,6 +237,12 @@ fn u32_at(bytes: &[u8], at: usize) -> u32 {
     let mut word = [0u8; 4];
     word.copy_from_slice(&bytes[at..at + 4]);
     u32::from_le_bytes(word)
+}
+
+fn array_at<const N: usize>(bytes: &[u8], at: usize) -> [u8; N] {
+    let mut out = [0u8; N];
+    out.copy_from_slice(&bytes[at..at + N]);
+    out
 }
 
 fn u64_at(bytes: &[u8], at: usize) -> u64 {
@@ -293,18 +346,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn hello_round_trips_and_rejects_bytes_without_magic() {
+    fn handshake_messages_round_trip_and_bytes_without_magic_are_not_optboost() {
         let hello = Hello {
-            version: PROTOCOL_VERSION,
-            job: 0xdead_beef_0123_4567,
             rank: 3,
             world: 4096,
+            nonce: [7; NONCE_LEN],
+            tag: [9; TAG_LEN],
         };
         let bytes = hello.encode();
-        assert_eq!(Hello::decode(&bytes), Some(hello));
+        assert_eq!(version_of(&bytes), Some(PROTOCOL_VERSION));
+        assert_eq!(Hello::decode(&bytes), hello);
         let mut garbage = bytes;
         garbage[0] = b'G';
-        assert_eq!(Hello::decode(&garbage), None);
+        assert_eq!(version_of(&garbage), None);
+        assert_eq!(version_of(b"OPTBCOL"), None);
+        let challenge = encode_challenge(&[5; NONCE_LEN]);
+        assert_eq!(version_of(&challenge), Some(PROTOCOL_VERSION));
+        assert_eq!(challenge_nonce(&challenge), [5; NONCE_LEN]);
+        let reply = Reply {
+            verdict: Verdict::DuplicateRank,
+            tag: [1; TAG_LEN],
+        };
+        assert_eq!(Reply::decode(&reply.encode()), reply);
     }
 
     #[test]
@@ -313,12 +376,6 @@ mod tests {
             assert_eq!(Verdict::from_code(code).code(), code);
             assert_eq!(Kind::from_code(code).code(), code);
         }
-        let reply = Verdict::DuplicateRank.encode();
-        assert_eq!(
-            Verdict::decode(&reply),
-            Some((PROTOCOL_VERSION, Verdict::DuplicateRank))
-        );
-        assert_eq!(Verdict::decode(&[0u8; REPLY_LEN]), None);
     }
 
     #[test]

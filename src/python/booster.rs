@@ -226,7 +226,7 @@ impl PyBooster {
         valid_offset: Option<PyReadonlyArray1<'py, f64>>,
         custom_loss: Option<&Bound<'py, PyAny>>,
         row_roles: Option<PyReadonlyArray1<'py, u8>>,
-        distributed: Option<(usize, usize, String, u64, f64)>,
+        distributed: Option<(usize, usize, String, Vec<u8>, f64)>,
     ) -> PyResult<Self> {
         let params = guarded(|| params_from_pairs(&params))?;
         warn_if_capped(py, params.n_threads)?;
@@ -294,7 +294,7 @@ impl PyBooster {
             })
             .transpose()?;
         let custom_error = custom.as_ref().map(|loss| Arc::clone(&loss.error));
-        if let Some((rank, world, root, job, timeout)) = distributed {
+        if let Some((rank, world, root, secret, timeout)) = distributed {
             if custom.is_some() {
                 return Err(ParameterError::new_err(
                     "a custom loss cannot be trained across workers (its callables run in \
@@ -309,7 +309,7 @@ impl PyBooster {
             // Joining blocks until every rank has: without the GIL.
             let booster = py.detach(|| {
                 guarded(|| {
-                    let collective = Arc::new(Tcp::connect(rank, world, &root, job, timeout)?);
+                    let collective = Arc::new(Tcp::connect(rank, world, &root, &secret, timeout)?);
                     Booster::distributed(params, &train, valid.as_ref(), offsets, collective)
                 })
             });
