@@ -362,8 +362,14 @@ fn a_lost_rank_ends_training_with_the_finished_iterations() {
                 let root = root.clone();
                 let shard = data.rows(&(rank * 300..(rank + 1) * 300).collect::<Vec<_>>());
                 scope.spawn(move || {
-                    let collective =
-                        Tcp::connect(rank, 2, &root, b"distributed tests secret", Duration::from_secs(20)).unwrap();
+                    let collective = Tcp::connect(
+                        rank,
+                        2,
+                        &root,
+                        b"distributed tests secret",
+                        Duration::from_secs(20),
+                    )
+                    .unwrap();
                     let train = TrainData {
                         frame: shard.frame(),
                         y: &shard.y,

@@ -155,3 +155,48 @@ pub fn raw_join(root: &str, secret: &[u8], rank: u64, world: u64, nonce_seed: u8
         verdict,
     }
 }
+
+/// A TCP relay in front of the root: closes the first `drop_first` connections at once (a
+/// handshake cut off, as by a flooded root), relays the next one and records what the worker
+/// sent through it.
+pub struct Relay {
+    pub addr: String,
+    pub sent_by_worker: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    pub handle: thread::JoinHandle<()>,
+}
+
+pub fn relay(target: String, drop_first: usize) -> Relay {
+    use std::sync::{Arc, Mutex};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let sent_by_worker = Arc::new(Mutex::new(Vec::new()));
+    let record = Arc::clone(&sent_by_worker);
+    let handle = thread::spawn(move || {
+        for _ in 0..drop_first {
+            drop(listener.accept().unwrap());
+        }
+        let (worker, _) = listener.accept().unwrap();
+        let root = TcpStream::connect(&target).unwrap();
+        let (mut from_worker, mut to_root) =
+            (worker.try_clone().unwrap(), root.try_clone().unwrap());
+        let upstream = thread::spawn(move || {
+            let mut buffer = [0u8; 4096];
+            while let Ok(n) = from_worker.read(&mut buffer) {
+                if n == 0 || to_root.write_all(&buffer[..n]).is_err() {
+                    break;
+                }
+                record.lock().unwrap().extend_from_slice(&buffer[..n]);
+            }
+            let _ = to_root.shutdown(std::net::Shutdown::Write);
+        });
+        let (mut from_root, mut to_worker) = (root, worker);
+        let _ = std::io::copy(&mut from_root, &mut to_worker);
+        let _ = to_worker.shutdown(std::net::Shutdown::Write);
+        upstream.join().unwrap();
+    });
+    Relay {
+        addr,
+        sent_by_worker,
+        handle,
+    }
+}
