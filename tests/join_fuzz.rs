@@ -211,9 +211,12 @@ fn a_hello_replayed_from_another_handshake_or_job_is_refused() {
     }
 }
 
+/// The tag an impostor puts on its "joined", from the root's and the worker's nonces.
+type ImpostorProof = fn(&[u8; 32], &[u8; 32]) -> [u8; 32];
+
 /// An impostor on the root's port: sends a challenge, reads the hello, and answers "joined"
 /// with `proof(root_nonce, worker_nonce)` as its tag.
-fn impostor(proof: fn(&[u8; 32], &[u8; 32]) -> [u8; 32]) -> (String, JoinHandle<()>) {
+fn impostor(proof: ImpostorProof) -> (String, JoinHandle<()>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let root = listener.local_addr().unwrap().to_string();
     let handle = thread::spawn(move || {
@@ -235,7 +238,7 @@ fn impostor(proof: fn(&[u8; 32], &[u8; 32]) -> [u8; 32]) -> (String, JoinHandle<
 
 #[test]
 fn a_worker_trusts_no_root_that_cannot_prove_the_secret() {
-    let proofs: [fn(&[u8; 32], &[u8; 32]) -> [u8; 32]; 3] = [
+    let proofs: [ImpostorProof; 3] = [
         |_, _| [0; 32],
         |root, worker| tag(OTHER_SECRET, Some(JOINED), root, worker, 1, 2),
         // A reply of the real root replayed from another handshake (another worker nonce).

@@ -351,3 +351,154 @@ def test_a_killed_worker_gives_an_error_with_the_last_model(client, pieces):
     finally:
         killer.join()
         client.wait_for_workers(2, timeout=30)
+
+
+def _recording_secrets(monkeypatch) -> list:
+    """Makes every fit's job secret visible to the test, and only to it."""
+    from optboost.dask import _worker
+
+    drawn: list = []
+    generate = _worker.JobSecret.generate
+
+    def recorded(cls):
+        drawn.append(generate())
+        return drawn[-1]
+
+    monkeypatch.setattr(_worker.JobSecret, "generate", classmethod(recorded))
+    return drawn
+
+
+def _spellings(secret) -> list[str]:
+    import base64
+
+    value = secret.reveal()
+    return [
+        value.hex(),
+        value.hex().upper(),
+        repr(value),
+        str(value),
+        base64.b64encode(value).decode(),
+        str(int.from_bytes(value, "little")),
+        str(int.from_bytes(value, "big")),
+        value[:8].hex(),
+    ]
+
+
+def test_the_job_secret_is_in_no_task_key_log_or_text(client, pieces, monkeypatch):
+    drawn = _recording_secrets(monkeypatch)
+    odask.boost("y ~ x1 + x2", frame_on(client, pieces, "two"), client=client, n_iter=3,
+                validation_fraction=None, timeout=30)
+    assert len(drawn) == 1
+    secret = drawn[0]
+    keys = client.run_on_scheduler(
+        lambda dask_scheduler: [str(entry[0]) for entry in dask_scheduler.transition_log]
+    )
+    training = [key for key in keys if "optboost-train" in key]
+    assert len(training) >= 2, keys[-20:]
+    stored = "\n".join(
+        keys
+        + [str(entry) for entry in client.get_scheduler_logs()]
+        + [str(entry) for logs in client.get_worker_logs().values() for entry in logs]
+    )
+    for spelling in _spellings(secret):
+        assert spelling not in stored
+    arguments = (0, 2, "127.0.0.1:1", secret, 30.0)
+    for text in (repr(secret), str(secret), repr(arguments), str(arguments)):
+        assert "hidden" in text and not any(s in text for s in _spellings(secret))
+
+
+def _hold(client, worker: str, name: str):
+    """Occupies the only thread of `worker` until the Event `name` is set; returns the holding
+    task once it runs, so that every task sent to `worker` later waits behind it."""
+    from distributed import Event
+
+    def hold(name):
+        Event(f"{name}-running").set()
+        Event(name).wait(timeout=50)
+
+    future = client.submit(hold, name, workers=[worker], allow_other_workers=False, pure=False)
+    assert Event(f"{name}-running", client=client).wait(timeout=20)
+    return future
+
+
+def _flood(address: str, idle: int, slow: int, stop: threading.Event, ready: threading.Event,
+           held: list) -> None:
+    """Opens `idle` silent connections and `slow` ones that send a hello's first bytes one per
+    0.5 s (slow loris) to the root at `address` as soon as it listens; sets `ready` when all are
+    open and drips until `stop`."""
+    import socket
+
+    host, port = address.rsplit(":", 1)
+    host = host.strip("[]")
+
+    def connect():
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                return socket.create_connection((host, int(port)), timeout=5)
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
+
+    held.extend(connect() for _ in range(idle))
+    dripping = [connect() for _ in range(slow)]
+    held.extend(dripping)
+    ready.set()
+    hello_start = b"OPTBCOLL" + (2).to_bytes(4, "little") + bytes(80)
+    sent = 0
+    while not stop.is_set():
+        for sock in dripping:
+            try:
+                sock.send(hello_start[sent % len(hello_start):][:1])
+            except OSError:  # the root cut it off, as it should
+                pass
+        sent += 1
+        stop.wait(0.5)
+
+
+def test_a_flood_at_the_root_before_the_workers_join_changes_no_model(client, pieces,
+                                                                      monkeypatch):
+    from optboost.dask import _ranks
+
+    settings = dict(n_iter=6, validation_fraction=None, seed=5, timeout=30)
+    formula = "y ~ x1 + x2 + shop"
+    plain = odask.boost(formula, frame_on(client, pieces, "two"), client=client, **settings)
+    stop, ready, held, seen = threading.Event(), threading.Event(), [], {}
+    root_address = _ranks._root_address
+
+    def address_with_a_flood(client_, root_worker):
+        # Rank 1's worker is kept busy until 500 idle and 100 slow connections are open at the
+        # root: they all come before its join.
+        address = root_address(client_, root_worker)
+        other = next(w for w in client.nthreads() if w != root_worker)
+        seen["hold"] = _hold(client, other, "optboost-test-flood")
+        flooder = threading.Thread(target=_flood, args=(address, 500, 100, stop, ready, held),
+                                   daemon=True)
+        flooder.start()
+        seen["flooder"] = flooder
+
+        def release():
+            from distributed import Event
+
+            if ready.wait(timeout=30):
+                Event("optboost-test-flood", client=client).set()
+
+        threading.Thread(target=release, daemon=True).start()
+        return address
+
+    monkeypatch.setattr(_ranks, "_root_address", address_with_a_flood)
+    try:
+        flooded = odask.boost(formula, frame_on(client, pieces, "two"), client=client,
+                              **settings)
+    finally:
+        stop.set()
+        if "flooder" in seen:
+            seen["flooder"].join(timeout=10)
+        for sock in held:
+            sock.close()
+    assert ready.is_set() and len(held) == 600
+    assert seen["hold"].status == "finished"
+    data = whole(pieces)
+    np.testing.assert_array_equal(flooded.predict(data), plain.predict(data))
+    assert flooded.n_trees == plain.n_trees

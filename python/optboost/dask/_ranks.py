@@ -80,8 +80,6 @@ def train_ranks(
     n_iter: int,
     timeout: float,
 ) -> Model:
-    from distributed.comm import get_address_host
-
     ranks = place_ranks(client, parts, valid_parts)
     # First every rank builds its inputs: a bad partition fails here, before any rank waits
     # for the others in the core.
@@ -102,13 +100,11 @@ def train_ranks(
         for rank in ranks
     ]
     _wait_for_inputs(client, inputs, ranks)
-    root = ranks[0].worker
-    # The port is free when probed; another process could take it before rank 0 binds it (a
-    # small race, as in lightgbm.dask): the fit then fails with the core's bind error.
-    port = client.run(_worker.free_port, workers=[root])[root]
-    host = get_address_host(root)
-    address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"  # IPv6 in brackets
-    token = secrets.randbits(64)
+    address = _root_address(client, ranks[0].worker)
+    # The secret goes to each rank inside its task's arguments only; the key names the fit by
+    # a separate random id, since keys are shown to every client, the dashboard and the logs.
+    secret = _worker.JobSecret.generate()
+    fit_id = secrets.token_hex(8)
     futures = [
         client.submit(
             _worker.train_rank,
@@ -116,8 +112,8 @@ def train_ranks(
             plan,
             pairs,
             n_iter,
-            (r, len(ranks), address, token, float(timeout)),
-            key=f"optboost-train-{token:016x}-{r}",
+            (r, len(ranks), address, secret, float(timeout)),
+            key=f"optboost-train-{fit_id}-{r}",
             workers=[rank.worker],
             allow_other_workers=False,
             pure=False,
@@ -137,6 +133,17 @@ def train_ranks(
         model.traffic = [results[r]["traffic"] for r in range(len(ranks))]
         return model
     raise _failure_error(failure, results, ranks, context)
+
+
+def _root_address(client: Any, worker: str) -> str:
+    """The "host:port" the root of the fit's star binds on `worker`, and every rank connects to.
+    The port is free when probed; another process could take it before rank 0 binds it (a small
+    race, as in lightgbm.dask): the fit then fails with the core's bind error."""
+    from distributed.comm import get_address_host
+
+    port = client.run(_worker.free_port, workers=[worker])[worker]
+    host = get_address_host(worker)
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"  # IPv6 in brackets
 
 
 def _wait_for_inputs(client: Any, inputs: list, ranks: list[Rank]) -> None:

@@ -8,6 +8,7 @@ or file, so that the client can re-raise them as they are.
 
 from __future__ import annotations
 
+import secrets
 import socket
 import warnings
 from collections.abc import Mapping, Sequence
@@ -210,20 +211,50 @@ def _joined(parts: list) -> tuple[list[FeatureColumn], np.ndarray, Any, Any, Any
     return features, joined(1), joined(2), joined(3), joined(4)
 
 
+class JobSecret:
+    """The random bytes every rank of one fit proves it holds when it joins the core's TCP star
+    (the bytes never cross the network; docs/algorithms.md §12). They travel to the workers only
+    inside the training tasks' arguments: never in a task key, and never in this object's text,
+    which Dask writes into its logs when a task fails."""
+
+    __slots__ = ("_value",)
+    SIZE = 32
+
+    def __init__(self, value: bytes):
+        self._value = bytes(value)
+
+    @classmethod
+    def generate(cls) -> JobSecret:
+        return cls(secrets.token_bytes(cls.SIZE))
+
+    def reveal(self) -> bytes:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "JobSecret(<hidden>)"
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> tuple:
+        return (JobSecret, (self._value,))
+
+
 def train_rank(
     inputs: RankInputs,
     plan: RankPlan,
     pairs: list,
     n_iter: int,
-    distributed: tuple[int, int, str, int, float],
+    distributed: tuple[int, int, str, JobSecret, float],
 ) -> dict[str, Any]:
     """Train this worker's rank of one fit: the same booster on every rank, its reductions over
-    the core's TCP star. Returns the model's pickled form, how training ended and the warnings to
+    the core's TCP star (``distributed``: rank, world, the root's address, the job's secret,
+    timeout). Returns the model's pickled form, how training ended and the warnings to
     show; a failed collective (a worker lost) gives the model of the last finished iteration
     with the core's message."""
     from .. import _core
 
     spec = plan.design()
+    rank, world, root, secret, timeout = distributed
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         booster = _core.Booster(
@@ -235,7 +266,7 @@ def train_rank(
             *inputs.offsets,
             custom_loss=None,
             row_roles=inputs.row_roles,
-            distributed=distributed,
+            distributed=(rank, world, root, secret.reveal(), timeout),
         )
         model = Model._from_booster(booster, spec, dict(pairs))
         error = None
