@@ -105,6 +105,12 @@ pub(super) fn join_root(
             "rank {rank} could not join the job at {root}: {what}"
         ))
     };
+    let joining = Joining {
+        rank: rank as u64,
+        world: world as u64,
+        secret,
+        deadline,
+    };
     let mut attempts = 0;
     loop {
         let stream = connect_by(&addresses, deadline).map_err(|err| {
@@ -119,12 +125,6 @@ pub(super) fn join_root(
             ))
         })?;
         attempts += 1;
-        let joining = Joining {
-            rank: rank as u64,
-            world: world as u64,
-            secret,
-            deadline,
-        };
         match joining.handshake(stream) {
             Ok(peer) => return Ok(peer),
             Err(Attempt::Failed(what)) => return Err(failed(what)),
