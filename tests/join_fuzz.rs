@@ -263,7 +263,8 @@ fn a_rank_claimed_twice_fails_the_job_naming_it_however_the_claims_arrive() {
         let root_rank = start_root(&root, 3, SHORT);
         let (mut claimant, real) = if real_first {
             let real = rank_thread(2, 3, &root, SECRET, SHORT);
-            // The real rank 2 holds its slot once rank 1's claim alone is missing.
+            // The real rank 2 has most likely taken its slot by then (rank 1 never comes); the
+            // job must fail whichever claim came first.
             thread::sleep(Duration::from_millis(300));
             (raw_join(&root, SECRET, 2, 3, 7), real)
         } else {
@@ -282,15 +283,16 @@ fn a_rank_claimed_twice_fails_the_job_naming_it_however_the_claims_arrive() {
             real_error.contains("as rank 2") || real_error.contains("gave up the join"),
             "{real_error}"
         );
-        let told = if real_first {
-            claimant.verdict
-        } else {
-            read_reply(&mut claimant.stream).map(|r| r.0)
+        // The claimant is refused, or (when the real rank was late) taken and then told the
+        // job will not start.
+        let told = match claimant.verdict {
+            Some(JOINED) => read_reply(&mut claimant.stream).map(|r| r.0),
+            other => other,
         };
-        let expected = if real_first {
-            DUPLICATE_RANK
-        } else {
+        let expected = if claimant.verdict == Some(JOINED) {
             JOIN_ABANDONED
+        } else {
+            DUPLICATE_RANK
         };
         assert_eq!(told, Some(expected));
     }
@@ -319,7 +321,9 @@ fn a_worker_whose_handshakes_are_cut_off_tries_again_until_it_joins() {
 #[test]
 fn the_root_counts_the_connections_it_refused_and_why() {
     let root = free_root();
-    let root_rank = rank_thread(0, 2, &root, SECRET, Duration::from_millis(4500));
+    // Long enough past the handshakes' 3 s for every stranger to be judged before the root
+    // gives up, even on a loaded machine.
+    let root_rank = rank_thread(0, 2, &root, SECRET, Duration::from_secs(6));
     let first_idle = connections(&root, 70);
     let later_idle = connections(&root, 5);
     let drip = Drip::start(connections(&root, 2), Duration::from_millis(100));
