@@ -37,7 +37,7 @@
 //!   `1..world`, 5 rank claimed twice, 6 the root gave up the join. A worker trusts only a root
 //!   whose tags prove the secret over its own nonce; the root takes a rank only from a hello
 //!   whose tag proves it over the root's nonce, so a hello seen once is worth nothing in another
-//!   handshake or job. Each handshake has a few seconds, however long the join may take; a
+//!   handshake or job. Each handshake has 3 s, however long the join may take; a
 //!   newcomer beyond `world + 64` unfinished handshakes cuts off the oldest, and a worker whose
 //!   handshake was cut off tries again until the join's deadline, so idle or slow connections
 //!   cannot keep the right workers out. Refusals are answered at once and the root keeps waiting
