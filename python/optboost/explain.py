@@ -24,7 +24,7 @@ import polars as pl
 
 from .errors import DataError, ParameterError
 from .formula import per_column
-from .frames import to_polars
+from .frames import polars_text, to_polars
 
 if TYPE_CHECKING:
     from .model import Model
@@ -92,7 +92,7 @@ def contributions(
     if values.shape[1] == 1:
         return pl.DataFrame(values[:, 0, :], schema=names, orient="row")
     labels = model.classes or model.spec.targets or [str(k) for k in range(values.shape[1])]
-    schema = [f"{label}/{name}" for label in labels for name in names]
+    schema = [polars_text(f"{label}/{name}") for label in labels for name in names]
     return pl.DataFrame(values.reshape(values.shape[0], -1), schema=schema, orient="row")
 
 
@@ -233,7 +233,7 @@ def partial_dependence(
     outputs = (
         ["prediction"]
         if values.shape[2] == 1
-        else [f"prediction/{label}" for label in model.classes]
+        else [polars_text(f"prediction/{label}") for label in model.classes]
     )
     grid_columns = {
         name: pl.Series(name, [point[j] for point in points], dtype=frame.schema[name])
