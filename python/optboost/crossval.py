@@ -275,7 +275,9 @@ def _given_folds(folds: Any, n: int) -> list[np.ndarray]:
     in at most one fold and at most once (a row validated twice, or trained on in the fold that
     validates it, would bias the estimate)."""
     if isinstance(folds, (str, bytes)) or not isinstance(folds, Iterable):
-        raise ParameterError(f"folds must be a number of folds or lists of row indices, got {folds!r}")
+        raise ParameterError(
+            f"folds must be a number of folds or lists of row indices, got {folds!r}"
+        )
     given = []
     for f, rows in enumerate(folds):
         if isinstance(rows, (str, bytes)) or not isinstance(rows, Iterable):

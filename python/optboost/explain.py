@@ -286,7 +286,9 @@ def _given_grid(series: pl.Series, values: Any) -> list[Any]:
     """The grid given for ``series``: values of its dtype (never silently truncated: 20.5 is
     no value of an integer column)."""
     if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-        raise ParameterError(f"grid for {series.name!r} must be a sequence of values, got {values!r}")
+        raise ParameterError(
+            f"grid for {series.name!r} must be a sequence of values, got {values!r}"
+        )
     values = list(values)
     if not values:
         raise ParameterError(f"grid for {series.name!r} is empty")
