@@ -215,11 +215,26 @@ def command_predict(args: argparse.Namespace) -> None:
         columns[f"probability_{model.positive_class}"] = predictions
     else:
         columns["prediction" if kind == "response" else "score"] = predictions
-    frame = pl.DataFrame(columns)
+    frame = pl.DataFrame(_encodable(columns))
     if args.output:
         write_data(frame, args.output)
     else:
         sys.stdout.write(frame.write_csv())
+
+
+def _encodable(columns: dict[str, Any]) -> dict[str, Any]:
+    """The output columns with their names and text values as UTF-8 can hold them
+    (`polars_text`), so that every label a model file can hold can be written."""
+    import numpy as np
+
+    from .frames import polars_text
+
+    def values(column: Any) -> Any:
+        if isinstance(column, np.ndarray) and column.dtype.kind in "UO":
+            return [polars_text(v) if isinstance(v, str) else v for v in column.tolist()]
+        return column
+
+    return {polars_text(name): values(column) for name, column in columns.items()}
 
 
 def _has(data: pl.DataFrame, name: str) -> bool:

@@ -13,7 +13,7 @@ standard error of the minimum), and optionally the fold models.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -233,10 +233,7 @@ def make_folds(
     """The validation row indices of each fold (sorted), deterministic in ``seed``."""
     n = frame.height
     if not isinstance(folds, (int, np.integer)) or isinstance(folds, bool):
-        given = [np.sort(np.asarray(rows, dtype=np.int64)) for rows in folds]
-        if len(given) < 2 or any(len(r) == 0 or r.min() < 0 or r.max() >= n for r in given):
-            raise ParameterError("folds must be at least 2 non-empty lists of row indices")
-        return given
+        return _given_folds(folds, n)
     k = int(folds)
     if k < 2 or k > n:
         raise ParameterError(f"folds must be between 2 and the number of rows ({n}), got {k}")
@@ -271,6 +268,48 @@ def make_folds(
     else:
         fold_of[rng.permutation(n)] = np.arange(n) % k
     return [np.flatnonzero(fold_of == f) for f in range(k)]
+
+
+def _given_folds(folds: Any, n: int) -> list[np.ndarray]:
+    """The validation rows of each given fold, sorted: integer row indices in 0..n-1, each row
+    in at most one fold and at most once (a row validated twice, or trained on in the fold that
+    validates it, would bias the estimate)."""
+    if isinstance(folds, (str, bytes)) or not isinstance(folds, Iterable):
+        raise ParameterError(
+            f"folds must be a number of folds or lists of row indices, got {folds!r}"
+        )
+    given = []
+    for f, rows in enumerate(folds):
+        if isinstance(rows, (str, bytes)) or not isinstance(rows, Iterable):
+            raise ParameterError(f"folds[{f}] must be a list of row indices, got {rows!r}")
+        rows = np.asarray(list(rows))
+        if rows.size == 0:
+            raise ParameterError(f"folds[{f}] has no rows")
+        if rows.ndim != 1 or rows.dtype == bool or not np.issubdtype(rows.dtype, np.integer):
+            kind = rows.dtype if rows.ndim == 1 else f"a {rows.ndim}-dimensional array"
+            raise ParameterError(
+                f"folds[{f}] must hold integer row indices, got {kind} (first {rows.flat[0]!r})"
+            )
+        outside = rows[(rows < 0) | (rows >= n)]
+        if outside.size:
+            raise ParameterError(f"folds[{f}] holds row {outside[0]}, outside 0..{n - 1}")
+        rows = np.sort(rows.astype(np.int64))
+        repeated = rows[1:][rows[1:] == rows[:-1]]
+        if repeated.size:
+            raise ParameterError(f"folds[{f}] lists row {repeated[0]} more than once")
+        given.append(rows)
+    if len(given) < 2:
+        raise ParameterError(f"folds must give at least 2 folds, got {len(given)}")
+    fold_of = np.full(n, -1, dtype=np.int64)
+    for f, rows in enumerate(given):
+        taken = rows[fold_of[rows] >= 0]
+        if taken.size:
+            raise ParameterError(
+                f"folds[{f}] and folds[{fold_of[taken[0]]}] both hold row {taken[0]}: a row may "
+                "validate one fold only (it trains the others)"
+            )
+        fold_of[rows] = f
+    return given
 
 
 def fold_statistics(histories: Sequence[pl.DataFrame]) -> pl.DataFrame:

@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import polars as pl
 
-from .errors import ParameterError
+from .errors import DataError, ParameterError
 from .formula import per_column
-from .frames import to_polars
+from .frames import polars_text, to_polars
 
 if TYPE_CHECKING:
     from .model import Model
@@ -92,7 +92,7 @@ def contributions(
     if values.shape[1] == 1:
         return pl.DataFrame(values[:, 0, :], schema=names, orient="row")
     labels = model.classes or model.spec.targets or [str(k) for k in range(values.shape[1])]
-    schema = [f"{label}/{name}" for label in labels for name in names]
+    schema = [polars_text(f"{label}/{name}") for label in labels for name in names]
     return pl.DataFrame(values.reshape(values.shape[0], -1), schema=schema, orient="row")
 
 
@@ -203,14 +203,17 @@ def partial_dependence(
     for name in names:
         if name not in frame.columns:
             raise ParameterError(f"no column {name!r} in the data")
+    n = frame.height
+    if n == 0:
+        raise DataError("partial dependence needs rows: newdata has none")
     if grid is None:
         grids = [_default_grid(model, frame.get_column(name), grid_size) for name in names]
-    elif len(names) == 1:
-        grids = [list(grid)]
     else:
-        grids = [list(g) for g in grid]
+        given = [grid] if len(names) == 1 else list(grid)
+        if len(given) != len(names):
+            raise ParameterError(f"grid must give one sequence of values per column of {names}")
+        grids = [_given_grid(frame.get_column(name), values) for name, values in zip(names, given)]
     points = list(itertools.product(*grids))
-    n = frame.height
     # Predict in batches of about a million rows: one call per batch, bounded memory.
     per_batch = max(1, 1_000_000 // n)
     predictions = []
@@ -230,7 +233,7 @@ def partial_dependence(
     outputs = (
         ["prediction"]
         if values.shape[2] == 1
-        else [f"prediction/{label}" for label in model.classes]
+        else [polars_text(f"prediction/{label}") for label in model.classes]
     )
     grid_columns = {
         name: pl.Series(name, [point[j] for point in points], dtype=frame.schema[name])
@@ -250,6 +253,8 @@ def partial_dependence(
 
 
 def _default_grid(model: Model, series: pl.Series, grid_size: int) -> list[Any]:
+    if isinstance(grid_size, bool) or not isinstance(grid_size, (int, np.integer)) or grid_size < 1:
+        raise ParameterError(f"grid_size must be an integer >= 1, got {grid_size!r}")
     categorical = [
         f
         for f in model.spec.features
@@ -261,11 +266,39 @@ def _default_grid(model: Model, series: pl.Series, grid_size: int) -> list[Any]:
     values = series.drop_nulls()
     if series.dtype.is_float():
         values = values.filter(values.is_not_nan())
+    if values.len() == 0:
+        raise DataError(
+            f"partial dependence on {series.name!r}: the column has no values (all "
+            f"{series.len()} rows are missing); give grid= the values to try"
+        )
     distinct = values.unique().sort()
     if categorical or not series.dtype.is_numeric() or distinct.len() <= grid_size:
         return distinct.to_list()
-    low, high = np.quantile(values.to_numpy(), [0.05, 0.95])
-    return [float(v) for v in np.linspace(low, high, grid_size)]
+    low, high = np.quantile(values.cast(pl.Float64).to_numpy(), [0.05, 0.95])
+    spaced = np.linspace(low, high, grid_size)
+    if series.dtype.is_integer():
+        # values the column can hold: rounded, each once
+        return [int(v) for v in np.unique(np.round(spaced))]
+    return pl.Series(spaced).cast(series.dtype).to_list()
+
+
+def _given_grid(series: pl.Series, values: Any) -> list[Any]:
+    """The grid given for ``series``: values of its dtype (never silently truncated: 20.5 is
+    no value of an integer column)."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise ParameterError(
+            f"grid for {series.name!r} must be a sequence of values, got {values!r}"
+        )
+    values = list(values)
+    if not values:
+        raise ParameterError(f"grid for {series.name!r} is empty")
+    try:
+        return pl.Series(series.name, values, dtype=series.dtype, strict=True).to_list()
+    except (TypeError, ValueError, pl.exceptions.PolarsError) as error:
+        raise ParameterError(
+            f"grid for {series.name!r}: {values!r} are not all values of its {series.dtype} "
+            f"column ({error})"
+        ) from None
 
 
 def plot_partial_dependence(

@@ -102,6 +102,13 @@ def _listing(items: Sequence[Any], limit: int = MAX_LISTED) -> str:
     return f"[{shown}]"
 
 
+def polars_text(text: str) -> str:
+    """``text`` as polars (UTF-8) can hold it: what UTF-8 cannot encode (a lone surrogate,
+    which a model file's JSON may give a class label) written as its escape, ``\\ud800``;
+    any other text as it is."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def get_column(frame: pl.DataFrame, name: str, *, role: str = "column") -> pl.Series:
     """The column called ``name``; a missing one raises MissingColumnError that
     names it, suggests close matches and lists the available columns."""

@@ -21,6 +21,7 @@ mod step_rule;
 mod stopping;
 mod tracked;
 mod training_data;
+mod undo;
 mod vagbm;
 mod vectors;
 mod weights;
@@ -519,6 +520,7 @@ impl Booster {
     fn step_in_pool(&mut self) -> Result<Step> {
         let started = Instant::now();
         let iteration = self.history.len() + 1;
+        let undo = self.undo_point();
         let candidates =
             method(self.params.method).candidates(&self.params, &self.data, &mut self.rng);
         let sample = Sample::draw(
@@ -617,8 +619,16 @@ impl Booster {
             self.finished = Some(StopReason::RankLost { iteration, detail });
             return Err(Error::Training(message));
         }
-        self.record_iteration_path();
         let (train_metrics, valid_metrics) = self.metric_values();
+        if let Some(undo) = undo.filter(|_| self.loss.interrupted()) {
+            self.undo(undo);
+            return Err(Error::Training(format!(
+                "the loss was interrupted in iteration {iteration}; the model keeps the {} \
+                 finished iterations",
+                iteration - 1
+            )));
+        }
+        self.record_iteration_path();
         self.seconds += started.elapsed().as_secs_f64();
         let record = Record {
             iteration,

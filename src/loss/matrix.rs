@@ -73,6 +73,14 @@ pub trait Loss: Send + Sync + Debug {
     fn leaf_optimum_from_derivatives(&self, _d1: f64, _d2: f64) -> Option<f64> {
         None
     }
+    /// `ScalarLoss::can_be_interrupted`.
+    fn can_be_interrupted(&self) -> bool {
+        false
+    }
+    /// `ScalarLoss::interrupted`.
+    fn interrupted(&self) -> bool {
+        false
+    }
     /// True when ℓ'' can be 0 where ℓ' is not (Huber's linear part; the piecewise-linear losses
     /// everywhere). A Newton step −Σg/Σh then has no bound: a leaf or tree whose rows are mostly
     /// on the linear part gets its curvature from the few others and overshoots its minimiser
@@ -297,6 +305,12 @@ impl<L: ScalarLoss> Loss for Scalar<L> {
     }
     fn leaf_optimum_from_derivatives(&self, d1: f64, d2: f64) -> Option<f64> {
         self.0.leaf_optimum_from_derivatives(d1, d2)
+    }
+    fn can_be_interrupted(&self) -> bool {
+        self.0.can_be_interrupted()
+    }
+    fn interrupted(&self) -> bool {
+        self.0.interrupted()
     }
     /// Binary labels are checked (and mapped to ±1) by the booster, per `is_binary`.
     fn target_error(&self, y: &[f64]) -> Option<String> {

@@ -80,6 +80,17 @@ pub trait ScalarLoss: Send + Sync + Debug {
     fn kinks(&self, _terms: Terms<'_>) -> Option<(f64, Vec<solve::Kink>)> {
         None
     }
+    /// Whether `interrupted` can ever be true: the booster then keeps what each iteration
+    /// changes, so as to undo an interrupted one.
+    fn can_be_interrupted(&self) -> bool {
+        false
+    }
+    /// True once the loss's own computation was interrupted (a Python loss's callables, by
+    /// Ctrl-C); its values since are meaningless, and the booster undoes the iteration in
+    /// progress.
+    fn interrupted(&self) -> bool {
+        false
+    }
     /// The constant minimiser argmin_c Σ w ℓ(y, c).
     fn init(&self, y: &[f64], w: &[f64]) -> f64 {
         self.minimize(Terms::Constant { y, w })

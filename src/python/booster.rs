@@ -3,7 +3,7 @@
 //! batches while the booster keeps a valid model of every finished iteration.
 
 use super::convert::{contiguous, Columns};
-use super::custom_loss::PyLoss;
+use super::custom_loss::{Failure, PyLoss};
 use super::errors::{guarded, DataError, ParameterError, TrainingError};
 use super::model::PyModel;
 use crate::boost::{Booster, Offsets, Step, StopReason, TrainData};
@@ -11,7 +11,7 @@ use crate::collective::Tcp;
 use crate::loss::Scalar;
 use crate::params::Params;
 use numpy::PyReadonlyArray1;
-use pyo3::exceptions::PyUserWarning;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyUserWarning};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::borrow::Cow;
@@ -64,7 +64,7 @@ pub struct PyBooster {
     /// return.
     booster: Mutex<Booster>,
     /// The first failure of a custom loss's callables (see `custom_loss.rs`).
-    custom_error: Option<Arc<Mutex<Option<String>>>>,
+    custom_error: Option<Arc<Mutex<Option<Failure>>>>,
 }
 
 impl PyBooster {
@@ -197,13 +197,19 @@ fn warn_if_capped(py: Python<'_>, requested: usize) -> PyResult<()> {
     PyErr::warn(py, &py.get_type::<PyUserWarning>(), &message, 2)
 }
 
-/// Raises the kept failure of a custom loss's callables, if any.
-fn raise_custom_error(error: &Option<Arc<Mutex<Option<String>>>>) -> PyResult<()> {
-    let message = error
-        .as_ref()
-        .and_then(|e| e.lock().unwrap_or_else(|e| e.into_inner()).clone());
-    match message {
-        Some(message) => Err(TrainingError::new_err(message)),
+/// Raises the kept failure of a custom loss's callables, if any: `KeyboardInterrupt` for an
+/// interruption, which it clears (the booster undid the iteration; training can go on).
+fn raise_custom_error(failure: &Option<Arc<Mutex<Option<Failure>>>>) -> PyResult<()> {
+    let Some(failure) = failure else {
+        return Ok(());
+    };
+    let mut failure = failure.lock().unwrap_or_else(|e| e.into_inner());
+    match &*failure {
+        Some(Failure::Error(message)) => Err(TrainingError::new_err(message.clone())),
+        Some(Failure::Interrupted) => {
+            *failure = None;
+            Err(PyKeyboardInterrupt::new_err(()))
+        }
         None => Ok(()),
     }
 }
@@ -293,7 +299,7 @@ impl PyBooster {
                 ))
             })
             .transpose()?;
-        let custom_error = custom.as_ref().map(|loss| Arc::clone(&loss.error));
+        let custom_error = custom.as_ref().map(|loss| Arc::clone(&loss.failure));
         if let Some((rank, world, root, secret, timeout)) = distributed {
             if custom.is_some() {
                 return Err(ParameterError::new_err(

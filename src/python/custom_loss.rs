@@ -13,10 +13,14 @@
 //! A callable that raises, returns another length or non-finite values stops training with an
 //! error naming it and the count: the first such error is kept, and the calls after it return
 //! NaN, which the booster reports as divergence; `PyBooster` raises the kept error instead.
+//! A `KeyboardInterrupt` (Ctrl-C) in a callable is kept as an interruption: the booster undoes
+//! the iteration (`Loss::interrupted`) and `PyBooster` raises `KeyboardInterrupt`, so that the
+//! model keeps its finished iterations as after a Ctrl-C anywhere else.
 
 use crate::loss::solve::{self, Slope};
 use crate::loss::{ScalarLoss, Terms};
 use numpy::{PyArray1, PyArrayMethods};
+use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 use std::sync::{Arc, Mutex};
 
@@ -38,13 +42,23 @@ impl Part {
     }
 }
 
+/// Why the callables stopped being called.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Failure {
+    /// A callable failed: the error message naming it.
+    Error(String),
+    /// A callable raised `KeyboardInterrupt`.
+    Interrupted,
+}
+
 #[derive(Debug)]
 pub struct PyLoss {
     value: Py<PyAny>,
     gradient: Py<PyAny>,
     hessian: Option<Py<PyAny>>,
-    /// The first failure of a callable, for `PyBooster` to raise.
-    pub error: Arc<Mutex<Option<String>>>,
+    /// The first failure of a callable, for `PyBooster` to raise (and to clear after an
+    /// interruption, so that training can go on).
+    pub failure: Arc<Mutex<Option<Failure>>>,
 }
 
 impl PyLoss {
@@ -53,17 +67,17 @@ impl PyLoss {
             value,
             gradient,
             hessian,
-            error: Arc::new(Mutex::new(None)),
+            failure: Arc::new(Mutex::new(None)),
         }
     }
 
-    fn fail(&self, message: String) {
-        let mut error = self.error.lock().unwrap_or_else(|e| e.into_inner());
-        error.get_or_insert(message);
+    fn fail(&self, failure: Failure) {
+        let mut kept = self.failure.lock().unwrap_or_else(|e| e.into_inner());
+        kept.get_or_insert(failure);
     }
 
     fn failed(&self) -> bool {
-        self.error.lock().map(|e| e.is_some()).unwrap_or(true)
+        self.failure.lock().map(|e| e.is_some()).unwrap_or(true)
     }
 
     /// `part(y, f)` into `out`; NaN everywhere after a failure (recorded).
@@ -80,37 +94,42 @@ impl PyLoss {
                 None => return self.hessian_by_differences(y, f, out),
             },
         };
-        let result = Python::attach(|py| -> Result<(), String> {
+        let result = Python::attach(|py| -> Result<(), Failure> {
             let y_array = PyArray1::from_slice(py, y);
             let f_array = PyArray1::from_slice(py, f);
-            let returned = function
-                .call1(py, (y_array, f_array))
-                .map_err(|e| format!("raised {e}"))?;
-            let numpy = py.import("numpy").map_err(|e| e.to_string())?;
-            let array = numpy
-                .call_method1("asarray", (returned, "float64"))
-                .map_err(|e| format!("returned something that is not an array of numbers: {e}"))?;
-            let array = array
-                .cast_into::<PyArray1<f64>>()
-                .map_err(|_| "returned an array that is not one-dimensional".to_string())?;
+            let returned = function.call1(py, (y_array, f_array)).map_err(|e| {
+                if e.is_instance_of::<PyKeyboardInterrupt>(py) {
+                    Failure::Interrupted
+                } else {
+                    named(part, format!("raised {e}"))
+                }
+            })?;
+            let numpy = py.import("numpy").map_err(|e| named(part, e.to_string()))?;
+            let array = (numpy.call_method1("asarray", (returned, "float64"))).map_err(|e| {
+                named(
+                    part,
+                    format!("returned something that is not an array of numbers: {e}"),
+                )
+            })?;
+            let array = array.cast_into::<PyArray1<f64>>().map_err(|_| {
+                named(part, "returned an array that is not one-dimensional".into())
+            })?;
             let values = array.readonly();
-            let values = values.as_slice().map_err(|e| e.to_string())?;
+            let values = values.as_slice().map_err(|e| named(part, e.to_string()))?;
             if values.len() != y.len() {
-                return Err(format!(
-                    "returned {} values for {} rows",
-                    values.len(),
-                    y.len()
-                ));
+                let message = format!("returned {} values for {} rows", values.len(), y.len());
+                return Err(named(part, message));
             }
             let bad = values.iter().filter(|v| !v.is_finite()).count();
             if bad > 0 {
-                return Err(format!("returned {bad} non-finite values (of {})", y.len()));
+                let message = format!("returned {bad} non-finite values (of {})", y.len());
+                return Err(named(part, message));
             }
             out.copy_from_slice(values);
             Ok(())
         });
-        if let Err(message) = result {
-            self.fail(format!("CustomLoss {} {message}", part.name()));
+        if let Err(failure) = result {
+            self.fail(failure);
             out.fill(f64::NAN);
         }
     }
@@ -135,9 +154,21 @@ impl PyLoss {
     }
 }
 
+/// The error of callable `part`: "CustomLoss {part} {what it did}".
+fn named(part: Part, message: String) -> Failure {
+    Failure::Error(format!("CustomLoss {} {message}", part.name()))
+}
+
 impl ScalarLoss for PyLoss {
     fn name(&self) -> &'static str {
         "custom"
+    }
+    fn can_be_interrupted(&self) -> bool {
+        true
+    }
+    fn interrupted(&self) -> bool {
+        let failure = self.failure.lock().unwrap_or_else(|e| e.into_inner());
+        *failure == Some(Failure::Interrupted)
     }
     fn value(&self, y: f64, f: f64) -> f64 {
         self.one(Part::Value, y, f)

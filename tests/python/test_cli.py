@@ -10,7 +10,7 @@ import numpy as np
 import optboost
 import polars as pl
 import pytest
-from optboost.cli import main
+from optboost.cli import main, read_data
 from support import regression_frame
 
 
@@ -149,3 +149,39 @@ def test_console_script_entry_point():
         check=False,
     )
     assert result.returncode == 0 and result.stdout.startswith("optboost ")
+
+
+@pytest.mark.parametrize("kind", ["response", "class", "contrib"])
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", None])
+def test_predict_writes_a_label_utf8_cannot_encode_escaped(kind, suffix, tmp_path, capsys):
+    # JSON can spell a lone surrogate (\ud800), which Python loads and UTF-8 cannot encode.
+    rng = np.random.default_rng(0)
+    frame = pl.DataFrame({"a": rng.normal(size=200), "k": rng.choice(["p", "q", "r"], 200)})
+    data = tmp_path / "data.parquet"
+    frame.write_parquet(data)
+    model_path = tmp_path / "model.json"
+    optboost.boost("k ~ a", frame, loss="softmax", n_iter=3, progress=False).save(model_path)
+    text = model_path.read_text()
+    assert text.count('"q"') == 1
+    model_path.write_text(text.replace('"q"', '"q\\ud800"'))
+    model = optboost.load(model_path)
+    assert model.classes == ["p", "q\ud800", "r"]
+
+    output = [] if suffix is None else ["-o", str(tmp_path / f"out{suffix}")]
+    assert main(["predict", str(model_path), str(data), "--type", kind, *output]) == 0
+    if suffix is None:
+        written = pl.read_csv(capsys.readouterr().out.encode())
+    else:
+        written = read_data(str(tmp_path / f"out{suffix}"))
+    escaped = "q\\ud800"  # the six characters q \ u d 8 0 0
+    if kind == "class":
+        labels = model.predict(frame, type="class")
+        expected = [escaped if label == "q\ud800" else label for label in labels]
+        assert written["class"].to_list() == expected and escaped in expected
+    elif kind == "response":
+        assert written.columns == ["probability_p", f"probability_{escaped}", "probability_r"]
+        np.testing.assert_allclose(
+            written.to_numpy(), model.predict(frame), rtol=1e-12 if suffix != ".csv" else 1e-9
+        )
+    else:
+        assert f"{escaped}/a" in written.columns and f"{escaped}/bias" in written.columns

@@ -58,6 +58,47 @@ def test_folds_partition_the_rows_and_respect_strata_and_groups():
     assert all(not (seen[i] & seen[j]) for i in range(4) for j in range(i + 1, 4))
 
 
+def test_given_folds_are_used_as_given():
+    frame = data(60)
+    folds = [np.arange(0, 20, dtype=np.int32), pl.Series(range(39, 19, -1)), list(range(40, 55))]
+    result = optboost.cv("y ~ a + b", frame, folds=folds, n_iter=3, keep_models=True)
+    # sorted, as int64; rows 55..59 validate no fold (they train every one)
+    assert [f.tolist() for f in result.folds] == [
+        list(range(20)), list(range(20, 40)), list(range(40, 55))
+    ]
+    assert [f.dtype for f in result.folds] == [np.int64] * 3
+    for rows, model in zip(result.folds, result.models):
+        alone = optboost.boost(
+            "y ~ a + b", frame[np.setdiff1d(np.arange(60), rows)], valid=frame[rows], n_iter=3,
+            progress=False,
+        )
+        np.testing.assert_array_equal(model.predict(frame), alone.predict(frame))
+
+
+@pytest.mark.parametrize(
+    "folds,message",
+    [
+        ([[0, 1, 2], [2, 3]], r"folds\[1\] and folds\[0\] both hold row 2"),
+        ([[0, 1], [5, 3], [7, 8, 3]], r"folds\[2\] and folds\[1\] both hold row 3"),
+        ([[0, 1, 1], [2, 3]], r"folds\[0\] lists row 1 more than once"),
+        ([[0, 1], [2.0, 3.0]], r"folds\[1\] must hold integer row indices, got float64"),
+        ([[0, 1], [2, 3.5]], r"folds\[1\] must hold integer row indices"),
+        ([[True, False], [2, 3]], r"folds\[0\] must hold integer row indices, got bool"),
+        ([[0, 1], ["2", "3"]], r"folds\[1\] must hold integer row indices"),
+        ([[0, 1], [[2, 3]]], r"folds\[1\] must hold integer row indices, got a 2-dimensional"),
+        ([[0, 1], []], r"folds\[1\] has no rows"),
+        ([[0, 1], [2, 60]], r"folds\[1\] holds row 60, outside 0\.\.59"),
+        ([[-1, 1], [2, 3]], r"folds\[0\] holds row -1, outside"),
+        ([[0, 1]], r"at least 2 folds, got 1"),
+        ([[0, 1], 5], r"folds\[1\] must be a list of row indices"),
+        ("01", r"folds must be a number of folds or lists of row indices"),
+    ],
+)
+def test_given_folds_that_overlap_repeat_or_are_not_row_indices_are_refused(folds, message):
+    with pytest.raises(optboost.ParameterError, match=message):
+        optboost.cv("y ~ a + b", data(60), folds=folds, n_iter=2)
+
+
 def test_cv_keeps_models_and_evaluates_metrics():
     frame = data()
     result = optboost.cv(

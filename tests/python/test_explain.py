@@ -263,6 +263,81 @@ def test_partial_dependence_on_categorical_and_two_columns():
     assert two.height == 5 * 4 and two.columns[:2] == ["b", "s"]
 
 
+def kinds_frame(n: int = 300) -> pl.DataFrame:
+    """One column of each kind partial dependence meets: integer with many values, boolean,
+    polars categorical and enum, constant, all missing."""
+    rng = np.random.default_rng(13)
+    age = rng.integers(18, 91, size=n)
+    flag = rng.random(n) < 0.4
+    level = rng.choice(["u", "v", "w"], size=n)
+    y = 0.05 * age + flag + (level == "v") + rng.normal(scale=0.2, size=n)
+    return pl.DataFrame(
+        {
+            "age": age,
+            "flag": flag,
+            "cat": pl.Series(level, dtype=pl.Categorical),
+            "enum": pl.Series(level, dtype=pl.Enum(["u", "v", "w"])),
+            "const": np.full(n, 7, dtype=np.int32),
+            "empty": pl.Series([None] * n, dtype=pl.Float64),
+            "y": y,
+        }
+    )
+
+
+def forced_mean(model, frame, column, value):
+    forced = frame.with_columns(pl.lit(value).cast(frame.schema[column]).alias(column))
+    return model.predict(forced).mean()
+
+
+@pytest.mark.parametrize("column", ["age", "flag", "cat", "enum", "const"])
+def test_partial_dependence_on_every_kind_of_column(column):
+    frame = kinds_frame()
+    model = optboost.boost("y ~ age + flag + cat + enum + const + empty", frame, n_iter=10,
+                           progress=False)
+    curve = model.partial_dependence(frame, column)
+    assert curve.schema[column] == frame.schema[column]  # grid values the column can hold
+    distinct = frame[column].unique().sort().to_list()
+    if column == "age":
+        # more distinct values than grid_size: 20 integers spread between its 5% and 95% quantiles
+        grid = curve["age"].to_list()
+        assert len(grid) == 20 and grid == sorted(set(grid))
+        low, high = np.quantile(frame["age"].to_numpy(), [0.05, 0.95])
+        assert low - 0.5 <= grid[0] and grid[-1] <= high + 0.5
+    else:
+        assert sorted(curve[column].to_list()) == distinct
+    for value, expected in zip(curve[column], curve["prediction"]):
+        assert forced_mean(model, frame, column, value) == pytest.approx(expected, rel=1e-12)
+    if column == "age":
+        # the integer column's grid follows the data: the curve rises with age as y does
+        assert curve["prediction"][-1] > curve["prediction"][0]
+
+
+def test_partial_dependence_on_a_column_without_values_is_a_data_error():
+    frame = kinds_frame()
+    model = optboost.boost("y ~ age + empty", frame, n_iter=5, progress=False)
+    with pytest.raises(optboost.DataError, match=r"'empty'.*no values.*300 rows.*grid="):
+        model.partial_dependence(frame, "empty")
+    with pytest.raises(optboost.DataError, match=r"'empty'"):
+        model.partial_dependence(frame, ["age", "empty"])
+    # with values to try, it is answered: missing is what every row holds
+    curve = model.partial_dependence(frame, "empty", grid=[0.0, 1.0])
+    assert curve["empty"].to_list() == [0.0, 1.0] and curve["prediction"].is_finite().all()
+
+
+def test_partial_dependence_grid_values_must_fit_the_column():
+    frame = kinds_frame()
+    model = optboost.boost("y ~ age + flag", frame, n_iter=5, progress=False)
+    assert model.partial_dependence(frame, "age", grid=[20, 40])["age"].to_list() == [20, 40]
+    with pytest.raises(optboost.ParameterError, match=r"grid for 'age'.*20\.5.*Int64"):
+        model.partial_dependence(frame, "age", grid=[20, 20.5])
+    with pytest.raises(optboost.ParameterError, match=r"grid for 'flag' is empty"):
+        model.partial_dependence(frame, "flag", grid=[])
+    with pytest.raises(optboost.ParameterError, match="one sequence of values per column"):
+        model.partial_dependence(frame, ["age", "flag"], grid=[[20, 40]])
+    with pytest.raises(optboost.DataError, match="newdata has none"):
+        model.partial_dependence(frame.head(0), "age")
+
+
 def test_plot_partial_dependence(tmp_path):
     pytest.importorskip("matplotlib")
     from optboost.explain import plot_partial_dependence
