@@ -286,7 +286,10 @@ class _Parser:
         if isinstance(node, ast.Constant):
             if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
                 raise self.refuse(node, "only numbers may appear as constants")
-            return Number(float(node.value))
+            try:
+                return Number(float(node.value))
+            except OverflowError:
+                raise self.refuse(node, "a number too large for a float") from None
         if isinstance(node, ast.Name):
             if node.id in RESERVED or node.id in NAMESPACES:
                 raise self.refuse(node, "a function name used as a column")
@@ -735,6 +738,10 @@ def _bs(tree: Stateful, x: np.ndarray, evaluation: Evaluation) -> np.ndarray:
             inner = [float(k) for k in options["knots"]]
         else:
             inside = observed[(observed >= lower) & (observed <= upper)]
+            if count and inside.size == 0:
+                raise FormulaError(
+                    f"{tree.key}: no training values within [{lower:g}, {upper:g}] to place knots"
+                )
             quantiles = np.linspace(0, 1, count + 2)[1:-1]
             inner = [float(q) for q in np.quantile(inside, quantiles)] if count else []
         return {"lower": lower, "upper": upper, "knots": inner}
