@@ -344,7 +344,7 @@ class DesignSpec:
             )
         computed: list[tuple[str, np.ndarray]] = []
         evaluation_context = context if context is not None else (self.context or {})
-        known: dict[Any, Any] = {}  # what the terms share (Evaluation.known)
+        known: dict[Any, Any] = {}  # the columns the terms share (Evaluation.known)
         for term in self.terms:
             evaluation = Evaluation(frame, evaluation_context, dict(term.state), known=known)
             computed.extend(
@@ -817,7 +817,8 @@ def build_design(
     others = _other_columns(frame)
     plain: list[str] = []  # the features that are bare columns of numbers
     schema: dict[str, pl.DataType] | None = None  # read only for the other columns
-    known: dict[Any, Any] = {}  # what the computed terms share (_computed_term)
+    known_levels: dict[str, tuple[str, ...] | None] = {}  # what the computed terms share
+    known_columns: dict[Any, Any] = {}
     if not computed_terms and others.isdisjoint(terms):  # y ~ . on numbers: all at once
         plain = terms
         features = Feature.numeric_columns(plain)
@@ -836,7 +837,9 @@ def build_design(
             features.append(bare)
             continue
         room = MAX_COMPUTED_COLUMNS - len(computed)
-        spec_term, columns = _computed_term(formula, term, frame, context, room, known)
+        spec_term, columns = _computed_term(
+            formula, term, frame, context, room, known_levels, known_columns
+        )
         spec_terms.append(spec_term)
         source = ":".join(spec_term.names)
         sources = tuple(dict.fromkeys(c for f in term for c in f.columns))
@@ -1214,16 +1217,20 @@ def _computed_term(
     frame: pl.DataFrame,
     context: Mapping[str, Any],
     room: int,
-    known: dict[Any, Any],
+    known_levels: dict[str, tuple[str, ...] | None],
+    known_columns: dict[Any, Any],
 ) -> tuple[TermSpec, list[tuple[str, np.ndarray]]]:
     """The term's spec and columns; FormulaError, before any is computed, if it would give
-    more than ``room`` columns. ``known``: what the design's terms share, the levels of
-    their factors and the columns of Evaluation.known."""
+    more than ``room`` columns. known_levels, known_columns: what the design's terms share,
+    its factors' levels (by text) and Evaluation.known."""
     names = tuple(
         f.tree.name if isinstance(f.tree, Column) else f.text for f in factors
     )
-    levels = tuple(_known_levels(f, frame, known) for f in factors)
-    evaluation = Evaluation(frame, context, learn=True, known=known)
+    for factor in factors:
+        if factor.text not in known_levels:
+            known_levels[factor.text] = factor_levels(factor, frame)
+    levels = tuple(known_levels[f.text] for f in factors)
+    evaluation = Evaluation(frame, context, learn=True, known=known_columns)
     try:
         width = term_width(factors, levels)
         if width > room:
@@ -1242,13 +1249,3 @@ def _computed_term(
         state=evaluation.state,
     )
     return term, columns
-
-
-def _known_levels(
-    factor: Factor, frame: pl.DataFrame, known: dict[Any, Any]
-) -> tuple[str, ...] | None:
-    """``factor_levels``, learnt once per factor of a design."""
-    key = ("levels", factor.text)
-    if key not in known:
-        known[key] = factor_levels(factor, frame)
-    return known[key]

@@ -410,7 +410,7 @@ def factor_columns(
     """The factor's numeric columns as (suffix, values): one column with an empty
     suffix for a numeric expression, ``[1]..[k]`` for poly/bs, ``[level]`` per level
     for a categorical factor (1/0, NaN when the value is missing)."""
-    if factor.functions or stateful_keys(factor):  # a user's function, learnt state: each term's own
+    if factor.functions or stateful_keys(factor):  # a user's function or learnt state
         return _factor_columns(factor, evaluation, levels)
     key = (factor.text, None if levels is None else tuple(levels))
     columns = evaluation.known.get(key)

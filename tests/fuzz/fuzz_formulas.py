@@ -412,19 +412,20 @@ class Worker:
 
 def campaign(
     seed: int, cases: int, limit: float = 1.0, wall: float = 60.0, examples: int = 3
-) -> tuple[collections.Counter, dict[str, list[dict[str, Any]]], float]:
+) -> tuple[collections.Counter, dict[str, list[dict[str, Any]]], tuple[float, int]]:
     """Run cases 0..cases-1 of ``seed`` in one worker (restarted after a crash or hang):
-    the outcome counts, a few examples of each bad outcome, the largest CPU time of a case."""
+    the outcome counts, a few examples of each bad outcome, and the largest CPU time of a
+    case with its index."""
     counts: collections.Counter = collections.Counter()
     found: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
-    slowest = 0.0
+    slowest = (0.0, -1)
     worker = Worker(seed, limit)
     try:
         for index in range(cases):
             result = worker.run(index, wall)
             outcome = result["outcome"]
             counts[outcome] += 1
-            slowest = max(slowest, result.get("cpu", 0.0))
+            slowest = max(slowest, (result.get("cpu", 0.0), index))
             if outcome in BAD:
                 if len(found[outcome]) < examples:
                     found[outcome].append({**result, "formula": case(seed, index)[0][:300]})
@@ -458,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.time()
     counts, found, slowest = campaign(args.seed, args.cases, args.limit, args.wall)
     print(f"{args.cases} cases (seed {args.seed}) in {time.time() - start:.0f} s; "
-          f"slowest case {slowest:.3f} s of CPU")
+          f"slowest case {slowest[0]:.3f} s of CPU (--replay {args.seed}:{slowest[1]})")
     for outcome, count in counts.most_common():
         print(f"  {outcome:12} {count}")
     for outcome, examples in found.items():
