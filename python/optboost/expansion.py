@@ -57,12 +57,14 @@ class _Budget:
     def __init__(self) -> None:
         self.formed = 0
 
-    def spend(self, count: int, what: str) -> None:
+    def spend(self, count: int, what: str, at_least: bool = False) -> None:
+        """Count ``count`` terms (a lower bound if ``at_least``) or refuse past the budget."""
         self.formed += count
         if self.formed > MAX_TERMS:
             raise FormulaError(
-                f"{what} would form {count:,} terms, more than the {MAX_TERMS:,} a formula's "
-                "interactions may form in all; name the interactions you need"
+                f"{what} would form {'over ' if at_least else ''}{count:,} terms, more than the "
+                f"{MAX_TERMS:,} a formula's interactions may form in all; name the interactions "
+                "you need"
             )
 
     def interaction(self, left: Any, right: Any) -> Any:
@@ -92,7 +94,11 @@ class _Budget:
         terms = list(base)
         n = len(terms)
         k = min(k, n)
-        self.spend(sum(math.comb(n, j) for j in range(1, k + 1)), f"a power {k} of {n} terms")
+        count = size = 0
+        while size < k and count <= MAX_TERMS:  # comb(20000, 1000) alone takes long
+            size += 1
+            count += math.comb(n, size)
+        self.spend(count, f"a power {k} of {n} terms", at_least=size < k)
         # A product of terms is the term of their factors in order, repeats dropped.
         return OrderedSet(
             Term([f for i in (first, *rest) for f in terms[i].factors])
