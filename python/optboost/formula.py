@@ -81,6 +81,9 @@ SPEC_VERSION = 2
 # code named by the file; those with bare columns and C(...) only still load.
 OLD_SPEC_VERSION = 1
 MAX_LEVELS = 1_000_000
+# Characters of a formula with more than bare column names: formulaic's parse of one costs
+# about 25 µs a character (a formula of bare names has its own parse, linear and fast).
+MAX_FORMULA_LENGTH = 20_000
 
 # A right-hand-side term: a bare column's name, or the parsed factors of any other term.
 Term = Union[str, list[Factor]]
@@ -931,6 +934,11 @@ def _parse(
     simple = _parse_simple(formula, frame, weights_column, left_out)
     if simple is not None:
         return simple
+    if len(formula) > MAX_FORMULA_LENGTH:
+        raise FormulaError(
+            f"formula of {len(formula):,} characters is too long: one beyond bare column names "
+            f"(y ~ a + b - c) may have {MAX_FORMULA_LENGTH:,}; '.' stands for every other column"
+        )
     # Column names formulaic would read as numbers (a column called `1`) get an
     # identifier alias, so that `.` and backticks keep them as columns.
     aliases = {
@@ -1063,7 +1071,10 @@ _SIMPLE_TARGET = re.compile(rf"\s*({_NAME})\s*~(.*)", re.S)
 
 
 def _parse_simple(
-    formula: str, frame: pl.DataFrame, weights_column: str | None, left_out: Collection[str]
+    formula: str,
+    frame: pl.DataFrame,
+    weights_column: str | None,
+    left_out: Collection[str] = (),
 ) -> tuple[str, None, list[Term]] | None:
     """The common formulas of bare names only (``y ~ a + b``, ``y ~ . - c``),
     parsed without formulaic, whose parse costs seconds on thousands of columns;

@@ -222,3 +222,15 @@ def test_using_the_offset_column_as_a_feature_says_it_is_the_offset(with_offset)
     for formula in ("y ~ a + off", "y ~ a + np.log(off)"):
         with pytest.raises(MissingColumnError, match="'off' is the offset"):
             optboost.boost(formula, data=with_offset, offset="off", n_iter=2)
+
+
+def test_a_long_formula_beyond_bare_names_is_refused_before_formulaic_parses_it():
+    # formulaic's tokenizer took 10 s on a 500 KB formula (a levels list repeated by the fuzz)
+    levels = "[" + ", ".join(repr(str(i)) for i in range(4000)) + "]"
+    with pytest.raises(FormulaError, match="30,908 characters is too long.*20,000"):
+        build_design(f"y ~ C(x0, levels={levels})", numbers(1))
+    # a formula of bare names has its own linear parse, and no such bound
+    frame = numbers(3000, n_rows=5)
+    listed = "y ~ " + " + ".join(f"x{j}" for j in range(3000))
+    assert len(listed) > 20_000
+    assert build_design(listed, frame).spec.feature_names == [f"x{j}" for j in range(3000)]
