@@ -122,7 +122,9 @@ def _exponent(exponent: Any) -> int:
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             value = None
     if len(exponent) != 1 or not isinstance(value, int) or isinstance(value, bool):
-        raise FormulaError("the right-hand side of '**' / '^' must be a whole number, as in (a + b)^2")
+        raise FormulaError(
+            "the right-hand side of '**' / '^' must be a whole number, as in (a + b)^2"
+        )
     if not 1 <= value <= MAX_EXPONENT:
         raise FormulaError(
             f"the exponent of '**' / '^' must be in 1..{MAX_EXPONENT} (one beyond the number "

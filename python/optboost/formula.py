@@ -1199,7 +1199,9 @@ def _absent(
             f"formula {formula!r}: column {name!r} is the offset (offset=), added to the "
             "link, not also a feature"
         )
-    return MissingColumnError(f"formula {formula!r}: " + missing_column_message(name, frame.columns))
+    return MissingColumnError(
+        f"formula {formula!r}: " + missing_column_message(name, frame.columns)
+    )
 
 
 def _is_categorical_factor(factor: Factor) -> bool:

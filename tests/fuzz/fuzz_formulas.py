@@ -190,7 +190,8 @@ class Grammar:
             return f"bs({column}, knots=[{knots}], degree={degree})"
         if kind == 3:
             count = rng.choice([0, 1, 3, 300, 3000] if self.odd() else [2, 3])
-            levels = ", ".join(repr(level) for level in ["a", "b", "c", *map(str, range(count))][:count])
+            pool = ["a", "b", "c", *map(str, range(count))][:count]
+            levels = ", ".join(repr(level) for level in pool)
             return f"C({rng.choice(['g', 'h', 'k'])}, levels=[{levels}])"
         if kind == 4:
             intercept = rng.choice(["True", "False", "3"])

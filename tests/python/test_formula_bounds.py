@@ -91,7 +91,8 @@ def test_a_power_at_the_budget_builds_the_right_columns():
     design = build_design("y ~ .^2", frame)
     assert len(design.spec.feature_names) == 99 + 99 * 98 // 2
     columns = {c.name: c.values for c in optboost.formula.per_column(design.features)}
-    np.testing.assert_array_equal(columns["x3:x70"], frame["x3"].to_numpy() * frame["x70"].to_numpy())
+    product = frame["x3"].to_numpy() * frame["x70"].to_numpy()
+    np.testing.assert_array_equal(columns["x3:x70"], product)
 
 
 # ------------------------------------------------------------------ size arguments
@@ -179,7 +180,8 @@ def test_terms_sharing_columns_keep_their_own_values():
     np.testing.assert_array_equal(columns["C(g, levels=['c', 'a', 'b'])[c]:x"], (g == "c") * x)
     np.testing.assert_allclose(columns["np.log(x ** 2):x"], np.log(x**2) * x)
     again = DesignSpec.from_dict(design.spec.to_dict()).columns(frame)
-    for a, b in zip(optboost.formula.per_column(again), optboost.formula.per_column(design.features)):
+    per_column = optboost.formula.per_column
+    for a, b in zip(per_column(again), per_column(design.features)):
         assert a.name == b.name
         np.testing.assert_array_equal(a.values, b.values)
 
@@ -193,7 +195,13 @@ def with_offset() -> pl.DataFrame:
     n = 200
     a, b = rng.normal(size=n), rng.normal(size=n)
     return pl.DataFrame(
-        {"y": a + rng.normal(size=n) * 0.1, "a": a, "b": b, "off": b * 0.5, "w": rng.uniform(1, 2, n)}
+        {
+            "y": a + rng.normal(size=n) * 0.1,
+            "a": a,
+            "b": b,
+            "off": b * 0.5,
+            "w": rng.uniform(1, 2, n),
+        }
     )
 
 
