@@ -105,7 +105,12 @@ def boost(
     )
     task = prepared.task
     design = build_design(
-        formula, without_column(data, offset), task=task, weights=weights, context=context
+        formula,
+        without_column(data, offset),
+        task=task,
+        weights=weights,
+        context=context,
+        left_out=[offset] if isinstance(offset, str) else (),
     )
     spec = design.spec
     pairs, offset = design_pairs(formula, spec, prepared, offset)

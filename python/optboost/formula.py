@@ -21,7 +21,7 @@ a model file is data, and loading or predicting with one runs no code it names.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NamedTuple, Union
@@ -31,6 +31,7 @@ import polars as pl
 import polars.selectors as cs
 
 from .errors import DataError, FormulaError
+from .expansion import bounded_parser
 from .frames import (
     Kind,
     MissingColumnError,
@@ -47,6 +48,7 @@ from .frames import (
     weight_values,
 )
 from .terms import (
+    MAX_COMPUTED_COLUMNS,
     Categorical,
     Column,
     Offset,
@@ -59,6 +61,7 @@ from .terms import (
     is_survival,
     parse_factor,
     stateful_keys,
+    term_width,
 )
 
 __all__ = [
@@ -78,6 +81,9 @@ SPEC_VERSION = 2
 # code named by the file; those with bare columns and C(...) only still load.
 OLD_SPEC_VERSION = 1
 MAX_LEVELS = 1_000_000
+# Characters of a formula with more than bare column names: formulaic's parse of one costs
+# about 25 µs a character (a formula of bare names has its own parse, linear and fast).
+MAX_FORMULA_LENGTH = 20_000
 
 # A right-hand-side term: a bare column's name, or the parsed factors of any other term.
 Term = Union[str, list[Factor]]
@@ -341,8 +347,9 @@ class DesignSpec:
             )
         computed: list[tuple[str, np.ndarray]] = []
         evaluation_context = context if context is not None else (self.context or {})
+        known: dict[Any, Any] = {}  # the columns the terms share (Evaluation.known)
         for term in self.terms:
-            evaluation = Evaluation(frame, evaluation_context, dict(term.state))
+            evaluation = Evaluation(frame, evaluation_context, dict(term.state), known=known)
             computed.extend(
                 interaction_columns(term.parsed, term.names, evaluation, term.levels)
             )
@@ -456,17 +463,15 @@ class DesignSpec:
             raise FormulaError(f"unsupported design version {version!r}")
         terms = tuple(TermSpec.from_dict(t) for t in data.get("terms", []))
         features = tuple(Feature.from_dict(f) for f in _list(data["features"], "features"))
-        # A term's columns are the product of its categorical factors' levels: a file
-        # that lists few features cannot make prediction build billions of columns.
+        # A term's columns are the product of its factors' widths (levels, poly's degree,
+        # bs's splines): a file that lists few features cannot make prediction build
+        # billions of columns.
         computed = sum(f.materialised for f in features)
         for term in terms:
-            columns = 1
-            for levels in term.levels:
-                columns *= max(len(levels), 1) if levels is not None else 1
-                if columns > computed:
-                    raise FormulaError(
-                        f"term {':'.join(term.names)!r} gives more columns than the model has"
-                    )
+            if term_width(term.parsed, term.levels) > computed:
+                raise FormulaError(
+                    f"term {':'.join(term.names)!r} gives more columns than the model has"
+                )
         sources = {c for f in features for c in f.source_columns}
         for term in terms:
             for factor in term.parsed:
@@ -760,12 +765,15 @@ def build_design(
     task: str = "regression",
     weights: str | Any | None = None,
     context: Mapping[str, Any] | None = None,
+    left_out: Collection[str] = (),
 ) -> Design:
     """Parse ``formula`` against ``data`` and produce the core's inputs.
 
     task: "regression", "binary" or "multiclass" (how the target is encoded);
     weights: a column name (left out of ``.``) or an array with one value per
-    row; context: your own functions, called by name in the formula.
+    row; context: your own functions, called by name in the formula;
+    left_out: columns the caller took out of ``data`` (an offset column), which
+    ``- name`` may remove as a no-op (R's removal of a column ``.`` leaves out).
     """
     frame = to_polars(data)
     if frame.height == 0:
@@ -774,17 +782,15 @@ def build_design(
         )
     weights_column = weights if isinstance(weights, str) else None
     context = dict(context or {})
-    target, target_factor, terms = _parse(formula, frame, weights_column)
+    target, target_factor, terms = _parse(formula, frame, weights_column, left_out)
     present = set(frame.columns)  # polars builds frame.columns anew at each call
     for term in terms:
         if type(term) is str:
             if term not in present:
-                raise MissingColumnError(
-                    f"formula {formula!r}: " + missing_column_message(term, frame.columns)
-                )
+                raise _absent(formula, term, frame, left_out)
         else:
             for factor in term:
-                _check_factor(formula, factor, frame, present, context)
+                _check_factor(formula, factor, frame, present, context, left_out)
 
     computed_terms = [term for term in terms if type(term) is not str]
     if any(is_survival(factor) for term in computed_terms for factor in term):
@@ -814,6 +820,8 @@ def build_design(
     others = _other_columns(frame)
     plain: list[str] = []  # the features that are bare columns of numbers
     schema: dict[str, pl.DataType] | None = None  # read only for the other columns
+    known_levels: dict[str, tuple[str, ...] | None] = {}  # what the computed terms share
+    known_columns: dict[Any, Any] = {}
     if not computed_terms and others.isdisjoint(terms):  # y ~ . on numbers: all at once
         plain = terms
         features = Feature.numeric_columns(plain)
@@ -831,7 +839,10 @@ def build_design(
         if bare is not None:
             features.append(bare)
             continue
-        spec_term, columns = _computed_term(formula, term, frame, context)
+        room = MAX_COMPUTED_COLUMNS - len(computed)
+        spec_term, columns = _computed_term(
+            formula, term, frame, context, room, known_levels, known_columns
+        )
         spec_terms.append(spec_term)
         source = ":".join(spec_term.names)
         sources = tuple(dict.fromkeys(c for f in term for c in f.columns))
@@ -906,20 +917,28 @@ def build_design(
 
 
 def _parse(
-    formula: str, frame: pl.DataFrame, weights_column: str | None
+    formula: str,
+    frame: pl.DataFrame,
+    weights_column: str | None,
+    left_out: Collection[str] = (),
 ) -> tuple[str, Factor | None, list[Term]]:
     """The target's name, its parsed expression when it transforms a column
     (else None), and the right-hand side's terms: a bare column's name, or a
-    term's parsed factors."""
+    term's parsed factors. ``left_out``: as in ``build_design``."""
     if not isinstance(formula, str):
         raise FormulaError(
             f"formula must be a string like 'y ~ a + b', got {type(formula).__name__}"
         )
     if len(formula) > 1_000_000:
         raise FormulaError(f"formula of {len(formula)} characters is too long")
-    simple = _parse_simple(formula, frame, weights_column)
+    simple = _parse_simple(formula, frame, weights_column, left_out)
     if simple is not None:
         return simple
+    if len(formula) > MAX_FORMULA_LENGTH:
+        raise FormulaError(
+            f"formula of {len(formula):,} characters is too long: one beyond bare column names "
+            f"(y ~ a + b - c) may have {MAX_FORMULA_LENGTH:,}; '.' stands for every other column"
+        )
     # Column names formulaic would read as numbers (a column called `1`) get an
     # identifier alias, so that `.` and backticks keep them as columns.
     aliases = {
@@ -938,7 +957,13 @@ def _parse(
     from formulaic.parser.types import Factor as FormulaicFactor
 
     try:
-        parsed = Formula(text, _context={"__formulaic_variables_available__": available})
+        parsed = Formula(
+            text,
+            _context={"__formulaic_variables_available__": available},
+            _parser=bounded_parser(),
+        )
+    except FormulaError as error:  # an expansion beyond the bounds
+        raise FormulaError(f"formula {formula!r}: {error}") from None
     except Exception as error:  # formulaic raises many types for bad syntax
         message = _ANSI.sub("", str(error)).replace("⧛", "").replace("⧚", "")
         raise FormulaError(f"cannot parse formula {formula!r}: {message}") from None
@@ -962,10 +987,16 @@ def _parse(
             expr = re.sub(rf"\b{alias}\b", "`" + name.replace("`", "") + "`", expr)
         return expr
 
+    seen: dict[tuple[Any, str], Factor] = {}  # an expansion meets each factor in many terms
+
     def parsed(factor: Any) -> Factor:
-        if factor.eval_method == FormulaicFactor.EvalMethod.LOOKUP:
-            return column_factor(aliases.get(factor.expr, factor.expr))
-        return _parse_factor(formula, restore(factor.expr))
+        key = (factor.eval_method, factor.expr)
+        if key not in seen:
+            if factor.eval_method == FormulaicFactor.EvalMethod.LOOKUP:
+                seen[key] = column_factor(aliases.get(factor.expr, factor.expr))
+            else:
+                seen[key] = _parse_factor(formula, restore(factor.expr))
+        return seen[key]
 
     several = len(lhs_terms) > 1 and all(
         len(t.factors) == 1 and t.factors[0].eval_method == FormulaicFactor.EvalMethod.LOOKUP
@@ -1001,7 +1032,7 @@ def _parse(
                 f"formula {formula!r}: "
                 + missing_column_message(column, frame.columns, role="target column")
             )
-    _check_removed_names(formula, text, aliases, frame)
+    _check_removed_names(formula, text, aliases, frame, left_out)
     factor_lists: list[Term] = []
     for term in rhs_terms:
         factors = [
@@ -1040,7 +1071,10 @@ _SIMPLE_TARGET = re.compile(rf"\s*({_NAME})\s*~(.*)", re.S)
 
 
 def _parse_simple(
-    formula: str, frame: pl.DataFrame, weights_column: str | None
+    formula: str,
+    frame: pl.DataFrame,
+    weights_column: str | None,
+    left_out: Collection[str] = (),
 ) -> tuple[str, None, list[Term]] | None:
     """The common formulas of bare names only (``y ~ a + b``, ``y ~ . - c``),
     parsed without formulaic, whose parse costs seconds on thousands of columns;
@@ -1075,7 +1109,7 @@ def _parse_simple(
     else:
         names = list(dict.fromkeys(added))
     present = set(columns)
-    for name in [target, *removed]:
+    for name in [target, *(name for name in removed if name not in left_out)]:
         if name not in present:
             raise MissingColumnError(
                 f"formula {formula!r}: " + missing_column_message(name, frame.columns)
@@ -1093,9 +1127,14 @@ def _looks_literal(name: str) -> bool:
 
 
 def _check_removed_names(
-    formula: str, text: str, aliases: Mapping[str, str], frame: pl.DataFrame
+    formula: str,
+    text: str,
+    aliases: Mapping[str, str],
+    frame: pl.DataFrame,
+    left_out: Collection[str],
 ) -> None:
-    """A name after '-' must be a column: formulaic would silently ignore a typo."""
+    """A name after '-' must be a column (or one of ``left_out``): formulaic would
+    silently ignore a typo."""
     from formulaic.parser import DefaultFormulaParser
     from formulaic.parser.types import Token
 
@@ -1107,7 +1146,7 @@ def _check_removed_names(
     for token in _tokens(tree):
         if token.kind == Token.Kind.NAME:
             name = aliases.get(str(token), str(token))
-            if name not in columns:
+            if name not in columns and name not in left_out:
                 raise MissingColumnError(
                     f"formula {formula!r}: " + missing_column_message(name, frame.columns)
                 )
@@ -1137,12 +1176,11 @@ def _check_factor(
     frame: pl.DataFrame,
     present: set[str],
     context: Mapping[str, Any],
+    left_out: Collection[str],
 ) -> None:
     for name in factor.columns:
         if name not in present:
-            raise MissingColumnError(
-                f"formula {formula!r}: " + missing_column_message(name, frame.columns)
-            )
+            raise _absent(formula, name, frame, left_out)
     for name in factor.functions:
         if not callable(context.get(name)):
             raise FormulaError(
@@ -1150,6 +1188,20 @@ def _check_factor(
                 "supported: numpy's elementwise functions (np.log, np.sqrt, ...), I(), "
                 "center(), scale(), poly(), bs(), C(); pass your own in context="
             )
+
+
+def _absent(
+    formula: str, name: str, frame: pl.DataFrame, left_out: Collection[str]
+) -> MissingColumnError:
+    """The error for a feature column that ``frame`` lacks."""
+    if name in left_out:
+        return MissingColumnError(
+            f"formula {formula!r}: column {name!r} is the offset (offset=), added to the "
+            "link, not also a feature"
+        )
+    return MissingColumnError(
+        f"formula {formula!r}: " + missing_column_message(name, frame.columns)
+    )
 
 
 def _is_categorical_factor(factor: Factor) -> bool:
@@ -1173,14 +1225,33 @@ def _bare_feature(
 
 
 def _computed_term(
-    formula: str, factors: Sequence[Factor], frame: pl.DataFrame, context: Mapping[str, Any]
+    formula: str,
+    factors: Sequence[Factor],
+    frame: pl.DataFrame,
+    context: Mapping[str, Any],
+    room: int,
+    known_levels: dict[str, tuple[str, ...] | None],
+    known_columns: dict[Any, Any],
 ) -> tuple[TermSpec, list[tuple[str, np.ndarray]]]:
+    """The term's spec and columns; FormulaError, before any is computed, if it would give
+    more than ``room`` columns. known_levels, known_columns: what the design's terms share,
+    its factors' levels (by text) and Evaluation.known."""
     names = tuple(
         f.tree.name if isinstance(f.tree, Column) else f.text for f in factors
     )
-    levels = tuple(factor_levels(f, frame) for f in factors)
-    evaluation = Evaluation(frame, context, learn=True)
+    for factor in factors:
+        if factor.text not in known_levels:
+            known_levels[factor.text] = factor_levels(factor, frame)
+    levels = tuple(known_levels[f.text] for f in factors)
+    evaluation = Evaluation(frame, context, learn=True, known=known_columns)
     try:
+        width = term_width(factors, levels)
+        if width > room:
+            raise FormulaError(
+                f"term {':'.join(f.text for f in factors)!r} gives {width:,} columns, more than "
+                f"the {room:,} left of the {MAX_COMPUTED_COLUMNS:,} a formula's computed terms "
+                "may give (a bare categorical column needs none: trees split on its levels)"
+            )
         columns = interaction_columns(factors, names, evaluation, levels)
     except FormulaError as error:
         raise FormulaError(f"formula {formula!r}: {error}") from None

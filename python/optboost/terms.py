@@ -44,6 +44,9 @@ MAX_EXPRESSION_LENGTH = 10_000
 MAX_NESTING = 50  # calls and operators inside one another
 MAX_POLY_DEGREE = 20
 MAX_SPLINE_COLUMNS = 100
+# Columns the computed terms of one formula may give in all (a categorical factor gives one
+# per level, poly and bs one per degree or spline): checked before any is computed.
+MAX_COMPUTED_COLUMNS = 10_000
 
 ELEMENTWISE: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "log": np.log,
@@ -283,7 +286,10 @@ class _Parser:
         if isinstance(node, ast.Constant):
             if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
                 raise self.refuse(node, "only numbers may appear as constants")
-            return Number(float(node.value))
+            try:
+                return Number(float(node.value))
+            except OverflowError:
+                raise self.refuse(node, "a number too large for a float") from None
         if isinstance(node, ast.Name):
             if node.id in RESERVED or node.id in NAMESPACES:
                 raise self.refuse(node, "a function name used as a column")
@@ -390,6 +396,12 @@ class Evaluation:
     context: Mapping[str, Any]
     state: dict[str, dict[str, Any]] = field(default_factory=dict)
     learn: bool = False
+    # The columns of the factors met so far that neither learn state nor call a user's
+    # function, by text and levels: the terms of one design share it, as ``.^2`` meets
+    # each column in many terms.
+    known: dict[tuple[str, tuple[str, ...] | None], list[tuple[str, np.ndarray]]] = field(
+        default_factory=dict
+    )
 
 
 def factor_columns(
@@ -398,6 +410,18 @@ def factor_columns(
     """The factor's numeric columns as (suffix, values): one column with an empty
     suffix for a numeric expression, ``[1]..[k]`` for poly/bs, ``[level]`` per level
     for a categorical factor (1/0, NaN when the value is missing)."""
+    if factor.functions or stateful_keys(factor):  # a user's function or learnt state
+        return _factor_columns(factor, evaluation, levels)
+    key = (factor.text, None if levels is None else tuple(levels))
+    columns = evaluation.known.get(key)
+    if columns is None:
+        columns = evaluation.known[key] = _factor_columns(factor, evaluation, levels)
+    return columns
+
+
+def _factor_columns(
+    factor: Factor, evaluation: Evaluation, levels: Sequence[str] | None
+) -> list[tuple[str, np.ndarray]]:
     tree = factor.tree
     frame = evaluation.frame
     if isinstance(tree, Categorical) or (
@@ -435,6 +459,25 @@ def factor_levels(factor: Factor, frame: pl.DataFrame) -> tuple[str, ...] | None
     if isinstance(tree, Column) and feature_kind(frame.get_column(tree.name)) == "categorical":
         return tuple(categorical_levels(frame.get_column(tree.name)))
     return None
+
+
+def factor_width(factor: Factor, levels: Sequence[str] | None) -> int:
+    """How many columns ``factor_columns`` gives for ``factor``, from its text and levels
+    alone: size arguments (poly's degree, bs's df, knots and degree) are checked here,
+    before anything is computed."""
+    if levels is not None:
+        return len(levels)
+    tree = factor.tree
+    if isinstance(tree, Stateful) and tree.name == "poly":
+        return _poly_degree(tree, _options(tree, _POLY_OPTIONS))
+    if isinstance(tree, Stateful) and tree.name == "bs":
+        return _bs_shape(tree, _options(tree, _BS_OPTIONS))[1]
+    return 1
+
+
+def term_width(factors: Sequence[Factor], levels: Sequence[Sequence[str] | None]) -> int:
+    """How many columns ``interaction_columns`` gives: the product of the factors' widths."""
+    return math.prod(factor_width(f, lv) for f, lv in zip(factors, levels))
 
 
 def interaction_columns(
@@ -593,11 +636,59 @@ def _multi_column(tree: Stateful, evaluation: Evaluation) -> np.ndarray:
     return _bs(tree, x, evaluation)
 
 
-def _poly(tree: Stateful, x: np.ndarray, evaluation: Evaluation) -> np.ndarray:
-    options = _options(tree, {"degree": 1, "raw": False})
+_POLY_OPTIONS = {"degree": 1, "raw": False}
+_BS_OPTIONS = {
+    "df": None,
+    "knots": None,
+    "degree": 3,
+    "include_intercept": False,
+    "lower_bound": None,
+    "upper_bound": None,
+}
+
+
+def _poly_degree(tree: Stateful, options: Mapping[str, Any]) -> int:
     degree = options["degree"]
     if not isinstance(degree, int) or isinstance(degree, bool) or not 1 <= degree <= MAX_POLY_DEGREE:
         raise FormulaError(f"{tree.key}: degree must be an integer in 1..{MAX_POLY_DEGREE}")
+    return degree
+
+
+def _bs_shape(tree: Stateful, options: Mapping[str, Any]) -> tuple[int, int]:
+    """bs's number of inner knots and of columns, from its arguments alone (R's df is the
+    number of columns), refused beyond ``MAX_SPLINE_COLUMNS`` before anything is computed."""
+    degree = options["degree"]
+    if not isinstance(degree, int) or isinstance(degree, bool) or not 0 <= degree <= 10:
+        raise FormulaError(f"{tree.key}: degree must be an integer in 0..10")
+    intercept = int(bool(options["include_intercept"]))
+    for bound in ("lower_bound", "upper_bound"):
+        if options[bound] is not None and finite_float(options[bound]) is None:
+            raise FormulaError(f"{tree.key}: {bound} must be a finite number")
+    knots, df = options["knots"], options["df"]
+    if knots is not None:
+        if not isinstance(knots, tuple):
+            raise FormulaError(f"{tree.key}: knots must be a list of numbers")
+        inner = len(knots)
+    else:
+        if df is None:
+            df = degree + intercept
+        if not isinstance(df, int) or isinstance(df, bool):
+            raise FormulaError(f"{tree.key}: df must be an integer")
+        inner = df - degree - intercept
+        if inner < 0:
+            raise FormulaError(f"{tree.key}: df must be at least {degree + intercept}")
+    # the basis has inner + degree + 1 columns; the first is dropped without the intercept
+    if inner + degree + 1 > MAX_SPLINE_COLUMNS:
+        raise FormulaError(
+            f"{tree.key}: gives {inner + degree + intercept:,} spline columns, at most "
+            f"{MAX_SPLINE_COLUMNS - 1 + intercept} (df, knots and degree set how many)"
+        )
+    return inner, inner + degree + intercept
+
+
+def _poly(tree: Stateful, x: np.ndarray, evaluation: Evaluation) -> np.ndarray:
+    options = _options(tree, _POLY_OPTIONS)
+    degree = _poly_degree(tree, options)
     if options["raw"]:
         return np.column_stack([x**k for k in range(1, degree + 1)])
 
@@ -632,20 +723,9 @@ def _poly(tree: Stateful, x: np.ndarray, evaluation: Evaluation) -> np.ndarray:
 
 
 def _bs(tree: Stateful, x: np.ndarray, evaluation: Evaluation) -> np.ndarray:
-    options = _options(
-        tree,
-        {
-            "df": None,
-            "knots": None,
-            "degree": 3,
-            "include_intercept": False,
-            "lower_bound": None,
-            "upper_bound": None,
-        },
-    )
+    options = _options(tree, _BS_OPTIONS)
+    count, _ = _bs_shape(tree, options)
     degree = options["degree"]
-    if not isinstance(degree, int) or isinstance(degree, bool) or not 0 <= degree <= 10:
-        raise FormulaError(f"{tree.key}: degree must be an integer in 0..10")
     intercept = bool(options["include_intercept"])
 
     def learn() -> dict[str, Any]:
@@ -657,15 +737,11 @@ def _bs(tree: Stateful, x: np.ndarray, evaluation: Evaluation) -> np.ndarray:
         if options["knots"] is not None:
             inner = [float(k) for k in options["knots"]]
         else:
-            df = options["df"]
-            if df is None:
-                df = degree + (1 if intercept else 0)
-            if not isinstance(df, int) or isinstance(df, bool):
-                raise FormulaError(f"{tree.key}: df must be an integer")
-            count = df - degree - (1 if intercept else 0)
-            if count < 0:
-                raise FormulaError(f"{tree.key}: df must be at least {degree + intercept}")
             inside = observed[(observed >= lower) & (observed <= upper)]
+            if count and inside.size == 0:
+                raise FormulaError(
+                    f"{tree.key}: no training values within [{lower:g}, {upper:g}] to place knots"
+                )
             quantiles = np.linspace(0, 1, count + 2)[1:-1]
             inner = [float(q) for q in np.quantile(inside, quantiles)] if count else []
         return {"lower": lower, "upper": upper, "knots": inner}
@@ -676,8 +752,8 @@ def _bs(tree: Stateful, x: np.ndarray, evaluation: Evaluation) -> np.ndarray:
     inner = _numbers(state, "knots", tree)
     if not lower < upper or any(not lower <= k <= upper for k in inner) or inner != sorted(inner):
         raise FormulaError(f"{tree.key}: knots must be sorted within [lower, upper], lower < upper")
-    if len(inner) + degree + 1 > MAX_SPLINE_COLUMNS:
-        raise FormulaError(f"{tree.key}: more than {MAX_SPLINE_COLUMNS} spline columns")
+    if len(inner) != count:  # a model file's state must give the columns its text says
+        raise FormulaError(f"{tree.key}: stored 'knots' must hold {count} numbers")
     basis = _bspline_basis(x, lower, upper, inner, degree)
     return basis if intercept else basis[:, 1:]
 

@@ -53,14 +53,20 @@ def distributed_design(
     sample = _concat(samples, [n for n, _ in parts.schema])
     if offset is not None and offset in sample.columns:
         sample = sample.drop(offset)  # as optboost.boost leaves it out of '.'
-    target_columns = _target_columns(formula, sample, weights, task)
+    left_out = [offset] if offset is not None else []  # '- offset' is then a no-op
+    target_columns = _target_columns(formula, sample, weights, task, left_out)
     # The spec depends on the target's and the weights' values only through the classes: they
     # are 1.0 here (bad values are found on the workers, which name the partition). A first
     # spec from the sample tells which columns are categorical.
     plain = [*target_columns, *([weights] if weights in sample.columns else [])]
     numeric_targets = sample.with_columns(pl.lit(1.0).alias(c) for c in plain)
     sketch = build_design(
-        formula, numeric_targets, task="regression", weights=weights, context=context
+        formula,
+        numeric_targets,
+        task="regression",
+        weights=weights,
+        context=context,
+        left_out=left_out,
     ).spec
     _refuse_learnt_state(formula, sketch)
     level_columns = sorted(
@@ -91,7 +97,9 @@ def distributed_design(
         target_counts = [c[1][name] for c in collected]
         unions[name] = _union([counts.get_column(name) for counts in target_counts]).drop_nulls()
     prototype = _prototype(numeric_targets, unions)
-    spec = build_design(formula, prototype, task=task, weights=weights, context=context).spec
+    spec = build_design(
+        formula, prototype, task=task, weights=weights, context=context, left_out=left_out
+    ).spec
     class_counts = None
     if target_counts is not None:
         k = spec.target_encoding.n_classes
@@ -105,9 +113,9 @@ def distributed_design(
 
 
 def _target_columns(
-    formula: str, sample: pl.DataFrame, weights: str | None, task: str
+    formula: str, sample: pl.DataFrame, weights: str | None, task: str, left_out: list[str]
 ) -> tuple[str, ...]:
-    target, target_factor, _ = _parse(formula, sample, weights)
+    target, target_factor, _ = _parse(formula, sample, weights, left_out)
     if isinstance(target, tuple):
         return target
     if target_factor is None:
