@@ -34,6 +34,7 @@ mod softmax;
 pub mod solve;
 mod spec;
 mod squared;
+mod traits;
 mod tweedie;
 mod vectorized;
 
@@ -50,6 +51,7 @@ pub use pinball::Pinball;
 pub use softmax::Softmax;
 pub use spec::LossSpec;
 pub use squared::Squared;
+pub use traits::{DefaultMetric, Link, MetricFamily, Task, Traits};
 pub use tweedie::Tweedie;
 
 use crate::rows::group_slots;

@@ -2,6 +2,7 @@
 //! prints to strings such as `"pinball(0.9)"`, validates, serialises (`{"name": "pinball",
 //! "tau": 0.9}`) and builds the [`Loss`] the booster runs on.
 
+use super::traits::{DefaultMetric, Link, MetricFamily, Task, Traits};
 use super::{
     Absolute, Cox, Exponential, Hinge, Huber, Logistic, Loss, MultiSquared, MulticlassHinge,
     Pinball, Scalar, Softmax, Squared, Tweedie,
@@ -55,49 +56,117 @@ pub enum LossSpec {
     Custom,
 }
 
-/// A loss of the vocabulary: its name and, for a loss with a parameter, the parameter's name and
-/// default; `spec` makes the spec from the parameter (ignored without one).
+/// A loss's parameter: its name, its default and its domain, checked by `LossSpec::validate`.
+struct Param {
+    name: &'static str,
+    default: f64,
+    valid: fn(f64) -> bool,
+    domain: &'static str,
+}
+
+const fn param(
+    name: &'static str,
+    default: f64,
+    valid: fn(f64) -> bool,
+    domain: &'static str,
+) -> Option<Param> {
+    Some(Param {
+        name,
+        default,
+        valid,
+        domain,
+    })
+}
+
+/// A loss of the vocabulary: its name, its parameter if it has one, the spec made from the
+/// parameter's value (ignored without one), its link at that value, and its traits.
 struct Entry {
     name: &'static str,
-    param: Option<(&'static str, f64)>,
+    param: Option<Param>,
     spec: fn(f64) -> LossSpec,
+    link: fn(f64) -> Link,
+    traits: Traits,
 }
 
-const fn entry(
-    name: &'static str,
-    param: Option<(&'static str, f64)>,
-    spec: fn(f64) -> LossSpec,
-) -> Entry {
-    Entry { name, param, spec }
-}
+use DefaultMetric as D;
+use MetricFamily as M;
+use Task::*;
 
-/// Every loss by name, one row each: parsing, `LossSpec::name`, `LossSpec::NAMES` and the list of
-/// the error message all read it. Defaults: pinball τ = 0.5, huber δ = 1, logistic ridge 0,
-/// exponential β = 1, tweedie p = 1.5 (LightGBM's and XGBoost's default variance power, midway
-/// between Poisson and gamma).
+/// Every loss by name, one row each: parsing, validation, `name`, `link`, `traits`, `NAMES` and
+/// the error message's list of losses all read it, and through `traits` every predicate, the
+/// metric check, the data-parallel refusal, Python's `loss_info` and the exports. Defaults:
+/// pinball τ = 0.5, huber δ = 1, logistic ridge 0, exponential β = 1, tweedie p = 1.5 (LightGBM's
+/// and XGBoost's default variance power, midway between Poisson and gamma). The exponential
+/// loss e^{−βyf} has the population minimiser log-odds / (2β): its probability is a sigmoid of
+/// scale 2β.
 #[rustfmt::skip]
 const VOCABULARY: [Entry; 14] = [
-    entry("squared", None, |_| LossSpec::Squared),
-    entry("absolute", None, |_| LossSpec::Absolute),
-    entry("pinball", Some(("tau", 0.5)), |tau| LossSpec::Pinball { tau }),
-    entry("huber", Some(("delta", 1.0)), |delta| LossSpec::Huber { delta }),
-    entry("logistic", Some(("ridge", 0.0)), |ridge| LossSpec::Logistic { ridge }),
-    entry("exponential", Some(("beta", 1.0)), |beta| LossSpec::Exponential { beta }),
-    entry("hinge", None, |_| LossSpec::Hinge),
-    entry("softmax", None, |_| LossSpec::Softmax),
-    entry("multiclass_hinge", None, |_| LossSpec::MulticlassHinge),
-    entry("poisson", None, |_| LossSpec::Poisson),
-    entry("gamma", None, |_| LossSpec::Gamma),
-    entry("tweedie", Some(("p", 1.5)), |p| LossSpec::Tweedie { p }),
-    entry("cox", None, |_| LossSpec::Cox),
-    entry("multi_squared", None, |_| LossSpec::MultiSquared),
+    Entry { name: "squared", param: None, spec: |_| LossSpec::Squared, link: |_| Link::Identity,
+        traits: Traits { task: Regression, separable: true, piecewise_linear: false, sigma_from_data: false,
+            distributable: true, metrics: M::Regression, default_metric: D::Mse } },
+    Entry { name: "absolute", param: None, spec: |_| LossSpec::Absolute, link: |_| Link::Identity,
+        traits: Traits { task: Regression, separable: true, piecewise_linear: true, sigma_from_data: false,
+            distributable: true, metrics: M::Regression, default_metric: D::Mae } },
+    Entry { name: "pinball", param: param("tau", 0.5, |tau| tau > 0.0 && tau < 1.0, "a number in (0, 1)"),
+        spec: |tau| LossSpec::Pinball { tau }, link: |_| Link::Identity,
+        traits: Traits { task: Regression, separable: true, piecewise_linear: true, sigma_from_data: false,
+            distributable: true, metrics: M::Regression, default_metric: D::Pinball } },
+    Entry { name: "huber", param: param("delta", 1.0, |delta| delta > 0.0 && delta.is_finite(), "a finite number > 0"),
+        spec: |delta| LossSpec::Huber { delta }, link: |_| Link::Identity,
+        traits: Traits { task: Regression, separable: true, piecewise_linear: false, sigma_from_data: false,
+            distributable: true, metrics: M::Regression, default_metric: D::Mse } },
+    Entry { name: "logistic", param: param("ridge", 0.0, |ridge| ridge >= 0.0 && ridge.is_finite(), "a finite number >= 0"),
+        spec: |ridge| LossSpec::Logistic { ridge }, link: |_| Link::Sigmoid { scale: 1.0 },
+        traits: Traits { task: Binary, separable: true, piecewise_linear: false, sigma_from_data: false,
+            distributable: true, metrics: M::Binary, default_metric: D::Logloss } },
+    Entry { name: "exponential", param: param("beta", 1.0, |beta| beta > 0.0 && beta.is_finite(), "a finite number > 0"),
+        spec: |beta| LossSpec::Exponential { beta }, link: |beta| Link::Sigmoid { scale: 2.0 * beta },
+        traits: Traits { task: Binary, separable: true, piecewise_linear: false, sigma_from_data: false,
+            distributable: true, metrics: M::Binary, default_metric: D::Logloss } },
+    Entry { name: "hinge", param: None, spec: |_| LossSpec::Hinge, link: |_| Link::Margin,
+        traits: Traits { task: Binary, separable: true, piecewise_linear: true, sigma_from_data: false,
+            distributable: true, metrics: M::Binary, default_metric: D::Error } },
+    Entry { name: "softmax", param: None, spec: |_| LossSpec::Softmax, link: |_| Link::Softmax,
+        traits: Traits { task: Multiclass, separable: true, piecewise_linear: false, sigma_from_data: false,
+            distributable: true, metrics: M::Multiclass, default_metric: D::Logloss } },
+    Entry { name: "multiclass_hinge", param: None, spec: |_| LossSpec::MulticlassHinge, link: |_| Link::Margin,
+        traits: Traits { task: Multiclass, separable: true, piecewise_linear: true, sigma_from_data: false,
+            distributable: false, metrics: M::Multiclass, default_metric: D::Error } },
+    Entry { name: "poisson", param: None, spec: |_| LossSpec::Poisson, link: |_| Link::Exp,
+        traits: Traits { task: Regression, separable: true, piecewise_linear: false, sigma_from_data: true,
+            distributable: true, metrics: M::LogLink, default_metric: D::PoissonDeviance } },
+    Entry { name: "gamma", param: None, spec: |_| LossSpec::Gamma, link: |_| Link::Exp,
+        traits: Traits { task: Regression, separable: true, piecewise_linear: false, sigma_from_data: true,
+            distributable: true, metrics: M::LogLink, default_metric: D::GammaDeviance } },
+    Entry { name: "tweedie", param: param("p", 1.5, |p| p > 1.0 && p < 2.0, "a number in (1, 2) (p = 1 is `poisson`, p = 2 is `gamma`)"),
+        spec: |p| LossSpec::Tweedie { p }, link: |_| Link::Exp,
+        traits: Traits { task: Regression, separable: true, piecewise_linear: false, sigma_from_data: true,
+            distributable: true, metrics: M::LogLink, default_metric: D::TweedieDeviance } },
+    Entry { name: "cox", param: None, spec: |_| LossSpec::Cox, link: |_| Link::Exp,
+        traits: Traits { task: Survival, separable: false, piecewise_linear: false, sigma_from_data: true,
+            distributable: false, metrics: M::Regression, default_metric: D::Mse } },
+    Entry { name: "multi_squared", param: None, spec: |_| LossSpec::MultiSquared, link: |_| Link::Identity,
+        traits: Traits { task: MultiOutput, separable: true, piecewise_linear: false, sigma_from_data: false,
+            distributable: true, metrics: M::Regression, default_metric: D::Mse } },
 ];
+
+/// A custom loss (Python's `CustomLoss`): a scalar loss on real targets whose response the crate
+/// does not know (its predictions are the link), run by one process.
+const CUSTOM: Traits = Traits {
+    task: Regression,
+    separable: true,
+    piecewise_linear: false,
+    sigma_from_data: false,
+    distributable: false,
+    metrics: MetricFamily::Regression,
+    default_metric: DefaultMetric::Mse,
+};
 
 /// The names accepted by `from_str`, for error messages: `pinball` and `pinball(tau)` alike.
 fn allowed() -> String {
     let forms: Vec<String> = (VOCABULARY.iter())
         .flat_map(|e| {
-            let with_param = e.param.map(|(param, _)| format!("{}({param})", e.name));
+            let with_param = e.param.as_ref().map(|p| format!("{}({})", e.name, p.name));
             [e.name.to_string()].into_iter().chain(with_param)
         })
         .collect();
@@ -116,79 +185,101 @@ impl LossSpec {
         names
     };
 
-    pub fn name(&self) -> &'static str {
-        let kind = std::mem::discriminant(self);
-        (VOCABULARY.iter())
-            .find(|e| std::mem::discriminant(&(e.spec)(e.param.map_or(0.0, |(_, d)| d))) == kind)
-            .map_or("custom", |e| e.name)
+    /// Every loss of the vocabulary at its default parameter, in the order of `NAMES`.
+    pub fn vocabulary() -> impl Iterator<Item = LossSpec> {
+        (VOCABULARY.iter()).map(|e| (e.spec)(e.param.as_ref().map_or(0.0, |p| p.default)))
     }
 
-    /// Checks the parameter: τ ∈ (0, 1), δ > 0 finite, ridge ≥ 0 finite, β > 0 finite,
-    /// Tweedie power p ∈ (1, 2) (its ends are `poisson` and `gamma`).
+    /// The row of the vocabulary; `None` for `Custom`, which has none.
+    fn entry(&self) -> Option<&'static Entry> {
+        let kind = std::mem::discriminant(self);
+        (VOCABULARY.iter()).find(|e| {
+            let default = e.param.as_ref().map_or(0.0, |p| p.default);
+            std::mem::discriminant(&(e.spec)(default)) == kind
+        })
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.entry().map_or("custom", |e| e.name)
+    }
+
+    /// The parameter's name and value, for a loss with one.
+    pub fn parameter(&self) -> Option<(&'static str, f64)> {
+        let value = match *self {
+            LossSpec::Pinball { tau: v }
+            | LossSpec::Huber { delta: v }
+            | LossSpec::Logistic { ridge: v }
+            | LossSpec::Exponential { beta: v }
+            | LossSpec::Tweedie { p: v } => v,
+            LossSpec::Squared
+            | LossSpec::Absolute
+            | LossSpec::Hinge
+            | LossSpec::Softmax
+            | LossSpec::MulticlassHinge
+            | LossSpec::Poisson
+            | LossSpec::Gamma
+            | LossSpec::Cox
+            | LossSpec::MultiSquared
+            | LossSpec::Custom => return None,
+        };
+        let param = self.entry()?.param.as_ref()?;
+        Some((param.name, value))
+    }
+
+    /// What the loss is (its row of the vocabulary).
+    pub fn traits(&self) -> Traits {
+        self.entry().map_or(CUSTOM, |e| e.traits)
+    }
+
+    /// How a row's scores map to the response scale.
+    pub fn link(&self) -> Link {
+        match (self.entry(), self.parameter()) {
+            (Some(e), parameter) => (e.link)(parameter.map_or(0.0, |(_, v)| v)),
+            (None, _) => Link::Margin,
+        }
+    }
+
+    /// Checks the parameter against its domain (the vocabulary's): τ ∈ (0, 1), δ > 0 finite,
+    /// ridge ≥ 0 finite, β > 0 finite, Tweedie power p ∈ (1, 2) (its ends are `poisson` and
+    /// `gamma`).
     pub fn validate(&self) -> Result<()> {
-        match *self {
-            LossSpec::Pinball { tau } if !(tau > 0.0 && tau < 1.0) => {
-                Err(Error::param("tau", tau, "a number in (0, 1)"))
+        let param = self.entry().and_then(|e| e.param.as_ref());
+        match (param, self.parameter()) {
+            (Some(param), Some((_, value))) if !(param.valid)(value) => {
+                Err(Error::param(param.name, value, param.domain))
             }
-            LossSpec::Huber { delta } if !(delta > 0.0 && delta.is_finite()) => {
-                Err(Error::param("delta", delta, "a finite number > 0"))
-            }
-            LossSpec::Logistic { ridge } if !(ridge >= 0.0 && ridge.is_finite()) => {
-                Err(Error::param("ridge", ridge, "a finite number >= 0"))
-            }
-            LossSpec::Exponential { beta } if !(beta > 0.0 && beta.is_finite()) => {
-                Err(Error::param("beta", beta, "a finite number > 0"))
-            }
-            LossSpec::Tweedie { p } if !(p > 1.0 && p < 2.0) => Err(Error::param(
-                "p",
-                p,
-                "a number in (1, 2) (p = 1 is `poisson`, p = 2 is `gamma`)",
-            )),
             _ => Ok(()),
         }
     }
 
-    /// Smooth with a curvature that grows without bound (the log-link losses): the default
-    /// constant step takes σ from the data at the start (`ScalarLoss::sigma_from`).
+    /// Smooth with a curvature that grows without bound (see `Traits::sigma_from_data`).
     pub fn sigma_from_data(&self) -> bool {
-        matches!(
-            self,
-            LossSpec::Poisson | LossSpec::Gamma | LossSpec::Tweedie { .. } | LossSpec::Cox
-        )
+        self.traits().sigma_from_data
     }
 
     /// Piecewise linear in the score: no second derivative to take a Newton step with.
     pub fn is_piecewise_linear(&self) -> bool {
-        matches!(
-            self,
-            LossSpec::Absolute
-                | LossSpec::Pinball { .. }
-                | LossSpec::Hinge
-                | LossSpec::MulticlassHinge
-        )
+        self.traits().piecewise_linear
     }
 
     /// Not a sum of per-row terms: no per-row prox (see `Loss::separable`).
     pub fn is_separable(&self) -> bool {
-        !matches!(self, LossSpec::Cox)
+        self.traits().separable
     }
 
     /// Labels must be ±1.
     pub fn is_binary(&self) -> bool {
-        matches!(
-            self,
-            LossSpec::Logistic { .. } | LossSpec::Exponential { .. } | LossSpec::Hinge
-        )
+        self.traits().task == Task::Binary
     }
 
     /// K scores per row, labels are class indices.
     pub fn is_multiclass(&self) -> bool {
-        matches!(self, LossSpec::Softmax | LossSpec::MulticlassHinge)
+        self.traits().task == Task::Multiclass
     }
 
     /// K scores per row from a target of K columns (n × K).
     pub fn is_multi_output(&self) -> bool {
-        matches!(self, LossSpec::MultiSquared)
+        self.traits().task == Task::MultiOutput
     }
 
     /// Validates and builds the loss; `n_classes` is K for multiclass losses (≥ 2) and the
@@ -256,7 +347,7 @@ impl FromStr for LossSpec {
         if entry.is_none() && name != "custom" {
             return Err(Error::param("loss", s, allowed()));
         }
-        let param = entry.and_then(|e| e.param);
+        let param = entry.and_then(|e| e.param.as_ref());
         if arg.is_some() && param.is_none() {
             return Err(Error::param(
                 "loss",
@@ -266,14 +357,14 @@ impl FromStr for LossSpec {
         }
         let value = match (param, arg) {
             (None, _) => 0.0,
-            (Some((_, default)), None) => default,
+            (Some(param), None) => param.default,
             // `huber(2)` and `huber(delta=2)` alike, as the README's table spells them
-            (Some((param, _)), Some(a)) => (a.strip_prefix(param))
+            (Some(param), Some(a)) => (a.strip_prefix(param.name))
                 .and_then(|rest| rest.trim_start().strip_prefix('='))
                 .unwrap_or(a)
                 .trim()
                 .parse::<f64>()
-                .map_err(|_| Error::param(param, a, "a number"))?,
+                .map_err(|_| Error::param(param.name, a, "a number"))?,
         };
         let spec = entry.map_or(LossSpec::Custom, |e| (e.spec)(value));
         spec.validate()?;
@@ -285,13 +376,9 @@ impl fmt::Display for LossSpec {
     /// Parametric losses always print their parameter (`pinball(0.5)`); f64 `Display` is the
     /// shortest string that parses back to the same value, so this round-trips through `FromStr`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LossSpec::Pinball { tau } => write!(f, "pinball({tau})"),
-            LossSpec::Huber { delta } => write!(f, "huber({delta})"),
-            LossSpec::Logistic { ridge } => write!(f, "logistic({ridge})"),
-            LossSpec::Exponential { beta } => write!(f, "exponential({beta})"),
-            LossSpec::Tweedie { p } => write!(f, "tweedie({p})"),
-            other => f.write_str(other.name()),
+        match self.parameter() {
+            Some((_, value)) => write!(f, "{}({value})", self.name()),
+            None => f.write_str(self.name()),
         }
     }
 }
