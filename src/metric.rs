@@ -33,6 +33,15 @@ pub enum Metric {
 }
 
 impl Metric {
+    pub const ALL: &'static [Metric] = &[
+        Metric::Rmse,
+        Metric::Mae,
+        Metric::Logloss,
+        Metric::Error,
+        Metric::Auc,
+        Metric::PoissonDeviance,
+        Metric::GammaDeviance,
+    ];
     pub const NAMES: &'static [&'static str] = &[
         "rmse",
         "mae",

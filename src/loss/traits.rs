@@ -24,6 +24,10 @@ pub struct Traits {
     pub metrics: MetricFamily,
     /// The loss-like metric of a prediction on the response scale, e.g. for permutation importance.
     pub default_metric: DefaultMetric,
+    /// The loss (by name) that fits this one to several target columns (an n × K target).
+    pub multi_output: Option<&'static str>,
+    /// R gbm's name of the same loss (its `distribution`), which the Python front end accepts.
+    pub r_gbm: Option<&'static str>,
 }
 
 /// The kind of target a loss fits.
