@@ -178,10 +178,7 @@ impl Booster {
             return Err(Error::param(
                 "loss",
                 params.loss.to_string(),
-                format!(
-                    "a loss a data-parallel fit supports: {}",
-                    losses.join(", ")
-                ),
+                format!("a loss a data-parallel fit supports: {}", losses.join(", ")),
             ));
         }
         if params.metrics.contains(&Metric::Auc) {
