@@ -62,6 +62,8 @@ pub(crate) fn method(name: Method) -> &'static dyn BoostingMethod {
         Method::ResidualGbm => &proximal::RESIDUAL_GBM,
         Method::AcceleratedGbm => &proximal::ACCELERATED_GBM,
         Method::RepeatedGbm => &projection::RepeatedGbm,
+        #[cfg(test)]
+        Method::Toy => &super::toy::Toy,
     }
 }
 

@@ -19,6 +19,8 @@ mod rgbm;
 mod sampling;
 mod step_rule;
 mod stopping;
+#[cfg(test)]
+mod toy;
 mod tracked;
 mod training_data;
 mod vagbm;

@@ -51,6 +51,11 @@ pub enum LossSpec {
     Cox,
     /// The squared loss over K outputs: the target is n × K, one column per output.
     MultiSquared,
+    /// The toy loss of `loss/toy.rs`, added as docs/adding_a_loss.md says (tests only).
+    #[cfg(test)]
+    Toy {
+        scale: f64,
+    },
     /// A scalar loss given as an object (Python's `CustomLoss`), not rebuilt from its name: a
     /// model trained with it keeps its trees and predicts the link only.
     Custom,
@@ -100,7 +105,7 @@ use Task::*;
 /// loss e^{−βyf} has the population minimiser log-odds / (2β): its probability is a sigmoid of
 /// scale 2β.
 #[rustfmt::skip]
-const VOCABULARY: [Entry; 14] = [
+const VOCABULARY: &[Entry] = &[
     Entry { name: "squared", param: None, spec: |_| LossSpec::Squared, link: |_| Link::Identity,
         traits: Traits { task: Regression, separable: true, piecewise_linear: false, sigma_from_data: false,
             distributable: true, metrics: M::Regression, default_metric: D::Mse,
@@ -162,6 +167,12 @@ const VOCABULARY: [Entry; 14] = [
         traits: Traits { task: MultiOutput, separable: true, piecewise_linear: false, sigma_from_data: false,
             distributable: true, metrics: M::Regression, default_metric: D::Mse,
             multi_output: Some("multi_squared"), r_gbm: None } },
+    #[cfg(test)]
+    Entry { name: "toy", param: param("scale", 2.0, |scale| scale > 0.0 && scale.is_finite(), "a finite number > 0"),
+        spec: |scale| LossSpec::Toy { scale }, link: |_| Link::Identity,
+        traits: Traits { task: Regression, separable: true, piecewise_linear: false, sigma_from_data: false,
+            distributable: true, metrics: M::Regression, default_metric: D::Mse,
+            multi_output: None, r_gbm: None } },
 ];
 
 /// A custom loss (Python's `CustomLoss`): a scalar loss on real targets whose response the crate
@@ -227,6 +238,8 @@ impl LossSpec {
             | LossSpec::Logistic { ridge: v }
             | LossSpec::Exponential { beta: v }
             | LossSpec::Tweedie { p: v } => v,
+            #[cfg(test)]
+            LossSpec::Toy { scale } => scale,
             LossSpec::Squared
             | LossSpec::Absolute
             | LossSpec::Hinge
@@ -331,6 +344,8 @@ impl LossSpec {
             LossSpec::Tweedie { p } => Arc::new(Scalar(Tweedie::new(p))),
             LossSpec::Cox => Arc::new(Cox),
             LossSpec::MultiSquared => Arc::new(MultiSquared::new(n_classes)),
+            #[cfg(test)]
+            LossSpec::Toy { scale } => Arc::new(Scalar(super::Toy::new(scale))),
             LossSpec::Custom => {
                 return Err(Error::param(
                     "loss",
