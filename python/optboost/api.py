@@ -235,8 +235,9 @@ def design_pairs(
     )
     if survival and _core.loss_info(resolved["loss"])["task"] != "survival":
         raise ParameterError(
-            f"formula {formula!r}: a Surv(time, event) target needs a survival loss "
-            f"({', '.join(_losses_of_task('survival'))}), not {resolved['loss']!r}"
+            f"formula {formula!r}: a Surv(time, event) target needs loss="
+            f"{' or '.join(repr(name) for name in _losses_of_task('survival'))}, "
+            f"not {resolved['loss']!r}"
         )
     if spec.targets:
         pairs = _multi_output_loss(pairs, resolved["loss"], spec.targets)
