@@ -55,6 +55,8 @@ impl BoostingMethod for Toy {
 
 #[cfg(test)]
 mod tests {
+    use crate::loss::LossSpec;
+    use crate::metric::Metric;
     use crate::params::Method;
     use crate::{Booster, Feature, Frame, Params, StepRule, TrainData};
 
@@ -105,6 +107,17 @@ mod tests {
         assert_ne!(
             by_toy,
             fit(&[("method", "gbm"), ("step", "constant"), ("rho", "0.5")])
+        );
+    }
+
+    #[test]
+    fn the_metrics_follow_the_toy_loss_row() {
+        let toy: LossSpec = "toy(3)".parse().unwrap();
+        assert!(Metric::Rmse.check(&toy).is_ok());
+        let refused = Metric::Auc.check(&toy).unwrap_err().to_string();
+        assert!(
+            refused.ends_with("a loss among logistic, exponential, hinge"),
+            "{refused}"
         );
     }
 
