@@ -9,8 +9,8 @@ The graph's input ``X`` is a double matrix (rows × the model's features, in
 which :func:`onnx_inputs` computes from a frame (transforms and interactions
 are evaluated by optboost, not by the graph). Outputs: ``link`` (rows ×
 outputs, the raw scores) and, for a sigmoid, softmax or exp link (the
-probabilities or mean of ``model.predict``), ``response``. ONNX's tree outputs are floats, so scores agree with
-optboost to float precision.
+probabilities or mean of ``model.predict``), ``response``. ONNX's tree
+outputs are floats, so scores agree with optboost to float precision.
 
 A categorical rule (a set of levels going left) becomes a chain of
 ``BRANCH_EQ`` tests on the level codes of its smaller side, each of which

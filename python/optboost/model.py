@@ -38,6 +38,7 @@ HISTORY_SCHEMA = {name: _DTYPES[kind] for name, kind in _core.HISTORY_SCHEMA}
 # The columns of `Model.history` ("restarted" is shown through warnings and the plot instead).
 HISTORY_COLUMNS = tuple(name for name in HISTORY_SCHEMA if name != "restarted")
 
+
 def is_margin(core: Any) -> bool:
     """Whether the core model's link is a margin (the core's loss vocabulary says)."""
     return core.link[0] == "margin"
