@@ -9,7 +9,7 @@
 
 use crate::collective::{Collective, Local};
 use crate::error::{Error, Result};
-use crate::loss::{Loss, LossSpec};
+use crate::loss::{Loss, LossSpec, MetricFamily};
 use std::fmt;
 use std::str::FromStr;
 
@@ -33,6 +33,15 @@ pub enum Metric {
 }
 
 impl Metric {
+    pub const ALL: &'static [Metric] = &[
+        Metric::Rmse,
+        Metric::Mae,
+        Metric::Logloss,
+        Metric::Error,
+        Metric::Auc,
+        Metric::PoissonDeviance,
+        Metric::GammaDeviance,
+    ];
     pub const NAMES: &'static [&'static str] = &[
         "rmse",
         "mae",
@@ -60,33 +69,36 @@ impl Metric {
         matches!(self, Metric::Auc)
     }
 
-    /// Whether the metric means something for the targets and predictions of `loss`.
+    /// Whether the metric means something for the targets and predictions of `loss` (the
+    /// metric family of its row in the loss vocabulary).
     pub fn check(&self, loss: &LossSpec) -> Result<()> {
-        let fits = match self {
-            Metric::Rmse | Metric::Mae => !loss.is_multiclass(),
-            Metric::Logloss | Metric::Error => loss.is_multiclass() || loss.is_binary(),
-            Metric::Auc => loss.is_binary(),
-            Metric::PoissonDeviance | Metric::GammaDeviance => matches!(
-                loss,
-                LossSpec::Poisson | LossSpec::Gamma | LossSpec::Tweedie { .. }
+        if self.fits(loss.traits().metrics) {
+            return Ok(());
+        }
+        let losses: Vec<&str> = (LossSpec::vocabulary())
+            .filter(|spec| self.fits(spec.traits().metrics))
+            .map(|spec| spec.name())
+            .collect();
+        Err(Error::param(
+            "metrics",
+            format!("{} with the {} loss", self.name(), loss),
+            format!("a loss among {}", losses.join(", ")),
+        ))
+    }
+
+    /// Whether the metric is one of `family`'s.
+    pub fn fits(&self, family: MetricFamily) -> bool {
+        match family {
+            MetricFamily::Regression => matches!(self, Metric::Rmse | Metric::Mae),
+            MetricFamily::LogLink => matches!(
+                self,
+                Metric::Rmse | Metric::Mae | Metric::PoissonDeviance | Metric::GammaDeviance
             ),
-        };
-        let needs = match self {
-            Metric::Rmse | Metric::Mae => "a regression or binary loss",
-            Metric::Logloss | Metric::Error => "a binary or multiclass loss",
-            Metric::Auc => "a binary loss",
-            Metric::PoissonDeviance | Metric::GammaDeviance => {
-                "a log-link loss (poisson, gamma, tweedie)"
-            }
-        };
-        if fits {
-            Ok(())
-        } else {
-            Err(Error::param(
-                "metrics",
-                format!("{} with the {} loss", self.name(), loss),
-                needs,
-            ))
+            MetricFamily::Binary => matches!(
+                self,
+                Metric::Rmse | Metric::Mae | Metric::Logloss | Metric::Error | Metric::Auc
+            ),
+            MetricFamily::Multiclass => matches!(self, Metric::Logloss | Metric::Error),
         }
     }
 

@@ -12,17 +12,19 @@ use std::collections::BTreeMap;
 use std::str::FromStr;
 
 macro_rules! public_enum {
-    ($(#[$meta:meta])* $name:ident, $param:literal { $($variant:ident = $text:literal),+ $(,)? }) => {
+    ($(#[$meta:meta])* $name:ident, $param:literal {
+        $($(#[$variant_meta:meta])* $variant:ident = $text:literal),+ $(,)?
+    }) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
         #[serde(rename_all = "snake_case")]
-        pub enum $name { $($variant),+ }
+        pub enum $name { $($(#[$variant_meta])* $variant),+ }
 
         impl $name {
-            pub const NAMES: &'static [&'static str] = &[$($text),+];
-            pub const ALL: &'static [Self] = &[$($name::$variant),+];
+            pub const NAMES: &'static [&'static str] = &[$($(#[$variant_meta])* $text),+];
+            pub const ALL: &'static [Self] = &[$($(#[$variant_meta])* $name::$variant),+];
             pub fn name(&self) -> &'static str {
-                match self { $($name::$variant => $text),+ }
+                match self { $($(#[$variant_meta])* $name::$variant => $text),+ }
             }
         }
 
@@ -30,7 +32,7 @@ macro_rules! public_enum {
             type Err = Error;
             fn from_str(s: &str) -> Result<Self> {
                 match s {
-                    $($text => Ok($name::$variant),)+
+                    $($(#[$variant_meta])* $text => Ok($name::$variant),)+
                     _ => Err(Error::param($param, format!("{s:?}"), allowed_list(Self::NAMES))),
                 }
             }
@@ -76,6 +78,9 @@ public_enum!(
         ResidualGbm = "residual_gbm",
         AcceleratedGbm = "accelerated_gbm",
         RepeatedGbm = "repeated_gbm",
+        // The toy method of `boost/toy.rs`, added as docs/adding_a_method.md says (tests only).
+        #[cfg(test)]
+        Toy = "toy",
     }
 );
 

@@ -26,6 +26,21 @@ def loss_names() -> list[str]: ...
 def resolve_params(params: Sequence[tuple[str, str]]) -> dict[str, str | float]: ...
 def loss_task(loss: str) -> Literal["regression", "binary", "multiclass"]: ...
 
+# A loss's row of the core's loss vocabulary, from its text ("pinball(0.9)", "custom"):
+# name, parameter ((name, value) or None), task ("regression", "binary", "multiclass",
+# "multi_output", "survival"), target (the target encoding: "regression", "binary",
+# "multiclass"), link ("identity", "sigmoid", "softmax", "exp", "margin"), link_scale (the
+# sigmoid's, else None), separable, piecewise_linear, sigma_from_data, distributable, metrics
+# (the built-in metrics that fit it), default_metric ("mse", "mae", "logloss", "error",
+# "poisson_deviance", "gamma_deviance", "tweedie_deviance", "pinball"; the last two take the
+# parameter), multi_output (the loss fitting it to several target columns, or None), r_gbm
+# (R gbm's distribution name for it, or None).
+def loss_info(loss: str) -> dict[str, Any]: ...
+
+# What a method declares: name, momentum, proximal (its direction is the per-row prox),
+# multiclass, trees_per_iteration (per output; None when it varies), step_rules.
+def method_info(method: str) -> dict[str, Any]: ...
+
 class Booster:
     def __init__(
         self,
@@ -39,9 +54,9 @@ class Booster:
         offset: npt.NDArray[np.float64] | None = None,
         valid_offset: npt.NDArray[np.float64] | None = None,
         custom_loss: Any = None,
-        # Train on these rows of `features` only (read in place); y, weights and offset are
-        # given for these rows.
-        rows: npt.NDArray[np.int64] | None = None,
+        # What each row of `features` is for (0: trains, 1: validates, 2: left out), read in
+        # place by both sides; y, weights and offset are given for every row.
+        row_roles: npt.NDArray[np.uint8] | None = None,
         # One rank of a data-parallel fit: (rank, world, root "host:port", the job's secret
         # (16 to 1024 random bytes, the same on every rank), timeout in seconds); features, y,
         # weights and offsets are this rank's rows.
@@ -51,6 +66,7 @@ class Booster:
         self, max_steps: int, max_seconds: float
     ) -> tuple[int, tuple[StopKind, str] | None]: ...
     def extend(self, extra: int) -> None: ...
+    def continue_after_early_stopping(self, rounds: int | None = None) -> bool: ...
     @property
     def finished(self) -> tuple[StopKind, str] | None: ...
     @property
@@ -63,6 +79,9 @@ class Booster:
 class CoreModel:
     @staticmethod
     def from_json(text: str) -> CoreModel: ...
+    # A Python model file's bytes: the core model and the raw JSON of each other entry.
+    @staticmethod
+    def from_file_json(data: bytes) -> tuple[CoreModel, list[tuple[str, str]]]: ...
     def to_json(self) -> str: ...
     def predict(
         self, features: FeatureColumns, iteration: int | None = None, n_threads: int = 0
@@ -70,8 +89,20 @@ class CoreModel:
     def predict_response(
         self, features: FeatureColumns, iteration: int | None = None, n_threads: int = 0
     ) -> npt.NDArray[np.float64]: ...
-    def predict_contrib(self, features: FeatureColumns) -> npt.NDArray[np.float64]: ...
-    def predict_interactions(self, features: FeatureColumns) -> npt.NDArray[np.float64]: ...
+    def predict_staged(
+        self,
+        features: FeatureColumns,
+        iterations: Sequence[int],
+        response: bool,
+        n_threads: int = 0,
+    ) -> list[npt.NDArray[np.float64]]: ...
+    def response(self, scores: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...
+    def predict_contrib(
+        self, features: FeatureColumns, iteration: int | None = None
+    ) -> npt.NDArray[np.float64]: ...
+    def predict_interactions(
+        self, features: FeatureColumns, iteration: int | None = None
+    ) -> npt.NDArray[np.float64]: ...
     def feature_importance(self) -> tuple[list[str], list[float], list[int]]: ...
     @property
     def feature_names(self) -> list[str]: ...
@@ -80,8 +111,13 @@ class CoreModel:
     @property
     def n_trees(self) -> int: ...
     @property
+    def n_iterations(self) -> int: ...
+    @property
     def method(self) -> str: ...
     @property
     def loss(self) -> str: ...
+    # (link name, the sigmoid's scale or None), as loss_info's link and link_scale.
+    @property
+    def link(self) -> tuple[str, float | None]: ...
     @property
     def best_iteration(self) -> int | None: ...

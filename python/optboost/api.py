@@ -233,18 +233,19 @@ def design_pairs(
 ) -> tuple[list, Any]:
     """The core's parameters once the design is known (the loss of several targets, the
     constraints by feature), and the offset (the formula's offset(column) if it has one);
-    checks that a Surv() target comes with the cox loss."""
+    checks that a Surv() target comes with a survival loss."""
     pairs, resolved = prepared.pairs, prepared.resolved
     survival = spec.target_expression is not None and is_survival(
         parse_factor(spec.target_expression)
     )
-    if survival and resolved["loss"] != "cox":
+    if survival and _core.loss_info(resolved["loss"])["task"] != "survival":
         raise ParameterError(
-            f"formula {formula!r}: a Surv(time, event) target needs loss='cox', "
+            f"formula {formula!r}: a Surv(time, event) target needs loss="
+            f"{' or '.join(repr(name) for name in _losses_of_task('survival'))}, "
             f"not {resolved['loss']!r}"
         )
     if spec.targets:
-        pairs = _multi_output_loss(pairs, spec.targets)
+        pairs = _multi_output_loss(pairs, resolved["loss"], spec.targets)
     if spec.offset_column is not None:
         if offset is not None:
             raise ParameterError(
@@ -268,17 +269,22 @@ def flat_targets(
     return y, valid_args
 
 
-def _multi_output_loss(pairs: list, targets: tuple[str, ...]) -> list:
-    """The parameters with the loss of several targets: the squared loss over K outputs
-    (multi_squared), the only loss with K target columns."""
-    loss = dict(pairs).get("loss", "squared")
-    if loss not in ("squared", "multi_squared"):
+def _losses_of_task(task: str) -> list[str]:
+    """The core's losses for `task` (its loss vocabulary says)."""
+    return [name for name in _core.loss_names() if _core.loss_info(name)["task"] == task]
+
+
+def _multi_output_loss(pairs: list, loss: str, targets: tuple[str, ...]) -> list:
+    """The parameters with the loss of several targets: the core's loss that fits `loss` (the
+    loss in force) to several target columns (the squared loss over K outputs)."""
+    multi_output = _core.loss_info(loss)["multi_output"]
+    if multi_output is None:
         raise ParameterError(
             f"{len(targets)} targets ({', '.join(targets)}) need the squared loss "
             f"(multi-output regression); got loss {loss!r}"
         )
-    return [(name, "multi_squared" if name == "loss" else value) for name, value in pairs] + (
-        [] if "loss" in dict(pairs) else [("loss", "multi_squared")]
+    return [(name, multi_output if name == "loss" else value) for name, value in pairs] + (
+        [] if "loss" in dict(pairs) else [("loss", multi_output)]
     )
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import polars as pl
 
+from . import _core
 from .errors import DataError, ParameterError
 from .formula import per_column
 from .frames import polars_text, to_polars
@@ -430,30 +431,22 @@ def _needs(data: Any, kind: str) -> None:
 def default_metric(model: Model) -> Callable[[np.ndarray, np.ndarray], float]:
     """The loss-like metric permutation importance uses: f(encoded target,
     response-scale prediction)."""
-    from .crossval import METRICS
+    from .crossval import METRICS, tweedie_deviance
 
-    loss = model.loss
-    if loss.startswith(("logistic", "exponential", "softmax")):
-        return METRICS["logloss"]
-    if "hinge" in loss:
-        return METRICS["error"]
-    if loss.startswith("absolute"):
-        return METRICS["mae"]
-    if loss.startswith(("poisson", "gamma")):
-        return METRICS[loss.split("(")[0] + "_deviance"]
-    if loss.startswith("tweedie"):
-        from .crossval import tweedie_deviance
-
-        return tweedie_deviance(float(loss[loss.index("(") + 1 : loss.index(")")]))
-    if loss.startswith("pinball"):
-        tau = float(loss[loss.index("(") + 1 : loss.index(")")]) if "(" in loss else 0.5
+    # The core's loss vocabulary names the metric; the parametric ones take the loss's parameter.
+    info = _core.loss_info(model.loss)
+    name = info["default_metric"]
+    if name == "tweedie_deviance":
+        return tweedie_deviance(info["parameter"][1])
+    if name == "pinball":
+        tau = info["parameter"][1]
 
         def pinball(y: np.ndarray, p: np.ndarray) -> float:
             r = y - p
             return float(np.mean(np.maximum(tau * r, (tau - 1) * r)))
 
         return pinball
-    return METRICS["mse"]
+    return METRICS[name]
 
 
 def _permutation(

@@ -8,10 +8,9 @@ The graph's input ``X`` is a double matrix (rows × the model's features, in
 ``model.feature_names`` order; NaN = missing): the model's feature columns,
 which :func:`onnx_inputs` computes from a frame (transforms and interactions
 are evaluated by optboost, not by the graph). Outputs: ``link`` (rows ×
-outputs, the raw scores) and, for losses with a probability scale
-(logistic, exponential, softmax), ``response`` (probabilities, as
-``model.predict``). ONNX's tree outputs are floats, so scores agree with
-optboost to float precision.
+outputs, the raw scores) and, for a sigmoid, softmax or exp link (the
+probabilities or mean of ``model.predict``), ``response``. ONNX's tree
+outputs are floats, so scores agree with optboost to float precision.
 
 A categorical rule (a set of levels going left) becomes a chain of
 ``BRANCH_EQ`` tests on the level codes of its smaller side, each of which
@@ -35,8 +34,6 @@ if TYPE_CHECKING:
     from .model import Model
 
 ML_OPSET = 3
-# Losses whose response is e^link: the mean, or cox's relative hazard.
-LOG_LINK_LOSSES = ("poisson", "gamma", "tweedie", "cox")
 ONNX_OPSET = 17
 
 
@@ -145,22 +142,22 @@ def to_onnx(model: Model, path: str | os.PathLike | None = None) -> Any:
     )
     nodes = [ensemble]
     outputs = [helper.make_tensor_value_info("link", TensorProto.FLOAT, [None, n_outputs])]
-    loss = core["loss"]
+    # The response as the core's loss vocabulary gives the model's link; none for an identity
+    # link (the response is the link) or a margin (no response scale).
+    link, scale = model._core.link
     response = None
-    if loss["name"] == "logistic":
+    if link == "sigmoid" and scale == 1.0:
         response = [helper.make_node("Sigmoid", ["link"], ["response"])]
-    elif loss["name"] == "exponential":
-        scale = numpy_helper.from_array(
-            np.asarray([2.0 * loss.get("beta", 1.0)], np.float32), "scale"
-        )
+    elif link == "sigmoid":
+        scale = numpy_helper.from_array(np.asarray([scale], np.float32), "scale")
         response = [
             helper.make_node("Constant", [], ["scale"], value=scale),
             helper.make_node("Mul", ["link", "scale"], ["scaled"]),
             helper.make_node("Sigmoid", ["scaled"], ["response"]),
         ]
-    elif loss["name"] == "softmax":
+    elif link == "softmax":
         response = [helper.make_node("Softmax", ["link"], ["response"], axis=1)]
-    elif loss["name"] in LOG_LINK_LOSSES:
+    elif link == "exp":
         response = [helper.make_node("Exp", ["link"], ["response"])]
     if response is not None:
         nodes.extend(response)
@@ -231,7 +228,7 @@ def to_treelite(model: Model) -> Any:
     base score, so ``treelite.gtil.predict(tl, X, pred_margin=True)`` gives
     ``model.predict(data, type="link")`` for ``X = treelite_inputs(model,
     data)``; without ``pred_margin``, treelite's postprocessor gives the
-    probabilities of the logistic, exponential and softmax losses. Numeric
+    response of the model's link (probabilities, or the mean of an exp link). Numeric
     rules are ``x <= threshold``; categorical rules list the level codes
     going left; missing values follow each rule's default direction.
     """
@@ -248,21 +245,19 @@ def to_treelite(model: Model) -> Any:
         ) from None
     core = core_dict(model)
     n_outputs = core["n_outputs"]
-    loss = core["loss"]
-    name = loss["name"]
-    if name in ("logistic", "exponential"):
-        # P(y = 1) = sigmoid(alpha · f): alpha = 1 for the logistic loss, 2β for the
-        # exponential loss exp(-β y f), whose population minimiser is log-odds / (2β).
-        alpha = 1.0 if name == "logistic" else 2.0 * loss.get("beta", 1.0)
-        task, post = "kBinaryClf", PostProcessorFunc("sigmoid", sigmoid_alpha=alpha)
-    elif name == "softmax":
+    # treelite's postprocessor for the model's link (the core's loss vocabulary gives it); a
+    # margin keeps its scores, as a classifier's when the target is classes.
+    link, scale = model._core.link
+    if link == "sigmoid":
+        task, post = "kBinaryClf", PostProcessorFunc("sigmoid", sigmoid_alpha=scale)
+    elif link == "softmax":
         task, post = "kMultiClf", PostProcessorFunc("softmax")
-    elif name == "multiclass_hinge":
-        task, post = "kMultiClf", PostProcessorFunc("identity_multiclass")
-    elif name == "hinge":
-        task, post = "kBinaryClf", PostProcessorFunc("identity")
-    elif name in LOG_LINK_LOSSES:
+    elif link == "exp":
         task, post = "kRegressor", PostProcessorFunc("exponential")
+    elif link == "margin" and model.task == "multiclass":
+        task, post = "kMultiClf", PostProcessorFunc("identity_multiclass")
+    elif link == "margin" and model.task == "binary":
+        task, post = "kBinaryClf", PostProcessorFunc("identity")
     else:
         task, post = "kRegressor", PostProcessorFunc("identity")
     multiclass = task == "kMultiClf"

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _core
 from .errors import DataError, ParameterError
 
 # What each row of a fit's features is for, as the core's ``row_roles`` reads it: both sides
@@ -20,7 +21,6 @@ from .errors import DataError, ParameterError
 # for every row) row by row, so that holding rows out copies nothing in Python.
 TRAINS, VALIDATES, LEFT_OUT = 0, 1, 2
 
-MOMENTUM_METHODS = frozenset({"agbm", "agbmr", "vagbm", "accelerated_gbm", "accelerated_proximal"})
 AUTO_FRACTION = 0.1
 # Below this many held-out rows the selected iteration is mostly noise: "auto" then trains on
 # every row (and keeps the best iterate by training loss, as with validation_fraction=None).
@@ -36,7 +36,7 @@ def resolve_fraction(fraction: Any, method: str, n_rows: int) -> float | None:
             raise ParameterError(
                 f'validation_fraction must be "auto", None or a number in (0, 1), got {fraction!r}'
             )
-        if method not in MOMENTUM_METHODS or round(AUTO_FRACTION * n_rows) < MIN_AUTO_HELD:
+        if not _has_momentum(method) or round(AUTO_FRACTION * n_rows) < MIN_AUTO_HELD:
             return None
         return AUTO_FRACTION
     if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction < 1:
@@ -44,6 +44,12 @@ def resolve_fraction(fraction: Any, method: str, n_rows: int) -> float | None:
             f'validation_fraction must be "auto", None or a number in (0, 1), got {fraction!r}'
         )
     return float(fraction)
+
+
+def _has_momentum(method: str) -> bool:
+    """Whether the core says `method` has momentum; False for a name it does not know, which
+    the parameter checks then report."""
+    return method in _core.method_names() and _core.method_info(method)["momentum"]
 
 
 def held_roles(held: np.ndarray) -> np.ndarray:

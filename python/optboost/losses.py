@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Union
 
+from . import _core
 from .errors import ParameterError, ParameterTypeError
 
 
@@ -95,16 +96,11 @@ class CustomLoss:
 LossLike = Union[str, Pinball, Huber, Logistic, Exponential, Tweedie, CustomLoss]
 
 
-# R's gbm distributions and the optboost loss each one is.
+# R's gbm distributions and the optboost loss each one is, as the core's loss vocabulary says.
 R_DISTRIBUTIONS = {
-    "gaussian": "squared",
-    "laplace": "absolute",
-    "quantile": "pinball",
-    "bernoulli": "logistic",
-    "adaboost": "exponential",
-    "multinomial": "softmax",
-    "poisson": "poisson",
-    "coxph": "cox",
+    info["r_gbm"]: name
+    for name in _core.loss_names()
+    if (info := _core.loss_info(name))["r_gbm"] is not None
 }
 # R's gbm distributions optboost does not have, with what to use instead.
 R_MISSING = {

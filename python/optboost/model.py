@@ -38,9 +38,10 @@ HISTORY_SCHEMA = {name: _DTYPES[kind] for name, kind in _core.HISTORY_SCHEMA}
 # The columns of `Model.history` ("restarted" is shown through warnings and the plot instead).
 HISTORY_COLUMNS = tuple(name for name in HISTORY_SCHEMA if name != "restarted")
 
-# Losses whose predictions are the link: margins, and custom losses (whose response function is
-# not known).
-MARGIN_LOSSES = ("hinge", "multiclass_hinge", "custom")
+
+def is_margin(core: Any) -> bool:
+    """Whether the core model's link is a margin (the core's loss vocabulary says)."""
+    return core.link[0] == "margin"
 
 
 def metric_columns(params: Mapping[str, str]) -> list[str]:
@@ -319,8 +320,9 @@ class Model:
 
     @property
     def is_margin_loss(self) -> bool:
-        """Hinge losses: scores are margins, with no probability behind them."""
-        return self.loss.split("(")[0] in MARGIN_LOSSES
+        """Scores are margins with no probability behind them (hinge losses), or of a custom
+        loss whose response is not known: predictions stay on the link scale."""
+        return is_margin(self._core)
 
     def _check_type(self, type: str | None) -> str:
         """The prediction type to use (None: the model's natural one), checked."""

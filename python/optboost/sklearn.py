@@ -37,7 +37,7 @@ from .holdout import LEFT_OUT, TRAINS, VALIDATES, held_roles, held_rows, resolve
 from .frames import to_polars
 from .losses import CustomLoss, loss_text
 from .metrics import split_metrics
-from .model import HISTORY_SCHEMA, MARGIN_LOSSES
+from .model import HISTORY_SCHEMA, is_margin
 from .params import param_pairs
 from .training import train
 
@@ -473,7 +473,7 @@ class BoostClassifier(ClassifierMixin, _BoostEstimator):
 
     def predict_proba(self, X: Any) -> np.ndarray:
         check_is_fitted(self)
-        if self.core_model_.loss.split("(")[0] in MARGIN_LOSSES:
+        if is_margin(self.core_model_):
             raise ParameterError(
                 f"the {self.core_model_.loss!r} loss gives no probabilities; use decision_function"
             )

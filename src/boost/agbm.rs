@@ -302,6 +302,12 @@ impl BoostingMethod for Agbm {
     fn has_momentum(&self) -> bool {
         true
     }
+    fn uses_prox(&self) -> bool {
+        false
+    }
+    fn trees_per_iteration(&self) -> Option<usize> {
+        Some(2)
+    }
     fn starts_from_output(&self) -> bool {
         false
     }

@@ -34,6 +34,11 @@ pub(crate) trait BoostingMethod: Sync {
     fn supports_multiclass(&self) -> bool;
     /// Whether its output mixes old iterates (Nesterov momentum), so old tree weights change.
     fn has_momentum(&self) -> bool;
+    /// Whether its direction is the per-row proximal step (which needs a separable loss).
+    fn uses_prox(&self) -> bool;
+    /// The trees it fits per output in one iteration; `None` when that varies with the
+    /// iteration (`repeated_gbm`'s inner fits).
+    fn trees_per_iteration(&self) -> Option<usize>;
     /// Whether each iteration starts with the gradient at the output, which the booster's loss
     /// pass then computes on the way (`Booster::output_need`).
     fn starts_from_output(&self) -> bool;
@@ -57,6 +62,8 @@ pub(crate) fn method(name: Method) -> &'static dyn BoostingMethod {
         Method::ResidualGbm => &proximal::RESIDUAL_GBM,
         Method::AcceleratedGbm => &proximal::ACCELERATED_GBM,
         Method::RepeatedGbm => &projection::RepeatedGbm,
+        #[cfg(test)]
+        Method::Toy => &super::toy::Toy,
     }
 }
 
@@ -77,10 +84,11 @@ impl Method {
     /// Methods whose direction is the per-row proximal step (the proximal family's
     /// `proximal`, `residual_proximal`, `accelerated_proximal`).
     pub fn uses_prox(&self) -> bool {
-        matches!(
-            self,
-            Method::Proximal | Method::ResidualProximal | Method::AcceleratedProximal
-        )
+        method(*self).uses_prox()
+    }
+    /// The trees fitted per output in one iteration; `None` when that varies.
+    pub fn trees_per_iteration(&self) -> Option<usize> {
+        method(*self).trees_per_iteration()
     }
 }
 

@@ -19,6 +19,8 @@ mod rgbm;
 mod sampling;
 mod step_rule;
 mod stopping;
+#[cfg(test)]
+mod toy;
 mod tracked;
 mod training_data;
 mod undo;
@@ -160,8 +162,9 @@ impl Booster {
     /// with the model of all the rows. A lost rank ends `step` with an error; the model keeps
     /// the iterations finished before it.
     ///
-    /// Not available: losses whose value is not a sum over rows (`cox`), `multiclass_hinge`,
-    /// and the `auc` metric (a ranking of all the rows).
+    /// Not available: the losses whose traits say they are not distributable (`cox`, whose value
+    /// is not a sum over rows, `multiclass_hinge`, a custom loss), and the `auc` metric (a
+    /// ranking of all the rows).
     pub fn distributed(
         params: Params,
         train: &TrainData<'_>,
@@ -170,24 +173,24 @@ impl Booster {
         collective: Arc<dyn Collective>,
     ) -> Result<Booster> {
         params.validate()?;
-        let refuse = |what: &str, value: String| {
-            Err(Error::param(
-                what,
-                value,
-                "a setting a data-parallel fit supports (not the cox or multiclass_hinge \
-                 losses, a custom loss, or the auc metric)",
-            ))
-        };
-        let loss = &params.loss;
-        if matches!(
-            loss,
-            LossSpec::Cox | LossSpec::MulticlassHinge | LossSpec::Custom
-        ) {
-            return refuse("loss", loss.to_string());
+        if !params.loss.traits().distributable {
+            let losses: Vec<&str> = (LossSpec::vocabulary())
+                .filter(|spec| spec.traits().distributable)
+                .map(|spec| spec.name())
+                .collect();
+            return Err(Error::param(
+                "loss",
+                params.loss.to_string(),
+                format!("a loss a data-parallel fit supports: {}", losses.join(", ")),
+            ));
         }
         if params.metrics.contains(&Metric::Auc) {
             let names: Vec<String> = params.metrics.iter().map(ToString::to_string).collect();
-            return refuse("metrics", names.join(","));
+            return Err(Error::param(
+                "metrics",
+                names.join(","),
+                "metrics a data-parallel fit supports (not auc, a ranking of all the rows)",
+            ));
         }
         let binning = params.binning;
         let shared = Arc::clone(&collective);

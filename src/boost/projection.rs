@@ -99,6 +99,12 @@ impl BoostingMethod for RepeatedGbm {
     fn has_momentum(&self) -> bool {
         false
     }
+    fn uses_prox(&self) -> bool {
+        false
+    }
+    fn trees_per_iteration(&self) -> Option<usize> {
+        None
+    }
     fn starts_from_output(&self) -> bool {
         true
     }

@@ -262,6 +262,12 @@ impl BoostingMethod for MetaMethod {
     fn has_momentum(&self) -> bool {
         self.0.accelerated
     }
+    fn uses_prox(&self) -> bool {
+        self.0.direction == DirectionKind::Proximal
+    }
+    fn trees_per_iteration(&self) -> Option<usize> {
+        Some(1)
+    }
     fn starts_from_output(&self) -> bool {
         self.0.direction == DirectionKind::Gradient && !self.0.accelerated
     }

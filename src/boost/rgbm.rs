@@ -82,6 +82,12 @@ impl BoostingMethod for Rgbm {
     fn has_momentum(&self) -> bool {
         false
     }
+    fn uses_prox(&self) -> bool {
+        false
+    }
+    fn trees_per_iteration(&self) -> Option<usize> {
+        Some(1)
+    }
     fn starts_from_output(&self) -> bool {
         true
     }

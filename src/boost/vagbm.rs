@@ -103,6 +103,12 @@ impl BoostingMethod for Vagbm {
     fn has_momentum(&self) -> bool {
         true
     }
+    fn uses_prox(&self) -> bool {
+        false
+    }
+    fn trees_per_iteration(&self) -> Option<usize> {
+        Some(1)
+    }
     fn starts_from_output(&self) -> bool {
         false
     }

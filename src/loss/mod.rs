@@ -34,6 +34,9 @@ mod softmax;
 pub mod solve;
 mod spec;
 mod squared;
+#[cfg(test)]
+mod toy;
+mod traits;
 mod tweedie;
 mod vectorized;
 
@@ -50,6 +53,9 @@ pub use pinball::Pinball;
 pub use softmax::Softmax;
 pub use spec::LossSpec;
 pub use squared::Squared;
+#[cfg(test)]
+pub use toy::Toy;
+pub use traits::{DefaultMetric, Link, MetricFamily, Task, Traits};
 pub use tweedie::Tweedie;
 
 use crate::rows::group_slots;

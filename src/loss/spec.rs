@@ -2,6 +2,7 @@
 //! prints to strings such as `"pinball(0.9)"`, validates, serialises (`{"name": "pinball",
 //! "tau": 0.9}`) and builds the [`Loss`] the booster runs on.
 
+use super::traits::{DefaultMetric, Link, MetricFamily, Task, Traits};
 use super::{
     Absolute, Cox, Exponential, Hinge, Huber, Logistic, Loss, MultiSquared, MulticlassHinge,
     Pinball, Scalar, Softmax, Squared, Tweedie,
@@ -50,54 +51,149 @@ pub enum LossSpec {
     Cox,
     /// The squared loss over K outputs: the target is n × K, one column per output.
     MultiSquared,
+    /// The toy loss of `loss/toy.rs`, added as docs/adding_a_loss.md says (tests only).
+    #[cfg(test)]
+    Toy {
+        scale: f64,
+    },
     /// A scalar loss given as an object (Python's `CustomLoss`), not rebuilt from its name: a
     /// model trained with it keeps its trees and predicts the link only.
     Custom,
 }
 
-/// A loss of the vocabulary: its name and, for a loss with a parameter, the parameter's name and
-/// default; `spec` makes the spec from the parameter (ignored without one).
+/// A loss's parameter: its name, its default and its domain, checked by `LossSpec::validate`.
+struct Param {
+    name: &'static str,
+    default: f64,
+    valid: fn(f64) -> bool,
+    domain: &'static str,
+}
+
+const fn param(
+    name: &'static str,
+    default: f64,
+    valid: fn(f64) -> bool,
+    domain: &'static str,
+) -> Option<Param> {
+    Some(Param {
+        name,
+        default,
+        valid,
+        domain,
+    })
+}
+
+/// A loss of the vocabulary: its name, its parameter if it has one, the spec made from the
+/// parameter's value (ignored without one), its link at that value, and its traits.
 struct Entry {
     name: &'static str,
-    param: Option<(&'static str, f64)>,
+    param: Option<Param>,
     spec: fn(f64) -> LossSpec,
+    link: fn(f64) -> Link,
+    traits: Traits,
 }
 
-const fn entry(
-    name: &'static str,
-    param: Option<(&'static str, f64)>,
-    spec: fn(f64) -> LossSpec,
-) -> Entry {
-    Entry { name, param, spec }
-}
+use DefaultMetric as D;
+use MetricFamily as M;
+use Task::*;
 
-/// Every loss by name, one row each: parsing, `LossSpec::name`, `LossSpec::NAMES` and the list of
-/// the error message all read it. Defaults: pinball τ = 0.5, huber δ = 1, logistic ridge 0,
-/// exponential β = 1, tweedie p = 1.5 (LightGBM's and XGBoost's default variance power, midway
-/// between Poisson and gamma).
+/// Every loss by name, one row each: parsing, validation, `name`, `link`, `traits`, `NAMES` and
+/// the error message's list of losses all read it, and through `traits` every predicate, the
+/// metric check, the data-parallel refusal, Python's `loss_info` and the exports. Defaults:
+/// pinball τ = 0.5, huber δ = 1, logistic ridge 0, exponential β = 1, tweedie p = 1.5 (LightGBM's
+/// and XGBoost's default variance power, midway between Poisson and gamma). The exponential
+/// loss e^{−βyf} has the population minimiser log-odds / (2β): its probability is a sigmoid of
+/// scale 2β.
 #[rustfmt::skip]
-const VOCABULARY: [Entry; 14] = [
-    entry("squared", None, |_| LossSpec::Squared),
-    entry("absolute", None, |_| LossSpec::Absolute),
-    entry("pinball", Some(("tau", 0.5)), |tau| LossSpec::Pinball { tau }),
-    entry("huber", Some(("delta", 1.0)), |delta| LossSpec::Huber { delta }),
-    entry("logistic", Some(("ridge", 0.0)), |ridge| LossSpec::Logistic { ridge }),
-    entry("exponential", Some(("beta", 1.0)), |beta| LossSpec::Exponential { beta }),
-    entry("hinge", None, |_| LossSpec::Hinge),
-    entry("softmax", None, |_| LossSpec::Softmax),
-    entry("multiclass_hinge", None, |_| LossSpec::MulticlassHinge),
-    entry("poisson", None, |_| LossSpec::Poisson),
-    entry("gamma", None, |_| LossSpec::Gamma),
-    entry("tweedie", Some(("p", 1.5)), |p| LossSpec::Tweedie { p }),
-    entry("cox", None, |_| LossSpec::Cox),
-    entry("multi_squared", None, |_| LossSpec::MultiSquared),
+const VOCABULARY: &[Entry] = &[
+    Entry { name: "squared", param: None, spec: |_| LossSpec::Squared, link: |_| Link::Identity,
+        traits: Traits { task: Regression, separable: true, piecewise_linear: false, sigma_from_data: false,
+            distributable: true, metrics: M::Regression, default_metric: D::Mse,
+            multi_output: Some("multi_squared"), r_gbm: Some("gaussian") } },
+    Entry { name: "absolute", param: None, spec: |_| LossSpec::Absolute, link: |_| Link::Identity,
+        traits: Traits { task: Regression, separable: true, piecewise_linear: true, sigma_from_data: false,
+            distributable: true, metrics: M::Regression, default_metric: D::Mae,
+            multi_output: None, r_gbm: Some("laplace") } },
+    Entry { name: "pinball", param: param("tau", 0.5, |tau| tau > 0.0 && tau < 1.0, "a number in (0, 1)"),
+        spec: |tau| LossSpec::Pinball { tau }, link: |_| Link::Identity,
+        traits: Traits { task: Regression, separable: true, piecewise_linear: true, sigma_from_data: false,
+            distributable: true, metrics: M::Regression, default_metric: D::Pinball,
+            multi_output: None, r_gbm: Some("quantile") } },
+    Entry { name: "huber", param: param("delta", 1.0, |delta| delta > 0.0 && delta.is_finite(), "a finite number > 0"),
+        spec: |delta| LossSpec::Huber { delta }, link: |_| Link::Identity,
+        traits: Traits { task: Regression, separable: true, piecewise_linear: false, sigma_from_data: false,
+            distributable: true, metrics: M::Regression, default_metric: D::Mse,
+            multi_output: None, r_gbm: None } },
+    Entry { name: "logistic", param: param("ridge", 0.0, |ridge| ridge >= 0.0 && ridge.is_finite(), "a finite number >= 0"),
+        spec: |ridge| LossSpec::Logistic { ridge }, link: |_| Link::Sigmoid { scale: 1.0 },
+        traits: Traits { task: Binary, separable: true, piecewise_linear: false, sigma_from_data: false,
+            distributable: true, metrics: M::Binary, default_metric: D::Logloss,
+            multi_output: None, r_gbm: Some("bernoulli") } },
+    Entry { name: "exponential", param: param("beta", 1.0, |beta| beta > 0.0 && beta.is_finite(), "a finite number > 0"),
+        spec: |beta| LossSpec::Exponential { beta }, link: |beta| Link::Sigmoid { scale: 2.0 * beta },
+        traits: Traits { task: Binary, separable: true, piecewise_linear: false, sigma_from_data: false,
+            distributable: true, metrics: M::Binary, default_metric: D::Logloss,
+            multi_output: None, r_gbm: Some("adaboost") } },
+    Entry { name: "hinge", param: None, spec: |_| LossSpec::Hinge, link: |_| Link::Margin,
+        traits: Traits { task: Binary, separable: true, piecewise_linear: true, sigma_from_data: false,
+            distributable: true, metrics: M::Binary, default_metric: D::Error,
+            multi_output: None, r_gbm: None } },
+    Entry { name: "softmax", param: None, spec: |_| LossSpec::Softmax, link: |_| Link::Softmax,
+        traits: Traits { task: Multiclass, separable: true, piecewise_linear: false, sigma_from_data: false,
+            distributable: true, metrics: M::Multiclass, default_metric: D::Logloss,
+            multi_output: None, r_gbm: Some("multinomial") } },
+    Entry { name: "multiclass_hinge", param: None, spec: |_| LossSpec::MulticlassHinge, link: |_| Link::Margin,
+        traits: Traits { task: Multiclass, separable: true, piecewise_linear: true, sigma_from_data: false,
+            distributable: false, metrics: M::Multiclass, default_metric: D::Error,
+            multi_output: None, r_gbm: None } },
+    Entry { name: "poisson", param: None, spec: |_| LossSpec::Poisson, link: |_| Link::Exp,
+        traits: Traits { task: Regression, separable: true, piecewise_linear: false, sigma_from_data: true,
+            distributable: true, metrics: M::LogLink, default_metric: D::PoissonDeviance,
+            multi_output: None, r_gbm: Some("poisson") } },
+    Entry { name: "gamma", param: None, spec: |_| LossSpec::Gamma, link: |_| Link::Exp,
+        traits: Traits { task: Regression, separable: true, piecewise_linear: false, sigma_from_data: true,
+            distributable: true, metrics: M::LogLink, default_metric: D::GammaDeviance,
+            multi_output: None, r_gbm: None } },
+    Entry { name: "tweedie", param: param("p", 1.5, |p| p > 1.0 && p < 2.0, "a number in (1, 2) (p = 1 is `poisson`, p = 2 is `gamma`)"),
+        spec: |p| LossSpec::Tweedie { p }, link: |_| Link::Exp,
+        traits: Traits { task: Regression, separable: true, piecewise_linear: false, sigma_from_data: true,
+            distributable: true, metrics: M::LogLink, default_metric: D::TweedieDeviance,
+            multi_output: None, r_gbm: None } },
+    Entry { name: "cox", param: None, spec: |_| LossSpec::Cox, link: |_| Link::Exp,
+        traits: Traits { task: Survival, separable: false, piecewise_linear: false, sigma_from_data: true,
+            distributable: false, metrics: M::Regression, default_metric: D::Mse,
+            multi_output: None, r_gbm: Some("coxph") } },
+    Entry { name: "multi_squared", param: None, spec: |_| LossSpec::MultiSquared, link: |_| Link::Identity,
+        traits: Traits { task: MultiOutput, separable: true, piecewise_linear: false, sigma_from_data: false,
+            distributable: true, metrics: M::Regression, default_metric: D::Mse,
+            multi_output: Some("multi_squared"), r_gbm: None } },
+    #[cfg(test)]
+    Entry { name: "toy", param: param("scale", 2.0, |scale| scale > 0.0 && scale.is_finite(), "a finite number > 0"),
+        spec: |scale| LossSpec::Toy { scale }, link: |_| Link::Identity,
+        traits: Traits { task: Regression, separable: true, piecewise_linear: false, sigma_from_data: false,
+            distributable: true, metrics: M::Regression, default_metric: D::Mse,
+            multi_output: None, r_gbm: None } },
 ];
+
+/// A custom loss (Python's `CustomLoss`): a scalar loss on real targets whose response the crate
+/// does not know (its predictions are the link), run by one process.
+const CUSTOM: Traits = Traits {
+    task: Regression,
+    separable: true,
+    piecewise_linear: false,
+    sigma_from_data: false,
+    distributable: false,
+    metrics: MetricFamily::Regression,
+    default_metric: DefaultMetric::Mse,
+    multi_output: None,
+    r_gbm: None,
+};
 
 /// The names accepted by `from_str`, for error messages: `pinball` and `pinball(tau)` alike.
 fn allowed() -> String {
     let forms: Vec<String> = (VOCABULARY.iter())
         .flat_map(|e| {
-            let with_param = e.param.map(|(param, _)| format!("{}({param})", e.name));
+            let with_param = e.param.as_ref().map(|p| format!("{}({})", e.name, p.name));
             [e.name.to_string()].into_iter().chain(with_param)
         })
         .collect();
@@ -116,79 +212,103 @@ impl LossSpec {
         names
     };
 
-    pub fn name(&self) -> &'static str {
-        let kind = std::mem::discriminant(self);
-        (VOCABULARY.iter())
-            .find(|e| std::mem::discriminant(&(e.spec)(e.param.map_or(0.0, |(_, d)| d))) == kind)
-            .map_or("custom", |e| e.name)
+    /// Every loss of the vocabulary at its default parameter, in the order of `NAMES`.
+    pub fn vocabulary() -> impl Iterator<Item = LossSpec> {
+        (VOCABULARY.iter()).map(|e| (e.spec)(e.param.as_ref().map_or(0.0, |p| p.default)))
     }
 
-    /// Checks the parameter: τ ∈ (0, 1), δ > 0 finite, ridge ≥ 0 finite, β > 0 finite,
-    /// Tweedie power p ∈ (1, 2) (its ends are `poisson` and `gamma`).
+    /// The row of the vocabulary; `None` for `Custom`, which has none.
+    fn entry(&self) -> Option<&'static Entry> {
+        let kind = std::mem::discriminant(self);
+        (VOCABULARY.iter()).find(|e| {
+            let default = e.param.as_ref().map_or(0.0, |p| p.default);
+            std::mem::discriminant(&(e.spec)(default)) == kind
+        })
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.entry().map_or("custom", |e| e.name)
+    }
+
+    /// The parameter's name and value, for a loss with one.
+    pub fn parameter(&self) -> Option<(&'static str, f64)> {
+        let value = match *self {
+            LossSpec::Pinball { tau: v }
+            | LossSpec::Huber { delta: v }
+            | LossSpec::Logistic { ridge: v }
+            | LossSpec::Exponential { beta: v }
+            | LossSpec::Tweedie { p: v } => v,
+            #[cfg(test)]
+            LossSpec::Toy { scale } => scale,
+            LossSpec::Squared
+            | LossSpec::Absolute
+            | LossSpec::Hinge
+            | LossSpec::Softmax
+            | LossSpec::MulticlassHinge
+            | LossSpec::Poisson
+            | LossSpec::Gamma
+            | LossSpec::Cox
+            | LossSpec::MultiSquared
+            | LossSpec::Custom => return None,
+        };
+        let param = self.entry()?.param.as_ref()?;
+        Some((param.name, value))
+    }
+
+    /// What the loss is (its row of the vocabulary).
+    pub fn traits(&self) -> Traits {
+        self.entry().map_or(CUSTOM, |e| e.traits)
+    }
+
+    /// How a row's scores map to the response scale.
+    pub fn link(&self) -> Link {
+        match (self.entry(), self.parameter()) {
+            (Some(e), parameter) => (e.link)(parameter.map_or(0.0, |(_, v)| v)),
+            (None, _) => Link::Margin,
+        }
+    }
+
+    /// Checks the parameter against its domain (the vocabulary's): τ ∈ (0, 1), δ > 0 finite,
+    /// ridge ≥ 0 finite, β > 0 finite, Tweedie power p ∈ (1, 2) (its ends are `poisson` and
+    /// `gamma`).
     pub fn validate(&self) -> Result<()> {
-        match *self {
-            LossSpec::Pinball { tau } if !(tau > 0.0 && tau < 1.0) => {
-                Err(Error::param("tau", tau, "a number in (0, 1)"))
+        let param = self.entry().and_then(|e| e.param.as_ref());
+        match (param, self.parameter()) {
+            (Some(param), Some((_, value))) if !(param.valid)(value) => {
+                Err(Error::param(param.name, value, param.domain))
             }
-            LossSpec::Huber { delta } if !(delta > 0.0 && delta.is_finite()) => {
-                Err(Error::param("delta", delta, "a finite number > 0"))
-            }
-            LossSpec::Logistic { ridge } if !(ridge >= 0.0 && ridge.is_finite()) => {
-                Err(Error::param("ridge", ridge, "a finite number >= 0"))
-            }
-            LossSpec::Exponential { beta } if !(beta > 0.0 && beta.is_finite()) => {
-                Err(Error::param("beta", beta, "a finite number > 0"))
-            }
-            LossSpec::Tweedie { p } if !(p > 1.0 && p < 2.0) => Err(Error::param(
-                "p",
-                p,
-                "a number in (1, 2) (p = 1 is `poisson`, p = 2 is `gamma`)",
-            )),
             _ => Ok(()),
         }
     }
 
-    /// Smooth with a curvature that grows without bound (the log-link losses): the default
-    /// constant step takes σ from the data at the start (`ScalarLoss::sigma_from`).
+    /// Smooth with a curvature that grows without bound (see `Traits::sigma_from_data`).
     pub fn sigma_from_data(&self) -> bool {
-        matches!(
-            self,
-            LossSpec::Poisson | LossSpec::Gamma | LossSpec::Tweedie { .. } | LossSpec::Cox
-        )
+        self.traits().sigma_from_data
     }
 
     /// Piecewise linear in the score: no second derivative to take a Newton step with.
     pub fn is_piecewise_linear(&self) -> bool {
-        matches!(
-            self,
-            LossSpec::Absolute
-                | LossSpec::Pinball { .. }
-                | LossSpec::Hinge
-                | LossSpec::MulticlassHinge
-        )
+        self.traits().piecewise_linear
     }
 
     /// Not a sum of per-row terms: no per-row prox (see `Loss::separable`).
     pub fn is_separable(&self) -> bool {
-        !matches!(self, LossSpec::Cox)
+        self.traits().separable
     }
 
     /// Labels must be ±1.
     pub fn is_binary(&self) -> bool {
-        matches!(
-            self,
-            LossSpec::Logistic { .. } | LossSpec::Exponential { .. } | LossSpec::Hinge
-        )
+        self.traits().task == Task::Binary
     }
 
     /// K scores per row, labels are class indices.
     pub fn is_multiclass(&self) -> bool {
-        matches!(self, LossSpec::Softmax | LossSpec::MulticlassHinge)
+        self.traits().task == Task::Multiclass
     }
 
     /// K scores per row from a target of K columns (n × K).
     pub fn is_multi_output(&self) -> bool {
-        matches!(self, LossSpec::MultiSquared)
+        self.traits().task == Task::MultiOutput
     }
 
     /// Validates and builds the loss; `n_classes` is K for multiclass losses (≥ 2) and the
@@ -224,6 +344,8 @@ impl LossSpec {
             LossSpec::Tweedie { p } => Arc::new(Scalar(Tweedie::new(p))),
             LossSpec::Cox => Arc::new(Cox),
             LossSpec::MultiSquared => Arc::new(MultiSquared::new(n_classes)),
+            #[cfg(test)]
+            LossSpec::Toy { scale } => Arc::new(Scalar(super::Toy::new(scale))),
             LossSpec::Custom => {
                 return Err(Error::param(
                     "loss",
@@ -256,7 +378,7 @@ impl FromStr for LossSpec {
         if entry.is_none() && name != "custom" {
             return Err(Error::param("loss", s, allowed()));
         }
-        let param = entry.and_then(|e| e.param);
+        let param = entry.and_then(|e| e.param.as_ref());
         if arg.is_some() && param.is_none() {
             return Err(Error::param(
                 "loss",
@@ -266,14 +388,14 @@ impl FromStr for LossSpec {
         }
         let value = match (param, arg) {
             (None, _) => 0.0,
-            (Some((_, default)), None) => default,
+            (Some(param), None) => param.default,
             // `huber(2)` and `huber(delta=2)` alike, as the README's table spells them
-            (Some((param, _)), Some(a)) => (a.strip_prefix(param))
+            (Some(param), Some(a)) => (a.strip_prefix(param.name))
                 .and_then(|rest| rest.trim_start().strip_prefix('='))
                 .unwrap_or(a)
                 .trim()
                 .parse::<f64>()
-                .map_err(|_| Error::param(param, a, "a number"))?,
+                .map_err(|_| Error::param(param.name, a, "a number"))?,
         };
         let spec = entry.map_or(LossSpec::Custom, |e| (e.spec)(value));
         spec.validate()?;
@@ -285,13 +407,178 @@ impl fmt::Display for LossSpec {
     /// Parametric losses always print their parameter (`pinball(0.5)`); f64 `Display` is the
     /// shortest string that parses back to the same value, so this round-trips through `FromStr`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LossSpec::Pinball { tau } => write!(f, "pinball({tau})"),
-            LossSpec::Huber { delta } => write!(f, "huber({delta})"),
-            LossSpec::Logistic { ridge } => write!(f, "logistic({ridge})"),
-            LossSpec::Exponential { beta } => write!(f, "exponential({beta})"),
-            LossSpec::Tweedie { p } => write!(f, "tweedie({p})"),
-            other => f.write_str(other.name()),
+        match self.parameter() {
+            Some((_, value)) => write!(f, "{}({value})", self.name()),
+            None => f.write_str(self.name()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::uniform;
+
+    /// Every loss of the vocabulary, at its default and at another parameter.
+    fn specs() -> Vec<LossSpec> {
+        let mut specs: Vec<LossSpec> = LossSpec::vocabulary().collect();
+        for text in [
+            "pinball(0.8)",
+            "huber(2)",
+            "logistic(0.1)",
+            "exponential(0.3)",
+        ] {
+            specs.push(text.parse().unwrap());
+        }
+        specs.push("tweedie(1.2)".parse().unwrap());
+        specs
+    }
+
+    const K: usize = 3;
+
+    /// Rows of targets suited to `task` (T per row) and scores (K per row for a loss of K
+    /// outputs).
+    fn rows(task: Task, n_outputs: usize, n: usize) -> (Vec<f64>, Vec<f64>) {
+        let mut state = 11;
+        let mut next = || uniform(&mut state);
+        let target_width = if task == Task::MultiOutput { K } else { 1 };
+        let y = (0..n * target_width)
+            .map(|i| match task {
+                Task::Regression | Task::MultiOutput => 0.1 + 3.0 * next(),
+                Task::Binary => [-1.0, 1.0][i % 2],
+                Task::Multiclass => (i % K) as f64,
+                Task::Survival => (1.0 + next()) * [-1.0, 1.0][i % 3 / 2],
+            })
+            .collect();
+        let f = (0..n * n_outputs).map(|_| 4.0 * next() - 2.0).collect();
+        (y, f)
+    }
+
+    #[test]
+    fn every_built_loss_agrees_with_its_row() {
+        for spec in specs() {
+            let traits = spec.traits();
+            let loss = spec.build(K).unwrap();
+            let what = spec.to_string();
+            assert_eq!(loss.name(), spec.name(), "{what}");
+            let (k, t) = (loss.n_outputs(), loss.target_width());
+            let shape = match traits.task {
+                Task::Regression | Task::Survival => (1, 1, false),
+                Task::Binary => (1, 1, true),
+                Task::Multiclass => (K, 1, false),
+                Task::MultiOutput => (K, K, false),
+            };
+            assert_eq!((k, t, loss.is_binary()), shape, "{what}: task");
+            assert_eq!(loss.separable(), traits.separable, "{what}: separable");
+
+            let n = 40;
+            let (y, f) = rows(traits.task, k, n);
+            assert_eq!(loss.target_error(&y), None, "{what}: targets of its task");
+            // The booster's pass over all rows (the one form a loss that is not separable has).
+            let (mut gradient, mut hessian) = (vec![0.0; n * k], vec![0.0; n * k]);
+            let ones = vec![1.0; n];
+            loss.sum_values_and_derivatives(&y, &f, &ones, &mut gradient, &mut hessian);
+            let curvature: f64 = hessian.iter().map(|h| h.abs()).sum();
+            assert_eq!(
+                curvature == 0.0,
+                traits.piecewise_linear,
+                "{what}: piecewise linear"
+            );
+            assert!(
+                !traits.piecewise_linear || loss.curvature_can_vanish(),
+                "{what}"
+            );
+            let from_data = loss.sigma().is_none() && loss.sigma_from(&y, &f).is_some();
+            assert_eq!(from_data, traits.sigma_from_data, "{what}: sigma from data");
+            assert!(
+                traits.separable || !traits.distributable,
+                "{what}: distributable"
+            );
+
+            // The link: the loss's own response, numerically; a margin keeps the class the
+            // scores give.
+            let link = spec.link();
+            let mut own = vec![0.0; n * k];
+            loss.response_into(&f, &mut own);
+            let mut by_row = vec![0.0; n * k];
+            for i in 0..n {
+                let range = i * k..(i + 1) * k;
+                if !link.response_into(&f[range.clone()], &mut by_row[range]) {
+                    assert_eq!(link, Link::Margin, "{what}");
+                }
+            }
+            match link {
+                Link::Margin => {
+                    assert_ne!(traits.task, Task::Regression, "{what}: a margin of classes");
+                    // A binary margin's class is its sign, the response's is above 1/2.
+                    let class = |v: &[f64], boundary: f64| -> usize {
+                        match k {
+                            1 => usize::from(v[0] > boundary),
+                            _ => (0..k).max_by(|&a, &b| v[a].total_cmp(&v[b])).unwrap(),
+                        }
+                    };
+                    for i in 0..n {
+                        let row = i * k..(i + 1) * k;
+                        let (score, response) = (&f[row.clone()], &own[row]);
+                        assert_eq!(class(score, 0.0), class(response, 0.5), "{what}: row {i}");
+                    }
+                }
+                _ => {
+                    for (a, b) in own.iter().zip(&by_row) {
+                        assert!(
+                            (a - b).abs() <= 1e-14 * a.abs().max(1.0),
+                            "{what}: {a} vs {b}"
+                        );
+                    }
+                }
+            }
+
+            let metrics = match traits.task {
+                Task::Binary => MetricFamily::Binary,
+                Task::Multiclass => MetricFamily::Multiclass,
+                Task::Regression if link == Link::Exp => MetricFamily::LogLink,
+                Task::Regression | Task::MultiOutput | Task::Survival => MetricFamily::Regression,
+            };
+            assert_eq!(traits.metrics, metrics, "{what}: metric family");
+            let parametric = matches!(
+                traits.default_metric,
+                DefaultMetric::Pinball | DefaultMetric::TweedieDeviance
+            );
+            assert!(
+                !parametric || spec.parameter().is_some(),
+                "{what}: default metric"
+            );
+            if let Some(name) = traits.multi_output {
+                let several: LossSpec = name.parse().unwrap();
+                assert_eq!(
+                    several.traits().task,
+                    Task::MultiOutput,
+                    "{what}: multi_output"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn names_parameters_and_aliases_are_distinct_and_round_trip() {
+        let names: std::collections::BTreeSet<_> =
+            LossSpec::vocabulary().map(|s| s.name()).collect();
+        assert_eq!(names.len(), LossSpec::NAMES.len());
+        let aliases: Vec<_> = LossSpec::vocabulary()
+            .filter_map(|s| s.traits().r_gbm)
+            .collect();
+        let distinct: std::collections::BTreeSet<_> = aliases.iter().collect();
+        assert_eq!(distinct.len(), aliases.len());
+        for spec in specs() {
+            assert_eq!(spec.to_string().parse::<LossSpec>().unwrap(), spec);
+        }
+        assert_eq!(
+            "exponential(0.3)".parse::<LossSpec>().unwrap().link(),
+            Link::Sigmoid { scale: 0.6 }
+        );
+        assert_eq!(LossSpec::Custom.link(), Link::Margin);
+        assert_eq!(LossSpec::Custom.traits(), CUSTOM);
+        let err = "tweedie(2.5)".parse::<LossSpec>().unwrap_err().to_string();
+        assert!(err.contains("(1, 2)"), "{err}");
     }
 }

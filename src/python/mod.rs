@@ -8,6 +8,7 @@ mod errors;
 mod model;
 
 use crate::loss::LossSpec;
+use crate::metric::Metric;
 use crate::params::{Method, Params};
 use crate::LargeBlocks;
 use pyo3::prelude::*;
@@ -46,7 +47,7 @@ fn resolve_params<'py>(
     let out = PyDict::new(py);
     out.set_item("method", params.method.name())?;
     out.set_item("loss", params.loss.to_string())?;
-    out.set_item("task", task(&params.loss))?;
+    out.set_item("task", params.loss.traits().task.target_encoding())?;
     out.set_item("step", step.name())?;
     out.set_item("rho", rho)?;
     Ok(out)
@@ -58,21 +59,55 @@ fn loss_names() -> Vec<&'static str> {
     LossSpec::NAMES.to_vec()
 }
 
-fn task(spec: &LossSpec) -> &'static str {
-    if spec.is_multiclass() {
-        "multiclass"
-    } else if spec.is_binary() {
-        "binary"
-    } else {
-        "regression"
-    }
-}
-
 /// The kind of target a loss needs: "regression", "binary" or "multiclass".
 #[pyfunction]
 fn loss_task(loss: &str) -> PyResult<&'static str> {
     let spec: LossSpec = errors::guarded(|| loss.trim().parse())?;
-    Ok(task(&spec))
+    Ok(spec.traits().task.target_encoding())
+}
+
+/// What a loss given by its text (`"pinball(0.9)"`, `"custom"`) is: its row of the core's loss
+/// vocabulary, the one place the front end learns about losses from.
+#[pyfunction]
+fn loss_info<'py>(py: Python<'py>, loss: &str) -> PyResult<Bound<'py, PyDict>> {
+    let spec: LossSpec = errors::guarded(|| loss.trim().parse())?;
+    let traits = spec.traits();
+    let link = spec.link();
+    let out = PyDict::new(py);
+    out.set_item("name", spec.name())?;
+    out.set_item("parameter", spec.parameter())?;
+    out.set_item("task", traits.task.name())?;
+    out.set_item("target", traits.task.target_encoding())?;
+    out.set_item("link", link.name())?;
+    out.set_item("link_scale", link.scale())?;
+    out.set_item("separable", traits.separable)?;
+    out.set_item("piecewise_linear", traits.piecewise_linear)?;
+    out.set_item("sigma_from_data", traits.sigma_from_data)?;
+    out.set_item("distributable", traits.distributable)?;
+    let metrics: Vec<&str> = (Metric::ALL.iter())
+        .filter(|m| m.fits(traits.metrics))
+        .map(Metric::name)
+        .collect();
+    out.set_item("metrics", metrics)?;
+    out.set_item("default_metric", traits.default_metric.name())?;
+    out.set_item("multi_output", traits.multi_output)?;
+    out.set_item("r_gbm", traits.r_gbm)?;
+    Ok(out)
+}
+
+/// What a method is: the facts its file declares to the core.
+#[pyfunction]
+fn method_info<'py>(py: Python<'py>, method: &str) -> PyResult<Bound<'py, PyDict>> {
+    let method: Method = errors::guarded(|| method.trim().parse())?;
+    let out = PyDict::new(py);
+    out.set_item("name", method.name())?;
+    out.set_item("momentum", method.has_momentum())?;
+    out.set_item("proximal", method.uses_prox())?;
+    out.set_item("multiclass", method.supports_multiclass())?;
+    out.set_item("trees_per_iteration", method.trees_per_iteration())?;
+    let rules: Vec<&str> = method.step_rules().iter().map(|r| r.name()).collect();
+    out.set_item("step_rules", rules)?;
+    Ok(out)
 }
 
 #[pymodule]
@@ -88,5 +123,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve_params, m)?)?;
     m.add_function(wrap_pyfunction!(loss_names, m)?)?;
     m.add_function(wrap_pyfunction!(loss_task, m)?)?;
+    m.add_function(wrap_pyfunction!(loss_info, m)?)?;
+    m.add_function(wrap_pyfunction!(method_info, m)?)?;
     Ok(())
 }

@@ -215,6 +215,12 @@ impl PyModel {
     fn loss(&self) -> String {
         self.model.loss.to_string()
     }
+    /// How the model's scores map to its predictions: (`Link::name`, the sigmoid's scale or None).
+    #[getter]
+    fn link(&self) -> (&'static str, Option<f64>) {
+        let link = self.model.loss.link();
+        (link.name(), link.scale())
+    }
     #[getter]
     fn best_iteration(&self) -> Option<usize> {
         self.model.best_iteration

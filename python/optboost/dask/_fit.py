@@ -14,6 +14,7 @@ import numpy as np
 
 from ..api import design_pairs, prepare_settings
 from ..class_weights import class_weight_values
+from .. import _core
 from ..errors import DataError, ParameterError
 from ..holdout import resolve_fraction
 from ..losses import CustomLoss, LossLike
@@ -81,7 +82,7 @@ def boost(
         )
     if "auc" in str(dict(prepared.pairs).get("metrics", "")).split(","):
         raise ParameterError("optboost.dask does not compute the AUC metric (it ranks all rows)")
-    if prepared.resolved["loss"] in ("cox", "multiclass_hinge"):
+    if not _core.loss_info(prepared.resolved["loss"])["distributable"]:
         raise ParameterError(
             f"optboost.dask does not fit the {prepared.resolved['loss']} loss, whose value is not "
             "a sum of the workers' parts (docs/algorithms.md §12)"
