@@ -354,9 +354,10 @@ mod tests {
     use super::*;
 
     fn frame<'a>(codes: &'a [i32], x: &'a [f64]) -> Frame<'a> {
+        let n_levels = codes.iter().copied().max().unwrap_or(0).max(0) as u32 + 1;
         Frame::new(vec![
             Feature::numeric("x", x),
-            Feature::categorical("c", codes, 3),
+            Feature::categorical("c", codes, n_levels),
         ])
         .unwrap()
     }
