@@ -30,8 +30,8 @@ def frame(seed: int, n: int = 800) -> pl.DataFrame:
 
 def fit(data: pl.DataFrame, formula: str = "y ~ x + city", **params) -> optboost.Model:
     return optboost.boost(
-        formula, data, loss="logistic", n_iter=30, cat_encoding="target_stats", seed=1,
-        progress=False, **params,
+        formula, data, **{"loss": "logistic", "n_iter": 30, "cat_encoding": "target_stats",
+                          "seed": 1, "progress": False, **params},
     )
 
 
