@@ -66,23 +66,31 @@ def test_the_same_model_for_every_thread_count():
     assert fit(data, n_threads=1)._core.to_json() == fit(data, n_threads=2)._core.to_json()
 
 
-def test_shap_values_and_importance_credit_the_string_column():
-    data = frame(3)
+def test_shap_values_and_importance_credit_the_string_column(tmp_path):
+    data = frame(3).with_columns(k2=pl.col("k").cast(pl.String))
     model = optboost.boost(
-        "k ~ x + city", data, loss="softmax", n_iter=10, cat_encoding="target_stats",
+        "k ~ x + city + C(k2)", data,
+        loss="softmax", n_iter=10, cat_encoding="city:target_stats",
         progress=False,
     )
-    assert model.feature_names == ["x", "city[0]", "city[1]", "city[2]"]
+    assert model.feature_names[:4] == ["x", "city[0]", "city[1]", "city[2]"]
     contrib = model.predict(data, type="contrib")
-    assert contrib.columns == [f"{k}/{c}" for k in model.classes for c in ("x", "city", "bias")]
+    assert contrib.columns == [f"{k}/{c}" for k in model.classes for c in ("x", "city", "k2", "bias")]
     by_feature = model.predict(data, type="contrib", by="feature")
     for k in model.classes:
         summed = by_feature.select(pl.sum_horizontal([f"{k}/city[{j}]" for j in range(3)]))
         np.testing.assert_allclose(contrib[f"{k}/city"], summed.to_series(), rtol=1e-12)
+    # A save and load, and the trees table, with more core features than columns.
+    model.save(tmp_path / "m.json")
+    back = optboost.load(tmp_path / "m.json")
+    np.testing.assert_array_equal(back.predict(data), model.predict(data))
     from optboost.explain import importance
+    from optboost.trees import trees_frame
+
+    assert set(trees_frame(model).filter(~pl.col("is_leaf"))["feature"]) <= set(model.feature_names)
 
     table = importance(model, "split")
-    assert set(table["column"]) == {"x", "city"}
+    assert set(table["column"]) == {"x", "city", "k2"}
 
 
 def test_exports_and_bad_values_are_refused_by_name():
@@ -108,3 +116,12 @@ def test_the_default_encoding_is_unchanged():
     )
     assert default._core.to_json() == partition._core.to_json()
     assert "Categorical" in core_features(default)[1]["mapper"]
+
+
+def test_model_files_with_target_statistics_follow_the_schema(tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    from pathlib import Path
+
+    schema = json.loads((Path(__file__).parents[2] / "docs" / "model_schema.json").read_text())
+    fit(frame(6)).save(tmp_path / "m.json")
+    jsonschema.validate(json.loads((tmp_path / "m.json").read_text()), schema)
