@@ -42,7 +42,8 @@ mod tree;
 pub use alloc::{LargeBlocks, LARGE_BLOCK};
 pub use boost::{Booster, Checkpoint, History, Offsets, Record, Step, StopReason, TrainData};
 pub use data::{
-    BinMapper, BinningParams, Feature, FeatureKind, FeatureValues, Frame, Strided, StridedIter,
+    BinMapper, BinningParams, CatEncoding, CatEncodings, Feature, FeatureKind, FeatureValues,
+    Frame, Strided, StridedIter, TargetStat,
 };
 pub use error::{Error, Result};
 pub use loss::{Loss, LossSpec};

@@ -2,7 +2,7 @@
 //! `Params::set` parses a parameter from its name and a string so that Python and Rust share one
 //! vocabulary; `validate` checks the whole set once, and nothing downstream re-checks.
 
-use crate::data::BinningParams;
+use crate::data::{BinningParams, CatEncodings};
 use crate::error::{Error, Result};
 use crate::loss::LossSpec;
 use crate::metric::Metric;
@@ -235,6 +235,13 @@ pub struct Params {
     /// GOSS: the fraction of the rows drawn at random from the others.
     #[serde(default = "default_other_rate")]
     pub other_rate: f64,
+    /// How categorical features are split on: as partitions of their levels, or as ordered
+    /// target statistics (data/target_stats.rs), for all or by name.
+    #[serde(default)]
+    pub cat_encoding: CatEncodings,
+    /// The prior's weight a of the target statistics, (Σ w·t + a·p) / (Σ w + a).
+    #[serde(default = "one")]
+    pub cat_prior_weight: f64,
 }
 
 /// LightGBM's defaults, which Ke et al. found as accurate as the full data on their sets.
@@ -287,6 +294,8 @@ impl Default for Params {
             sample_strategy: SampleStrategy::Uniform,
             top_rate: default_top_rate(),
             other_rate: default_other_rate(),
+            cat_encoding: CatEncodings::default(),
+            cat_prior_weight: 1.0,
         }
     }
 }
@@ -313,6 +322,8 @@ impl Params {
         "cat_smooth",
         "min_data_per_group",
         "max_cat_threshold",
+        "cat_encoding",
+        "cat_prior_weight",
         "seed",
         "n_threads",
         "early_stopping_rounds",
@@ -363,6 +374,8 @@ impl Params {
             "cat_smooth" => self.tree.categorical.cat_smooth = parse(name, value)?,
             "min_data_per_group" => self.tree.categorical.min_data_per_group = parse(name, value)?,
             "max_cat_threshold" => self.tree.categorical.max_cat_threshold = parse(name, value)?,
+            "cat_encoding" => self.cat_encoding = CatEncodings::parse(value)?,
+            "cat_prior_weight" => self.cat_prior_weight = parse(name, value)?,
             "seed" => self.seed = parse(name, value)?,
             "n_threads" => self.n_threads = parse(name, value)?,
             "memory" => self.memory = value.parse()?,
@@ -406,6 +419,13 @@ impl Params {
         self.loss.validate()?;
         for metric in &self.metrics {
             metric.check(&self.loss)?;
+        }
+        if !(self.cat_prior_weight.is_finite() && self.cat_prior_weight > 0.0) {
+            return Err(Error::param(
+                "cat_prior_weight",
+                self.cat_prior_weight,
+                "a finite number > 0",
+            ));
         }
         if self.n_iter == 0 {
             return Err(Error::param("n_iter", self.n_iter, "an integer ≥ 1"));

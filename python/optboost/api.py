@@ -96,7 +96,13 @@ def boost(
         valid_<name>; with validation data, early stopping and the kept
         iterate follow the first metric on the validation rows instead of the
         validation loss (LightGBM's ``first_metric_only``; it must then be a
-        built-in one, callables are recorded only).
+        built-in one, callables are recorded only);
+        ``cat_encoding="target_stats"`` (or ``"city:target_stats,zip:partition"``
+        by column; default ``"partition"``) replaces categorical columns by
+        ordered target statistics (Prokhorenkova et al. 2018): the mean target
+        of a level's earlier rows in a seeded permutation, shrunk towards the
+        mean with weight ``cat_prior_weight`` (1); one per class for multiclass
+        losses. Not in Dask fits or the ONNX/treelite exports.
     """
     if valid is not None and validation_fraction not in (None, "auto"):
         raise ParameterError("pass valid= or validation_fraction=, not both")

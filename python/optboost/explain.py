@@ -50,8 +50,10 @@ def _names_and_matrix(model: Model, by: By) -> tuple[list[str], np.ndarray]:
     index = {c: i for i, c in enumerate(columns)}
     sources = model.spec.source_columns
     matrix = np.zeros((len(features), len(columns)))
+    # A target statistic's feature reads a categorical column of the core's input.
+    read = dict(zip(features, model._core.feature_sources))
     for i, name in enumerate(features):
-        owners = sources.get(name) or (name,)
+        owners = sources.get(read[name]) or (read[name],)
         for column in owners:
             matrix[i, index[column]] += 1.0 / len(owners)
     return columns, matrix

@@ -22,11 +22,13 @@ multiply the size of trees with nested categorical rules). Missing values
 
 from __future__ import annotations
 
+import json
 import os
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .errors import ParameterError
 from .formula import per_column
 from .trees import core_dict, left_codes
 
@@ -35,6 +37,18 @@ if TYPE_CHECKING:
 
 ML_OPSET = 3
 ONNX_OPSET = 17
+
+
+def _refuse_target_stats(model: Model, export: str) -> None:
+    """The graphs take the model's features as columns; a target statistic is a lookup of a
+    categorical column's level that they do not express."""
+    core = json.loads(model._core.to_json())["model"]
+    encoded = sorted({f["target_stats"]["source"] for f in core["features"] if "target_stats" in f})
+    if encoded:
+        raise ParameterError(
+            f"{export} does not express cat_encoding='target_stats' (columns {encoded}): "
+            "fit with cat_encoding='partition' to export"
+        )
 
 
 def onnx_inputs(model: Model, data: Any) -> np.ndarray:
@@ -47,6 +61,7 @@ def onnx_inputs(model: Model, data: Any) -> np.ndarray:
 def to_onnx(model: Model, path: str | os.PathLike | None = None) -> Any:
     """The model as an ``onnx.ModelProto`` (needs the onnx package); with
     ``path`` also written there."""
+    _refuse_target_stats(model, "to_onnx")
     try:
         import onnx
         from onnx import TensorProto, helper, numpy_helper
@@ -210,6 +225,7 @@ def treelite_inputs(model: Model, data: Any) -> np.ndarray:
     """The input of the treelite model (and of a predictor tl2cgen compiles
     from it) for the rows of ``data``: the model's feature columns as a
     float64 matrix, categorical features as level codes, missing values NaN."""
+    _refuse_target_stats(model, "the exports")
     columns = per_column(model.spec.columns(data))
     matrix = np.column_stack([np.asarray(c.values, dtype=np.float64) for c in columns])
     for j, spec in enumerate(model.spec.features):
@@ -232,6 +248,7 @@ def to_treelite(model: Model) -> Any:
     rules are ``x <= threshold``; categorical rules list the level codes
     going left; missing values follow each rule's default direction.
     """
+    _refuse_target_stats(model, "to_treelite")
     try:
         from treelite.model_builder import (
             Metadata,

@@ -3,6 +3,7 @@ one-file persistence and pickling, and continued training."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import numbers
@@ -812,7 +813,10 @@ def _stop(value: Any) -> tuple[str, str] | None:
 
 def _check_agreement(core: Any, spec: DesignSpec) -> None:
     """The core model and the formula's design must describe the same model."""
-    if list(core.feature_names) != spec.feature_names:
+    # The columns the core reads: a categorical column's target statistics (one feature per
+    # class for a multiclass loss) read that one column.
+    read = [name for name, _ in itertools.groupby(core.feature_sources)]
+    if read != spec.feature_names:
         raise ModelFileError("the model's features and its formula's features differ")
     task = _core.loss_task(core.loss)
     encoding = spec.target_encoding

@@ -98,7 +98,7 @@ def trees_frame(model: Model) -> pl.DataFrame:
     value before the tree weight, ``output`` the class index of multiclass trees)."""
     core = core_dict(model)
     names = model.feature_names
-    levels_of = [f.levels for f in model.spec.features]
+    levels_of = {f.name: f.levels for f in model.spec.features}
     rows: dict[str, list] = {name: [] for name in SCHEMA}
     for t, (tree, weight, output) in enumerate(
         zip(core["trees"], core["weights"], core["tree_outputs"])
@@ -109,7 +109,7 @@ def trees_frame(model: Model) -> pl.DataFrame:
             levels = None
             if categorical:
                 codes = left_codes(tree["categories"][node["category"]]["left_codes"])
-                known = levels_of[node["feature"]] or ()
+                known = levels_of.get(names[node["feature"]]) or ()
                 levels = [known[c] if c < len(known) else str(c) for c in codes]
             threshold = None if leaf or categorical else float(node["threshold"])
             values = {

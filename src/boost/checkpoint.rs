@@ -2,6 +2,7 @@
 //! gives the identical model.
 
 use super::stopping::{Best, StopReason};
+use super::target_encoding::with_target_stats;
 use super::{Booster, History, MethodState, Offsets, Rng, TrainData};
 use crate::collective::Local;
 use crate::data::BinnedData;
@@ -60,16 +61,20 @@ impl Booster {
             .iter()
             .map(|f| f.name.clone())
             .collect();
-        // The checkpoint's state already holds any offset.
-        let mut booster = Self::start(
-            checkpoint.params,
-            train,
-            valid,
-            Offsets::default(),
-            None,
-            Arc::new(Local),
-            || BinnedData::with_mappers(&train.frame, mappers, names),
-        )?;
+        // The checkpoint's state already holds any offset; its target statistics are drawn
+        // again from the same seed and rows.
+        let params = checkpoint.params.clone();
+        let mut booster = with_target_stats(&params, train, valid, |train, valid| {
+            Self::start(
+                checkpoint.params,
+                train,
+                valid,
+                Offsets::default(),
+                None,
+                Arc::new(Local),
+                || BinnedData::with_mappers(&train.frame, mappers, names),
+            )
+        })?;
         let k = booster.model.n_outputs;
         let n = train.frame.n_rows();
         if n * k != checkpoint.state.iterate().output().len() {

@@ -19,6 +19,7 @@ mod rgbm;
 mod sampling;
 mod step_rule;
 mod stopping;
+mod target_encoding;
 #[cfg(test)]
 mod toy;
 mod tracked;
@@ -60,6 +61,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use stopping::Best;
+use target_encoding::with_target_stats;
 use training_data::{checked_offset, checked_target, count_classes, count_outputs, Validation};
 use weights::Weights;
 
@@ -150,8 +152,10 @@ impl Booster {
     ) -> Result<Booster> {
         params.validate()?;
         let binning = params.binning;
-        Self::start(params, train, valid, offsets, None, Arc::new(Local), || {
-            BinnedData::learn(&train.frame, &binning)
+        with_target_stats(&params.clone(), train, valid, |train, valid| {
+            Self::start(params, train, valid, offsets, None, Arc::new(Local), || {
+                BinnedData::learn(&train.frame, &binning)
+            })
         })
     }
 
@@ -182,6 +186,14 @@ impl Booster {
                 "loss",
                 params.loss.to_string(),
                 format!("a loss a data-parallel fit supports: {}", losses.join(", ")),
+            ));
+        }
+        if params.cat_encoding.uses_target_stats() {
+            return Err(Error::param(
+                "cat_encoding",
+                "target_stats",
+                "partition in a data-parallel fit (ordered target statistics need every row \
+                 in one permutation; this rank holds only its own)",
             ));
         }
         if params.metrics.contains(&Metric::Auc) {
@@ -225,15 +237,17 @@ impl Booster {
         }
         params.validate()?;
         let binning = params.binning;
-        Self::start(
-            params,
-            train,
-            valid,
-            offsets,
-            Some(loss),
-            Arc::new(Local),
-            || BinnedData::learn(&train.frame, &binning),
-        )
+        with_target_stats(&params.clone(), train, valid, |train, valid| {
+            Self::start(
+                params,
+                train,
+                valid,
+                offsets,
+                Some(loss),
+                Arc::new(Local),
+                || BinnedData::learn(&train.frame, &binning),
+            )
+        })
     }
 
     /// Creates the booster's thread pool and, inside it, bins the training data with `bin` and
@@ -359,6 +373,7 @@ impl Booster {
             .map(|(name, mapper)| FeatureSpec {
                 name: name.clone(),
                 mapper: mapper.clone(),
+                target_stats: None,
             })
             .collect();
         let model = Model {

@@ -7,6 +7,7 @@ mod bundles;
 mod frame;
 pub(crate) mod nonfinite;
 mod sketch;
+pub(crate) mod target_stats;
 #[cfg(test)]
 pub(crate) mod test_data;
 
@@ -14,6 +15,7 @@ pub use binned::{BinnedMatrix, FeatureBins};
 pub use binning::{BinMapper, BinningParams};
 pub(crate) use bundles::Bundles;
 pub use frame::{Feature, FeatureKind, FeatureValues, Frame, Strided, StridedIter};
+pub use target_stats::{CatEncoding, CatEncodings, TargetStat};
 
 use crate::collective::Collective;
 use crate::error::{Error, Result};

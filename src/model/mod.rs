@@ -9,7 +9,8 @@ mod validate;
 pub use io::FORMAT_VERSION;
 pub use validate::{MAX_ABS_TERM, MAX_NODES, MAX_OUTPUTS, MAX_TREES};
 
-use crate::data::{BinMapper, FeatureKind};
+use crate::data::target_stats::{self, Derived};
+use crate::data::{BinMapper, FeatureKind, Frame, TargetStat};
 use crate::error::Result;
 use crate::loss::{Loss, LossSpec};
 use crate::params::Method;
@@ -21,6 +22,10 @@ use std::sync::{Arc, OnceLock};
 pub struct FeatureSpec {
     pub name: String,
     pub mapper: BinMapper,
+    /// A feature computed from a categorical column by its target statistics (`cat_encoding`):
+    /// the column read at predict and the statistic of each of its levels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_stats: Option<TargetStat>,
 }
 
 impl FeatureSpec {
@@ -164,6 +169,35 @@ impl Model {
         let trees = trees.min(source.len());
         weights[..trees].copy_from_slice(&source[..trees]);
         Ok(weights)
+    }
+
+    /// The columns of `frame` that the model's target statistics read, as their statistics
+    /// (nothing when the model has none).
+    pub(crate) fn target_stats(&self, frame: &Frame<'_>) -> Result<Derived> {
+        let stats: Vec<(&str, &TargetStat)> = (self.features.iter())
+            .filter_map(|f| Some((f.name.as_str(), f.target_stats.as_ref()?)))
+            .collect();
+        target_stats::apply(frame, &stats)
+    }
+
+    /// The data column each feature reads: its own name, or the categorical column of its
+    /// target statistic.
+    pub fn feature_sources(&self) -> Vec<&str> {
+        (self.features.iter())
+            .map(|f| {
+                f.target_stats
+                    .as_ref()
+                    .map_or(&f.name, |s| &s.source)
+                    .as_str()
+            })
+            .collect()
+    }
+
+    /// The data columns prediction reads, in the model's order (`feature_sources` once each).
+    pub fn input_names(&self) -> Vec<&str> {
+        let mut names = self.feature_sources();
+        names.dedup();
+        names
     }
 
     /// Total split gain and split count per feature.

@@ -26,7 +26,8 @@ impl Model {
     /// `predict_iteration` at each of `iterations`, evaluating every tree once per row block:
     /// row-major n × `n_outputs` scores per iteration, each bit for bit `predict_iteration`'s.
     pub fn predict_staged(&self, frame: &Frame<'_>, iterations: &[usize]) -> Result<Vec<Vec<f64>>> {
-        let frame = &self.aligned(frame)?;
+        let derived = self.target_stats(frame)?;
+        let frame = &self.aligned(&derived.frame(frame)?)?;
         let sets = iterations
             .iter()
             .map(|&k| self.weights_at(k))
@@ -101,7 +102,8 @@ impl Model {
     }
 
     fn predict_with(&self, frame: &Frame<'_>, weights: &[f64]) -> Result<Vec<f64>> {
-        let frame = &self.aligned(frame)?;
+        let derived = self.target_stats(frame)?;
+        let frame = &self.aligned(&derived.frame(frame)?)?;
         let columns = RawColumns::new(frame);
         Ok(self.accumulate(
             frame.n_rows(),

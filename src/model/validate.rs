@@ -50,6 +50,7 @@ impl Model {
         }
         for (j, feature) in self.features.iter().enumerate() {
             validate_feature(feature).map_err(|e| model_error(format!("feature {j}: {e}")))?;
+            validate_target_stat(feature).map_err(|e| model_error(format!("feature {j}: {e}")))?;
         }
         for (t, tree) in self.trees.iter().enumerate() {
             let (weight, output) = (self.weights[t], self.tree_outputs[t]);
@@ -269,6 +270,43 @@ fn validate_feature(feature: &FeatureSpec) -> std::result::Result<(), String> {
                 ));
             }
         }
+    }
+    Ok(())
+}
+
+/// A target statistic is a numeric feature with a finite prior, weight and value per level
+/// (1 to 2^32 − 1 levels, as a frame's categorical column), and a named source column.
+fn validate_target_stat(feature: &FeatureSpec) -> std::result::Result<(), String> {
+    let (name, Some(stat)) = (&feature.name, &feature.target_stats) else {
+        return Ok(());
+    };
+    if !matches!(feature.mapper, BinMapper::Numeric { .. }) {
+        return Err(format!(
+            "`{name}` has target statistics but a categorical mapper"
+        ));
+    }
+    if stat.source.is_empty() {
+        return Err(format!(
+            "`{name}`: target statistics without a source column"
+        ));
+    }
+    if stat.levels.is_empty() || stat.levels.len() > u32::MAX as usize {
+        return Err(format!(
+            "`{name}`: target statistics of {} levels; allowed 1..=2^32 − 1",
+            stat.levels.len()
+        ));
+    }
+    if !(stat.prior.is_finite() && stat.prior_weight.is_finite() && stat.prior_weight > 0.0) {
+        return Err(format!(
+            "`{name}`: target statistics with prior {} and prior weight {} (finite, weight > 0)",
+            stat.prior, stat.prior_weight
+        ));
+    }
+    if let Some(level) = stat.levels.iter().position(|v| !v.is_finite()) {
+        return Err(format!(
+            "`{name}`: the target statistic of level {level} is {}",
+            stat.levels[level]
+        ));
     }
     Ok(())
 }

@@ -31,12 +31,7 @@ impl PyModel {
 
     /// The columns as a frame, after checking they are the model's features in its order.
     fn check_names(&self, columns: &Columns<'_>) -> PyResult<()> {
-        let expected: Vec<&str> = self
-            .model
-            .features
-            .iter()
-            .map(|f| f.name.as_str())
-            .collect();
+        let expected = self.model.input_names();
         let given: Vec<&str> = columns.names().iter().map(String::as_str).collect();
         if expected != given {
             return Err(DataError::new_err(format!(
@@ -198,6 +193,16 @@ impl PyModel {
     #[getter]
     fn feature_names(&self) -> Vec<String> {
         self.model.features.iter().map(|f| f.name.clone()).collect()
+    }
+    /// The data column each feature reads (its own name, or the categorical column of its
+    /// target statistic).
+    #[getter]
+    fn feature_sources(&self) -> Vec<String> {
+        self.model
+            .feature_sources()
+            .into_iter()
+            .map(String::from)
+            .collect()
     }
     #[getter]
     fn n_outputs(&self) -> usize {

@@ -51,7 +51,8 @@ impl Model {
     }
 
     fn contrib_with(&self, frame: &Frame<'_>, weights: &[f64]) -> Result<Vec<f64>> {
-        let frame = &self.aligned(frame)?;
+        let derived = self.target_stats(frame)?;
+        let frame = &self.aligned(&derived.frame(frame)?)?;
         let trees = self.shap_trees(weights);
         let width = self.features.len() + 1;
         let row_width = self.n_outputs * width;
@@ -134,7 +135,8 @@ impl Model {
     }
 
     fn interactions_with(&self, frame: &Frame<'_>, weights: &[f64]) -> Result<Vec<f64>> {
-        let frame = &self.aligned(frame)?;
+        let derived = self.target_stats(frame)?;
+        let frame = &self.aligned(&derived.frame(frame)?)?;
         let trees = self.shap_trees(weights);
         let n_features = self.features.len();
         let width = n_features + 1;

@@ -82,6 +82,7 @@ impl Case {
                 } else {
                     BinMapper::Numeric { cuts: vec![0.5] }
                 },
+                target_stats: None,
             })
             .collect();
         let mut model = Model {

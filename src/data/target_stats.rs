@@ -1,0 +1,498 @@
+//! Categorical features as ordered target statistics (Prokhorenkova et al. 2018, "CatBoost:
+//! unbiased boosting with categorical features", NeurIPS, §3.2): a level becomes the mean target
+//! of the rows with that level, shrunk towards a prior p with weight a,
+//!
+//!     x̂ = (Σ w·t + a·p) / (Σ w + a),
+//!
+//! and at fit each row's sums run only over the rows before it in a seeded random permutation,
+//! so that a row's own target never reaches its feature (the paper's prediction shift of the
+//! greedy statistic). At predict the sums run over every training row: the model stores that
+//! value per level, and the prior for a missing or unseen level. The statistics are numeric
+//! features, binned and split like the others.
+//!
+//! The target t: the target itself for scalar losses (for a binary 0/1 target, the
+//! positive-class rate), the indicator of class k for each of the K classes of a multiclass
+//! target and output k of a multi-output one (the paper's per-class statistics): K features
+//! from one column, named `name[k]`.
+
+use super::{Feature, FeatureValues, Frame};
+use crate::error::{Error, Result};
+use crate::rng::Rng;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+/// How a categorical feature is split on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CatEncoding {
+    /// Levels sorted by the node's gradient statistics, split as a partition (docs §11).
+    #[default]
+    Partition,
+    /// Ordered target statistics, split as numeric features.
+    TargetStats,
+}
+
+impl FromStr for CatEncoding {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim() {
+            "partition" => Ok(CatEncoding::Partition),
+            "target_stats" => Ok(CatEncoding::TargetStats),
+            other => Err(Error::param(
+                "cat_encoding",
+                format!("{other:?}"),
+                "partition or target_stats",
+            )),
+        }
+    }
+}
+
+impl fmt::Display for CatEncoding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CatEncoding::Partition => "partition",
+            CatEncoding::TargetStats => "target_stats",
+        })
+    }
+}
+
+/// The encoding of every categorical feature: one for all, and exceptions by name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct CatEncodings {
+    pub default: CatEncoding,
+    pub by_feature: BTreeMap<String, CatEncoding>,
+}
+
+impl CatEncodings {
+    /// `target_stats`, `partition`, `city:target_stats,zip:target_stats` or both kinds of
+    /// item (`target_stats,state:partition`): an item without a name sets the default.
+    pub fn parse(value: &str) -> Result<Self> {
+        let mut out = CatEncodings::default();
+        let items: Vec<&str> = value.split(',').map(str::trim).collect();
+        if items.iter().any(|i| i.is_empty()) {
+            return Err(Error::param(
+                "cat_encoding",
+                format!("{value:?}"),
+                "partition, target_stats, or name:encoding items separated by commas",
+            ));
+        }
+        for item in items {
+            match item.rsplit_once(':') {
+                Some((name, encoding)) if !name.trim().is_empty() => {
+                    out.by_feature
+                        .insert(name.trim().to_string(), encoding.parse()?);
+                }
+                Some(_) => {
+                    return Err(Error::param(
+                        "cat_encoding",
+                        format!("{item:?}"),
+                        "name:encoding with a feature name",
+                    ))
+                }
+                None => out.default = item.parse()?,
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn of(&self, name: &str) -> CatEncoding {
+        self.by_feature.get(name).copied().unwrap_or(self.default)
+    }
+
+    pub fn uses_target_stats(&self) -> bool {
+        self.default == CatEncoding::TargetStats
+            || self
+                .by_feature
+                .values()
+                .any(|&e| e == CatEncoding::TargetStats)
+    }
+}
+
+/// One statistic as the model stores it: the feature is `levels[code]` of column `source`
+/// (the prior for a missing or unseen level).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetStat {
+    pub source: String,
+    /// The class (multiclass) or output (multi-output) whose target this is; 0 otherwise.
+    pub target: u32,
+    pub prior: f64,
+    pub prior_weight: f64,
+    /// (Σ w·t + a·p) / (Σ w + a) over all training rows with the level.
+    pub levels: Vec<f64>,
+}
+
+impl TargetStat {
+    #[inline]
+    pub fn value(&self, code: i32) -> f64 {
+        usize::try_from(code)
+            .ok()
+            .and_then(|c| self.levels.get(c).copied())
+            .unwrap_or(self.prior)
+    }
+
+    /// The name of the feature of target `k` of `n_targets` from column `source`.
+    pub fn feature_name(source: &str, k: usize, n_targets: usize) -> String {
+        match n_targets {
+            1 => source.to_string(),
+            _ => format!("{source}[{k}]"),
+        }
+    }
+}
+
+/// The targets the statistics average: t_k(i), k < `n`.
+#[derive(Debug, Clone, Copy)]
+pub enum Targets<'a> {
+    Scalar(&'a [f64]),
+    /// Class indices; t_k(i) = [y_i = k].
+    Classes {
+        y: &'a [f64],
+        n: usize,
+    },
+    /// Row-major n_rows × n.
+    Outputs {
+        y: &'a [f64],
+        n: usize,
+    },
+}
+
+impl Targets<'_> {
+    fn n(&self) -> usize {
+        match *self {
+            Targets::Scalar(_) => 1,
+            Targets::Classes { n, .. } | Targets::Outputs { n, .. } => n,
+        }
+    }
+    #[inline]
+    fn get(&self, row: usize, k: usize) -> f64 {
+        match *self {
+            Targets::Scalar(y) => y[row],
+            Targets::Classes { y, .. } => f64::from(u8::from(y[row] == k as f64)),
+            Targets::Outputs { y, n } => y[row * n + k],
+        }
+    }
+}
+
+/// Numeric columns computed from categorical ones, each in place of its source column.
+#[derive(Debug, Default)]
+pub struct Derived {
+    /// (index of the source column in the frame, feature name, values).
+    columns: Vec<(usize, String, Vec<f64>)>,
+}
+
+impl Derived {
+    /// `frame` with each source column replaced by the columns derived from it.
+    pub fn frame<'s>(&'s self, frame: &Frame<'s>) -> Result<Frame<'s>> {
+        if self.columns.is_empty() {
+            return Ok(frame.clone());
+        }
+        let mut out = Vec::with_capacity(frame.n_features() + self.columns.len());
+        for (j, feature) in frame.features().iter().enumerate() {
+            let mut derived = self.columns.iter().filter(|c| c.0 == j).peekable();
+            if derived.peek().is_none() {
+                out.push(feature.clone());
+            }
+            out.extend(derived.map(|(_, name, values)| Feature::numeric(name.clone(), values)));
+        }
+        Frame::new(out)
+    }
+}
+
+/// The ordered statistics of the training rows of every categorical column `encodings` gives
+/// target statistics, and the all-row statistics by feature name. `seed` draws the permutation.
+pub fn fit_ordered(
+    frame: &Frame<'_>,
+    encodings: &CatEncodings,
+    targets: Targets<'_>,
+    weights: Option<&[f64]>,
+    prior_weight: f64,
+    seed: u64,
+) -> Result<(Derived, Vec<(String, TargetStat)>)> {
+    for name in encodings.by_feature.keys() {
+        let found = frame.features().iter().find(|f| &f.name == name);
+        if !matches!(
+            found.map(|f| f.values),
+            Some(FeatureValues::Categorical { .. })
+        ) {
+            return Err(Error::param(
+                "cat_encoding",
+                format!("{name:?}"),
+                "names of categorical feature columns",
+            ));
+        }
+    }
+    let sources: Vec<(usize, &[i32], u32)> = (frame.features().iter().enumerate())
+        .filter_map(|(j, f)| match f.values {
+            FeatureValues::Categorical { codes, n_levels }
+                if encodings.of(&f.name) == CatEncoding::TargetStats =>
+            {
+                Some((j, codes, n_levels))
+            }
+            _ => None,
+        })
+        .collect();
+    let mut derived = Derived::default();
+    let mut stats = Vec::new();
+    if sources.is_empty() {
+        return Ok((derived, stats));
+    }
+    let n_rows = frame.n_rows();
+    let k = targets.n();
+    let weight = |i: usize| weights.map_or(1.0, |w| w[i]);
+    let priors = priors(targets, n_rows, weight)?;
+    let order = permutation(n_rows, seed);
+    for (j, codes, n_levels) in sources {
+        let levels = n_levels as usize;
+        let mut sums = vec![0.0; levels * k];
+        let mut counts = vec![0.0; levels];
+        let mut values = vec![vec![0.0; n_rows]; k];
+        for &i in &order {
+            let Ok(c) = usize::try_from(codes[i]) else {
+                (0..k).for_each(|t| values[t][i] = priors[t]);
+                continue;
+            };
+            for t in 0..k {
+                values[t][i] =
+                    (sums[c * k + t] + prior_weight * priors[t]) / (counts[c] + prior_weight);
+                sums[c * k + t] += weight(i) * targets.get(i, t);
+            }
+            counts[c] += weight(i);
+        }
+        let source = &frame.features()[j].name;
+        for (t, values) in values.into_iter().enumerate() {
+            let name = TargetStat::feature_name(source, t, k);
+            let stat = TargetStat {
+                source: source.clone(),
+                target: t as u32,
+                prior: priors[t],
+                prior_weight,
+                levels: (0..levels)
+                    .map(|c| {
+                        (sums[c * k + t] + prior_weight * priors[t]) / (counts[c] + prior_weight)
+                    })
+                    .collect(),
+            };
+            derived.columns.push((j, name.clone(), values));
+            stats.push((name, stat));
+        }
+    }
+    Ok((derived, stats))
+}
+
+/// The weighted mean of each target over all rows.
+fn priors(targets: Targets<'_>, n_rows: usize, weight: impl Fn(usize) -> f64) -> Result<Vec<f64>> {
+    let total: f64 = (0..n_rows).map(&weight).sum();
+    (0..targets.n())
+        .map(|t| {
+            let p = (0..n_rows)
+                .map(|i| weight(i) * targets.get(i, t))
+                .sum::<f64>()
+                / total;
+            if p.is_finite() {
+                Ok(p)
+            } else {
+                Err(Error::value(
+                    "training target",
+                    format!(
+                        "cat_encoding=target_stats needs a finite weighted mean target, got {p} \
+                         (total weight {total})"
+                    ),
+                ))
+            }
+        })
+        .collect()
+}
+
+/// A uniform permutation of 0..n (Fisher–Yates), from its own stream of the seed so that the
+/// booster's draws stay as they are without target statistics.
+pub fn permutation(n: usize, seed: u64) -> Vec<usize> {
+    let mut rng = Rng::new(seed ^ 0x7a26_e3c5_0b1f_4d93);
+    let mut order: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        order.swap(i, rng.below(i + 1));
+    }
+    order
+}
+
+/// The all-row statistics `stats` (by feature name, in order) of the rows of `frame`: each
+/// source column, found by name, must be categorical with at most as many levels as at fit.
+pub fn apply(frame: &Frame<'_>, stats: &[(&str, &TargetStat)]) -> Result<Derived> {
+    let mut derived = Derived::default();
+    for &(name, stat) in stats {
+        let found = frame.features().iter().position(|f| f.name == stat.source);
+        let j = found.ok_or_else(|| {
+            Error::data(format!(
+                "the model's categorical column `{}` (target statistics) is not among the \
+                 frame's columns",
+                stat.source
+            ))
+        })?;
+        let FeatureValues::Categorical { codes, n_levels } = frame.features()[j].values else {
+            return Err(Error::value(
+                &stat.source,
+                "the model was trained on a categorical column, got a numeric one",
+            ));
+        };
+        if n_levels as usize > stat.levels.len() {
+            return Err(Error::value(
+                &stat.source,
+                format!(
+                    "categorical column has {n_levels} levels but the model was trained with {}",
+                    stat.levels.len()
+                ),
+            ));
+        }
+        let values = codes.iter().map(|&c| stat.value(c)).collect();
+        derived.columns.push((j, name.to_string(), values));
+    }
+    Ok(derived)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame<'a>(codes: &'a [i32], x: &'a [f64]) -> Frame<'a> {
+        let n_levels = codes.iter().copied().max().unwrap_or(0).max(0) as u32 + 1;
+        Frame::new(vec![
+            Feature::numeric("x", x),
+            Feature::categorical("c", codes, n_levels),
+        ])
+        .unwrap()
+    }
+
+    fn all() -> CatEncodings {
+        CatEncodings::parse("target_stats").unwrap()
+    }
+
+    #[test]
+    fn the_ordered_statistic_is_the_mean_over_earlier_rows_of_the_level_by_brute_force() {
+        let codes = [0, 1, 0, 2, 0, 1, -1, 0, 2, 1];
+        let y = [1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0];
+        let w = [1.0, 2.0, 0.5, 1.0, 1.0, 3.0, 1.0, 1.0, 2.0, 1.0];
+        let x = [0.0; 10];
+        let a = 2.0;
+        let (derived, stats) = fit_ordered(
+            &frame(&codes, &x),
+            &all(),
+            Targets::Scalar(&y),
+            Some(&w),
+            a,
+            7,
+        )
+        .unwrap();
+        let fitted = derived.frame(&frame(&codes, &x)).unwrap();
+        assert_eq!(fitted.names(), ["x", "c"]);
+        let FeatureValues::Numeric(values) = fitted.features()[1].values else {
+            panic!()
+        };
+        let order = permutation(10, 7);
+        let p = (0..10).map(|i| w[i] * y[i]).sum::<f64>() / w.iter().sum::<f64>();
+        for (pos, &i) in order.iter().enumerate() {
+            let expected = if codes[i] < 0 {
+                p
+            } else {
+                let earlier = order[..pos].iter().filter(|&&r| codes[r] == codes[i]);
+                let (s, n) = earlier.fold((0.0, 0.0), |(s, n), &r| (s + w[r] * y[r], n + w[r]));
+                (s + a * p) / (n + a)
+            };
+            assert!(
+                (values[i] - expected).abs() < 1e-12,
+                "row {i}: {} vs {expected}",
+                values[i]
+            );
+        }
+        let stat = &stats[0].1;
+        for level in 0..3 {
+            let rows = (0..10).filter(|&r| codes[r] == level);
+            let (s, n) = rows.fold((0.0, 0.0), |(s, n), r| (s + w[r] * y[r], n + w[r]));
+            assert!((stat.levels[level as usize] - (s + a * p) / (n + a)).abs() < 1e-12);
+        }
+        assert_eq!((stat.value(-1), stat.value(3)), (p, p));
+    }
+
+    #[test]
+    fn a_rows_own_target_never_reaches_its_statistic() {
+        let codes: Vec<i32> = (0..200).map(|i| (i * 7 % 5) as i32).collect();
+        let x = vec![0.0; 200];
+        let y: Vec<f64> = (0..200).map(|i| f64::from(i % 3 == 0)).collect();
+        let values = |y: &[f64]| {
+            let f = frame(&codes, &x);
+            let (d, _) = fit_ordered(&f, &all(), Targets::Scalar(y), None, 1.0, 3).unwrap();
+            d.columns[0].2.clone()
+        };
+        let order = permutation(200, 3);
+        let before = values(&y);
+        for pos in [0, 50, 150] {
+            // Swap row i's target with that of a later row of the permutation: the prior and
+            // the sums over rows before i are unchanged, so i's value must be too.
+            let i = order[pos];
+            let gap = order[pos + 1..].iter().position(|&j| y[j] != y[i]).unwrap();
+            let j = order[pos + 1 + gap];
+            let mut swapped = y.clone();
+            swapped.swap(i, j);
+            let after = values(&swapped);
+            assert_eq!(before[i].to_bits(), after[i].to_bits(), "row {i}");
+            // A row of i's level between i and j does see i's target.
+            if let Some(&r) = order[pos + 1..=pos + gap]
+                .iter()
+                .find(|&&r| codes[r] == codes[i])
+            {
+                assert_ne!(before[r], after[r], "row {r} after {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn multiclass_gives_one_statistic_per_class_and_unseen_levels_the_prior() {
+        let codes = [0, 0, 1, 1, 1, 2];
+        let y = [0.0, 2.0, 1.0, 1.0, 0.0, 2.0];
+        let x = [0.0; 6];
+        let (d, stats) = fit_ordered(
+            &frame(&codes, &x),
+            &all(),
+            Targets::Classes { y: &y, n: 3 },
+            None,
+            1.0,
+            0,
+        )
+        .unwrap();
+        let names: Vec<&str> = stats.iter().map(|s| s.0.as_str()).collect();
+        assert_eq!(names, ["c[0]", "c[1]", "c[2]"]);
+        assert_eq!(
+            d.frame(&frame(&codes, &x)).unwrap().names(),
+            ["x", "c[0]", "c[1]", "c[2]"]
+        );
+        // Level 1: classes 1, 1, 0 → class-1 rate (2 + 1·(2/6)) / (3 + 1).
+        assert!((stats[1].1.levels[1] - (2.0 + 2.0 / 6.0) / 4.0).abs() < 1e-15);
+        let pairs: Vec<(&str, &TargetStat)> = stats.iter().map(|(n, s)| (n.as_str(), s)).collect();
+        let unseen = [-1, 2, 0];
+        let applied = apply(
+            &Frame::new(vec![Feature::categorical("c", &unseen, 3)]).unwrap(),
+            &pairs,
+        )
+        .unwrap();
+        assert_eq!(applied.columns[2].2[0], stats[2].1.prior);
+        assert_eq!(applied.columns[2].2[1], stats[2].1.levels[2]);
+    }
+
+    #[test]
+    fn encodings_parse_a_default_and_exceptions_and_reject_the_rest() {
+        let e = CatEncodings::parse("target_stats, state:partition").unwrap();
+        assert_eq!(
+            (e.of("city"), e.of("state")),
+            (CatEncoding::TargetStats, CatEncoding::Partition)
+        );
+        assert!(!CatEncodings::parse("partition")
+            .unwrap()
+            .uses_target_stats());
+        assert!(CatEncodings::parse("zip:target_stats")
+            .unwrap()
+            .uses_target_stats());
+        for bad in ["", "ordered", "a:b", ":target_stats", "target_stats,"] {
+            let e = CatEncodings::parse(bad).unwrap_err().to_string();
+            assert!(e.contains("cat_encoding"), "{bad}: {e}");
+        }
+    }
+}
