@@ -86,8 +86,8 @@ def picked_rows(sizes: Sequence[int], fraction: float, seed: int) -> list[np.nda
 
 
 class GlobalHoldout:
-    """``held_rows`` of the rows of several partitions one after the other, drawn partition by
-    partition: a distributed fit holds out the very rows one process holds out of the
+    """``held_rows`` of several partitions' rows one after the other, each partition's part
+    taken apart: a distributed fit holds out the very rows one process holds out of the
     concatenated partitions (same seed). ``counts[p, g]``: the rows of group g (class code g when
     stratified, else the one group of all rows) in partition p, partitions in data order. Holds
     one flag per row of the data (drawn where it is used: on each worker)."""

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..api import design_pairs, prepare_settings
 from ..class_weights import class_weight_values
-from ..errors import DataError, ParameterError
+from ..errors import ParameterError
 from ..holdout import GlobalHoldout, check_held, resolve_fraction
 from ..losses import CustomLoss, LossLike
 from ..model import Model
