@@ -413,3 +413,136 @@ fn a_lost_rank_ends_training_with_the_finished_iterations() {
     // AGBM grows two trees per iteration; the model keeps those of the finished iterations.
     assert_eq!(*n_trees, 2 * iterations_before_loss);
 }
+
+/// The columns of `rows` of `columns` (the rows of a rank, in its order).
+fn columns_of(columns: &[Vec<f64>], rows: &[std::ops::Range<usize>]) -> Vec<Vec<f64>> {
+    (columns.iter())
+        .map(|c| {
+            rows.iter()
+                .flat_map(|r| c[r.clone()].iter().copied())
+                .collect()
+        })
+        .collect()
+}
+
+/// The mappers each rank learns from its rows at `placement` (its global row ranges, in order;
+/// `None`: ranks in order, holding `sizes` rows each).
+fn mappers_over_ranks(
+    columns: &[Vec<f64>],
+    placement: &[Vec<std::ops::Range<usize>>],
+    given: bool,
+) -> Vec<Vec<optboost::BinMapper>> {
+    let world = placement.len();
+    let threads = Threads::new(world);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (placement.iter().enumerate())
+            .map(|(rank, rows)| {
+                let mine = columns_of(columns, rows);
+                let collective = Rank(Arc::clone(&threads), rank);
+                scope.spawn(move || {
+                    let binned = optboost::learner::BinnedData::learn_over_ranks(
+                        &numeric_frame(&mine),
+                        &optboost::BinningParams::default(),
+                        &collective,
+                        given.then_some(rows.as_slice()),
+                    )
+                    .unwrap();
+                    binned.mappers().to_vec()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+#[test]
+fn ranks_with_unequal_shares_learn_the_cut_points_of_one_process_bit_for_bit() {
+    // More rows than the binning sample (every second row is sampled), continuous values (far
+    // more distinct values than bins), a few distinct values, missing values, 0.0 and -0.0.
+    let n = 330_001;
+    let mut rng = TestRng::new(17);
+    let continuous: Vec<f64> = (0..n).map(|_| rng.normal()).collect();
+    let few: Vec<f64> = (0..n).map(|i| [0.0, -0.0, 1.5, f64::NAN][i % 4]).collect();
+    let skewed: Vec<f64> = (0..n)
+        .map(|i| {
+            if i % 7 == 0 {
+                f64::NAN
+            } else {
+                (rng.normal() * 3.0).exp().round()
+            }
+        })
+        .collect();
+    let columns = vec![continuous, few, skewed];
+    let one = optboost::learner::BinnedData::learn(
+        &numeric_frame(&columns),
+        &optboost::BinningParams::default(),
+    )
+    .unwrap();
+    let bits = |mappers: &[optboost::BinMapper]| -> Vec<Vec<u64>> {
+        (mappers.iter())
+            .map(|m| match m {
+                optboost::BinMapper::Numeric { cuts } => cuts.iter().map(|c| c.to_bits()).collect(),
+                other => panic!("numeric mapper expected, got {other:?}"),
+            })
+            .collect()
+    };
+    let expected = bits(one.mappers());
+    assert!(expected[0].len() == 254, "continuous: all the bins");
+    // Ranks in order with unequal shares, and ranks holding scattered ranges (rank 0 the first
+    // and the last rows), ranges starting off the sampling step.
+    let in_order = vec![0..1_001, 1_001..200_000, 200_000..n];
+    let scattered = vec![
+        vec![0..50_001, 300_000..n],
+        vec![50_001..260_000],
+        vec![260_000..300_000],
+    ];
+    for (placement, given) in [
+        (
+            in_order.iter().map(|r| vec![r.clone()]).collect::<Vec<_>>(),
+            false,
+        ),
+        (scattered.clone(), true),
+    ] {
+        for (rank, mappers) in mappers_over_ranks(&columns, &placement, given)
+            .iter()
+            .enumerate()
+        {
+            assert_eq!(bits(mappers), expected, "rank {rank} of {placement:?}");
+        }
+    }
+}
+
+#[test]
+fn row_ranges_that_overlap_or_leave_a_gap_are_an_error() {
+    for placement in [
+        vec![vec![0..600], vec![500..1000]],
+        vec![vec![0..400], vec![500..1100]],
+    ] {
+        let world = placement.len();
+        let threads = Threads::new(world);
+        let errors: Vec<String> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (placement.iter().enumerate())
+                .map(|(rank, rows)| {
+                    let mine: Vec<Vec<f64>> = vec![(0..rows[0].len()).map(|i| i as f64).collect()];
+                    let collective = Rank(Arc::clone(&threads), rank);
+                    scope.spawn(move || {
+                        optboost::learner::BinnedData::learn_over_ranks(
+                            &numeric_frame(&mine),
+                            &optboost::BinningParams::default(),
+                            &collective,
+                            Some(rows.as_slice()),
+                        )
+                        .err()
+                        .map(|e| e.to_string())
+                        .unwrap_or_default()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(
+            errors.iter().all(|e| e.contains("row ranges")),
+            "{errors:?}"
+        );
+    }
+}

@@ -58,9 +58,11 @@ class Booster:
         # place by both sides; y, weights and offset are given for every row.
         row_roles: npt.NDArray[np.uint8] | None = None,
         # One rank of a data-parallel fit: (rank, world, root "host:port", the job's secret
-        # (16 to 1024 random bytes, the same on every rank), timeout in seconds); features, y,
-        # weights and offsets are this rank's rows.
-        distributed: tuple[int, int, str, bytes, float] | None = None,
+        # (16 to 1024 random bytes, the same on every rank), timeout in seconds, this rank's
+        # training rows as (global start, count) ranges in their order, or None: the rows after
+        # the ranks before it); features, y, weights and offsets are this rank's rows.
+        distributed: tuple[int, int, str, bytes, float, list[tuple[int, int]] | None]
+        | None = None,
     ) -> None: ...
     def advance(
         self, max_steps: int, max_seconds: float

@@ -9,6 +9,7 @@ loss on them (docs/algorithms.md, "Which iterate a momentum method keeps").
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -60,23 +61,73 @@ def held_roles(held: np.ndarray) -> np.ndarray:
 def held_rows(y: np.ndarray, fraction: float, seed: int, stratify: bool) -> np.ndarray:
     """A boolean mask of the rows to hold out: `fraction` of them at random (seeded), of every
     class when `stratify` (y holds class codes), so that each class trains and validates."""
-    held = held_mask(y, fraction, np.random.default_rng(seed), stratify)
-    if held.all() or not held.any():
-        raise DataError(
-            f"validation_fraction={fraction} of {len(y)} rows leaves no rows to "
-            "train or to validate on"
-        )
-    return held
-
-
-def held_mask(
-    y: np.ndarray, fraction: float, rng: np.random.Generator, stratify: bool
-) -> np.ndarray:
-    """``held_rows``'s mask drawn from ``rng``, without its check that some rows train and some
-    validate (a Dask partition may hold few rows: the check is then over all of them)."""
     held = np.zeros(len(y), dtype=bool)
     groups = [np.flatnonzero(y == c) for c in np.unique(y)] if stratify else [np.arange(len(y))]
-    for rows in groups:
-        count = int(round(fraction * len(rows)))
-        held[rng.permutation(rows)[:count]] = True
+    for rows, picked in zip(groups, picked_rows([len(rows) for rows in groups], fraction, seed)):
+        held[rows[picked]] = True
+    check_held(int(held.sum()), len(y), fraction)
     return held
+
+
+def check_held(n_held: int, n_rows: int, fraction: float) -> None:
+    if n_held in (0, n_rows):
+        raise DataError(
+            f"validation_fraction={fraction} of {n_rows} rows leaves no rows to "
+            "train or to validate on"
+        )
+
+
+def picked_rows(sizes: Sequence[int], fraction: float, seed: int) -> list[np.ndarray]:
+    """For each group of rows (a class, or all the rows), of `sizes[g]` rows in row order, which
+    of them are held out: round(fraction · size) at random, the groups drawn one after the other
+    from one generator seeded by `seed` (a group of no rows draws nothing)."""
+    rng = np.random.default_rng(seed)
+    picks = []
+    for size in sizes:
+        picked = np.zeros(int(size), dtype=bool)
+        if size > 0:
+            picked[rng.permutation(int(size))[: int(round(fraction * size))]] = True
+        picks.append(picked)
+    return picks
+
+
+class GlobalHoldout:
+    """``held_rows`` of several partitions' rows one after the other, each partition's part
+    taken apart: a distributed fit holds out the very rows one process holds out of the
+    concatenated partitions (same seed). ``counts[p, g]``: the rows of group g (class code g when
+    stratified, else the one group of all rows) in partition p, partitions in data order. Holds
+    one flag per row of the data (drawn where it is used: on each worker)."""
+
+    def __init__(self, counts: Any, fraction: float, seed: int, stratify: bool):
+        self.counts = np.asarray(counts, dtype=np.int64).reshape(len(counts), -1)
+        self.stratify = stratify
+        self.picks = picked_rows(self.counts.sum(axis=0), fraction, seed)
+        self.starts = np.cumsum(self.counts, axis=0) - self.counts
+
+    def held(self, partition: int, y: np.ndarray, label: str) -> np.ndarray:
+        """The held-out mask of one partition's rows (`y`: its targets, class codes when
+        stratified)."""
+        p = partition
+        if not self.stratify:
+            groups = [np.arange(len(y))]
+        else:
+            groups = [np.flatnonzero(y == c) for c in range(self.counts.shape[1])]
+        sizes = [len(rows) for rows in groups]
+        if sizes != list(self.counts[p]):
+            raise DataError(
+                f"{label} holds {sizes} rows per class now, {list(self.counts[p])} when counted"
+            )
+        held = np.zeros(len(y), dtype=bool)
+        for g, rows in enumerate(groups):
+            start = self.starts[p, g]
+            held[rows] = self.picks[g][start : start + len(rows)]
+        return held
+
+    def n_held(self, partition: int) -> int:
+        p = partition
+        return int(
+            sum(
+                self.picks[g][self.starts[p, g] : self.starts[p, g] + self.counts[p, g]].sum()
+                for g in range(self.counts.shape[1])
+            )
+        )

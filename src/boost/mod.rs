@@ -169,12 +169,30 @@ impl Booster {
     /// Not available: the losses whose traits say they are not distributable (`cox`, whose value
     /// is not a sum over rows, `multiclass_hinge`, a custom loss), and the `auc` metric (a
     /// ranking of all the rows).
+    ///
+    /// The ranks' rows are taken to follow one another in rank order (rank 0 holds the first
+    /// rows): `distributed_rows` says where they are otherwise.
     pub fn distributed(
         params: Params,
         train: &TrainData<'_>,
         valid: Option<&TrainData<'_>>,
         offsets: Offsets<'_>,
         collective: Arc<dyn Collective>,
+    ) -> Result<Booster> {
+        Self::distributed_rows(params, train, valid, offsets, collective, None)
+    }
+
+    /// `distributed` with this rank's training rows at the global row ranges `rows` (in the
+    /// order of its rows; the ranges of all the ranks tile 0..n): the binning sample is drawn by
+    /// global row index, so the mappers, and hence the model, are those of one process on the
+    /// rows in that global order.
+    pub fn distributed_rows(
+        params: Params,
+        train: &TrainData<'_>,
+        valid: Option<&TrainData<'_>>,
+        offsets: Offsets<'_>,
+        collective: Arc<dyn Collective>,
+        rows: Option<&[std::ops::Range<usize>]>,
     ) -> Result<Booster> {
         params.validate()?;
         if !params.loss.traits().distributable {
@@ -207,7 +225,7 @@ impl Booster {
         let binning = params.binning;
         let shared = Arc::clone(&collective);
         Self::start(params, train, valid, offsets, None, collective, || {
-            BinnedData::learn_over_ranks(&train.frame, &binning, &*shared)
+            BinnedData::learn_over_ranks(&train.frame, &binning, &*shared, rows)
         })
     }
 

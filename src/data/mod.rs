@@ -58,15 +58,18 @@ impl BinnedData {
     }
 
     /// Learns mappers on the rows of every rank of a data-parallel fit (`frame` holds this
-    /// rank's) and bins `frame`: every rank gets the same mappers, and the same features marked
-    /// as having missing values. No bundles: their layout would depend on each rank's rows.
+    /// rank's; `rows`: their global row ranges, in their order, or `None` for the rows after
+    /// those of the ranks before) and bins `frame`: every rank gets the mappers one process
+    /// learns on all the rows, and the same features marked as having missing values. No
+    /// bundles: their layout would depend on each rank's rows.
     pub fn learn_over_ranks(
         frame: &Frame<'_>,
         params: &BinningParams,
         collective: &dyn Collective,
+        rows: Option<&[std::ops::Range<usize>]>,
     ) -> Result<Self> {
         params.validate()?;
-        let mappers = sketch::learn_over_ranks(frame, params, collective)?;
+        let mappers = sketch::learn_over_ranks(frame, params, collective, rows)?;
         let mut data = Self::with_mappers(frame, mappers, frame.names())?;
         data.bundles = None;
         let mut missing: Vec<f64> = data

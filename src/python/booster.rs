@@ -232,7 +232,14 @@ impl PyBooster {
         valid_offset: Option<PyReadonlyArray1<'py, f64>>,
         custom_loss: Option<&Bound<'py, PyAny>>,
         row_roles: Option<PyReadonlyArray1<'py, u8>>,
-        distributed: Option<(usize, usize, String, Vec<u8>, f64)>,
+        distributed: Option<(
+            usize,
+            usize,
+            String,
+            Vec<u8>,
+            f64,
+            Option<Vec<(usize, usize)>>,
+        )>,
     ) -> PyResult<Self> {
         let params = guarded(|| params_from_pairs(&params))?;
         warn_if_capped(py, params.n_threads)?;
@@ -300,7 +307,7 @@ impl PyBooster {
             })
             .transpose()?;
         let custom_error = custom.as_ref().map(|loss| Arc::clone(&loss.failure));
-        if let Some((rank, world, root, secret, timeout)) = distributed {
+        if let Some((rank, world, root, secret, timeout, rows)) = distributed {
             if custom.is_some() {
                 return Err(ParameterError::new_err(
                     "a custom loss cannot be trained across workers (its callables run in \
@@ -316,7 +323,19 @@ impl PyBooster {
             let booster = py.detach(|| {
                 guarded(|| {
                     let collective = Arc::new(Tcp::connect(rank, world, &root, &secret, timeout)?);
-                    Booster::distributed(params, &train, valid.as_ref(), offsets, collective)
+                    let rows: Option<Vec<std::ops::Range<usize>>> = rows.map(|rows| {
+                        (rows.iter())
+                            .map(|&(start, len)| start..start.saturating_add(len))
+                            .collect()
+                    });
+                    Booster::distributed_rows(
+                        params,
+                        &train,
+                        valid.as_ref(),
+                        offsets,
+                        collective,
+                        rows.as_deref(),
+                    )
                 })
             });
             return Ok(PyBooster {

@@ -15,13 +15,13 @@ import numpy as np
 from ..api import design_pairs, prepare_settings
 from ..class_weights import class_weight_values
 from .. import _core
-from ..errors import DataError, ParameterError
-from ..holdout import resolve_fraction
+from ..errors import ParameterError
+from ..holdout import GlobalHoldout, check_held, resolve_fraction
 from ..losses import CustomLoss, LossLike
 from ..model import Model
 from . import _worker
 from ._design import distributed_design
-from ._placement import Partitions, partitions_of
+from ._placement import partitions_of
 from ._ranks import train_ranks
 
 def boost(
@@ -54,9 +54,9 @@ def boost(
     valid: validation data of the same kinds.
     client: a ``distributed.Client`` (None: the default client).
     weights, offset: column names (arrays cannot be split over workers).
-    validation_fraction: as in ``optboost.boost``, held out of each partition with a seed of
-        (seed, the partition's position), so that the held-out rows do not depend on which or
-        how many workers hold the partitions.
+    validation_fraction: as in ``optboost.boost``: the rows held out are those
+        ``optboost.boost`` holds out of the partitions concatenated in order (same seed),
+        whichever and however many workers hold them.
     timeout: seconds a rank waits for the others at any exchange before the fit fails.
 
     One rank per worker holding rows (a worker with no partition, or only empty ones, takes no
@@ -99,8 +99,18 @@ def boost(
     fraction = None
     if valid is None:
         fraction = resolve_fraction(validation_fraction, method, parts.n_rows)
+    stratify = task != "regression"
+    group_counts = (
+        design.class_counts.astype(np.int64)
+        if stratify
+        else np.asarray(parts.rows, dtype=np.int64).reshape(-1, 1)
+    )
+    train_rows = np.asarray(parts.rows, dtype=np.int64)
     if fraction is not None:
-        _check_held_counts(parts, design.class_counts, fraction)
+        holdout = GlobalHoldout(group_counts, fraction, seed, stratify)
+        held = np.array([holdout.n_held(p) for p in range(len(parts.rows))], dtype=np.int64)
+        check_held(int(held.sum()), parts.n_rows, fraction)
+        train_rows = train_rows - held
     if early_stopping_rounds is not None and fraction is None and valid is None:
         raise ParameterError(
             "early_stopping_rounds needs validation data: pass valid= or validation_fraction="
@@ -115,7 +125,9 @@ def boost(
         class_weight=_class_weight(class_weight, spec, design.class_counts, parts.n_rows, task),
         fraction=fraction,
         seed=seed,
-        stratify=task != "regression",
+        stratify=stratify,
+        group_counts=group_counts.tolist(),
+        train_starts=(np.cumsum(train_rows) - train_rows).tolist(),
     )
     return train_ranks(client, parts, valid_parts, plan, pairs, int(n_iter), timeout)
 
@@ -152,20 +164,6 @@ def resolve_client(client: Any) -> Any:
             "optboost.dask needs a Dask client: pass client= or create one first "
             "(distributed.Client(...))"
         ) from None
-
-
-def _check_held_counts(parts: Partitions, class_counts: Any, fraction: float) -> None:
-    """The rows each partition holds out (as the workers will draw them) leave some rows to
-    train and some to validate on."""
-    if class_counts is not None:
-        held = sum(round(fraction * c) for row in class_counts for c in row if c > 0)
-    else:
-        held = sum(round(fraction * n) for n in parts.rows)
-    if held == 0 or held == parts.n_rows:
-        raise DataError(
-            f"validation_fraction={fraction} of each partition's rows ({parts.n_rows} rows in "
-            f"{len(parts.rows)} partitions) leaves no rows to train or to validate on"
-        )
 
 
 def _class_weight(class_weight: Any, spec: Any, counts: Any, n_rows: int, task: str) -> Any:

@@ -23,7 +23,7 @@ from ..class_weights import class_weight_values
 from ..errors import DataError, OptboostError
 from ..formula import DesignSpec, FeatureColumn, per_column
 from ..frames import to_polars
-from ..holdout import held_mask, held_roles
+from ..holdout import GlobalHoldout, held_roles
 from ..model import Model
 from ..offsets import offset_values
 
@@ -106,6 +106,7 @@ class RankInputs:
     valid: tuple[Any, Any, Any]
     offsets: tuple[Any, Any]
     row_roles: np.ndarray | None
+    rows: list[tuple[int, int]]  # (global start, count) of each partition's training rows
     warnings: list[str]
 
 
@@ -119,9 +120,18 @@ class RankPlan:
     offset_column: str | None
     n_outputs: int  # offset columns per row
     class_weight: Mapping[Any, float] | None  # by class label (balanced: from global counts)
-    fraction: float | None  # held out of each training partition
+    fraction: float | None  # held out of all the training rows
     seed: int
     stratify: bool
+    # Rows per partition (partitions × 1), or per partition and class code when stratified.
+    group_counts: list[list[int]]
+    # The global index, among the training rows of all partitions, of each partition's first.
+    train_starts: list[int]
+
+    def holdout(self) -> GlobalHoldout | None:
+        if self.fraction is None:
+            return None
+        return GlobalHoldout(self.group_counts, self.fraction, self.seed, self.stratify)
 
     def design(self) -> DesignSpec:
         return DesignSpec.from_dict(self.spec, self.context)
@@ -135,18 +145,20 @@ def prepare_rank(
     valid_frames: Sequence[pl.DataFrame],
     valid_labels: Sequence[str],
 ) -> RankInputs:
-    """The core inputs of one worker's partitions (``indices``: their positions in the data, which
-    seed their held-out rows; ``labels``: their names in messages), in partition order."""
+    """The core inputs of one worker's partitions (``indices``: their positions in the data,
+    which place their rows among all the rows; ``labels``: their names in messages), in
+    partition order."""
     spec = plan.design()
+    holdout = plan.holdout()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         parts = [
-            _partition_inputs(plan, spec, frame, index, label)
+            _partition_inputs(plan, spec, frame, index, label, holdout)
             for index, label, frame in zip(indices, labels, frames)
             if frame.height > 0
         ]
         valid_parts = [
-            _partition_inputs(plan, spec, frame, None, label)
+            _partition_inputs(plan, spec, frame, None, label, None)
             for label, frame in zip(valid_labels, valid_frames)
             if frame.height > 0
         ]
@@ -158,13 +170,24 @@ def prepare_rank(
         valid = (valid_features, valid_y, valid_weights)
         offsets = (offset, valid_offset)
     roles = None if held is None else held_roles(held)
+    # Where this rank's training rows are among all of them: the core draws the binning sample
+    # by global row index, as one process does on the concatenated partitions.
+    rows = [
+        (plan.train_starts[index], len(part[1]) - (0 if part[4] is None else int(part[4].sum())))
+        for index, part in zip([i for i, f in zip(indices, frames) if f.height > 0], parts)
+    ]
     y, valid = flat_targets(spec, y, valid)
     messages = list(dict.fromkeys(str(w.message) for w in caught))
-    return RankInputs(features, y, weights, valid, offsets, roles, messages)
+    return RankInputs(features, y, weights, valid, offsets, roles, rows, messages)
 
 
 def _partition_inputs(
-    plan: RankPlan, spec: DesignSpec, frame: pl.DataFrame, index: int | None, label: str
+    plan: RankPlan,
+    spec: DesignSpec,
+    frame: pl.DataFrame,
+    index: int | None,
+    label: str,
+    holdout: GlobalHoldout | None,
 ) -> tuple[list[FeatureColumn], np.ndarray, Any, Any, Any]:
     try:
         features = per_column(spec.columns(frame))
@@ -181,11 +204,10 @@ def _partition_inputs(
         by_class = class_weight_values(plan.class_weight, y, spec.target_encoding.labels)
         weights = by_class if weights is None else weights * by_class
     held = None
-    if plan.fraction is not None and index is not None:
-        # Seeded by the partition's position: the same rows are held out whichever worker
-        # holds the partition and however many workers there are.
-        rng = np.random.default_rng([plan.seed, index])
-        held = held_mask(y, plan.fraction, rng, plan.stratify)
+    if holdout is not None and index is not None:
+        # Drawn over all the rows in data order: the rows one process holds out of the
+        # concatenated partitions, whichever worker holds this one.
+        held = holdout.held(index, y, label)
     return features, y, weights, offset, held
 
 
@@ -266,7 +288,7 @@ def train_rank(
             *inputs.offsets,
             custom_loss=None,
             row_roles=inputs.row_roles,
-            distributed=(rank, world, root, secret.reveal(), timeout),
+            distributed=(rank, world, root, secret.reveal(), timeout, inputs.rows),
         )
         model = Model._from_booster(booster, spec, dict(pairs))
         error = None
