@@ -7,6 +7,7 @@ import json
 import math
 import numbers
 import os
+import stat
 import warnings
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -293,8 +294,9 @@ class Model:
             if not integral or n_threads < 0:
                 raise ParameterError(f"n_threads must be a count >= 0, not {n_threads!r}")
             return n_threads
+        # A count of at most 10 digits (a loaded file's was checked by `_params`).
         text = str(self.params.get("n_threads", "0"))
-        return int(text) if text.isdigit() else 0
+        return int(text) if text.isdecimal() and text.isascii() and len(text) <= 10 else 0
 
     def staged_predict(
         self,
@@ -731,21 +733,7 @@ def _finite_or_none(value: Any) -> Any:
 def load(path: str | os.PathLike, *, context: Mapping[str, Any] | None = None) -> Model:
     """Read a model written by ``Model.save``. A model whose formula calls your
     own functions needs them again in ``context`` (a file cannot carry code)."""
-    try:
-        size = os.path.getsize(path)
-    except FileNotFoundError:
-        raise ModelFileNotFoundError(f"no model file at {os.fspath(path)!r}") from None
-    except (OSError, TypeError, ValueError) as error:
-        raise ModelFileError(f"cannot read model file {path!r}: {error}") from None
-    if size > MAX_FILE_BYTES:
-        raise ModelFileError(
-            f"{os.fspath(path)} is {size} bytes; model files are at most {MAX_FILE_BYTES}"
-        )
-    try:
-        with open(path, "rb") as file:
-            raw = file.read()
-    except OSError as error:
-        raise ModelFileError(f"cannot read model file {os.fspath(path)!r}: {error}") from None
+    raw = _read_file(path)
     # The fast path: the core parses the whole file once, builds and validates its model, and
     # hands back the other entries (formula, design, history: small) as JSON text.
     try:
@@ -767,9 +755,48 @@ def load(path: str | os.PathLike, *, context: Mapping[str, Any] | None = None) -
     return Model.from_dict(data, context=context)
 
 
+def _read_file(path: str | os.PathLike) -> bytes:
+    """The bytes of the model file at ``path``: a regular file of at most MAX_FILE_BYTES,
+    checked on the opened file before anything is read (a device such as /dev/zero never
+    ends; a FIFO would block until some writer came, so it is opened without blocking)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise ModelFileNotFoundError(f"no model file at {os.fspath(path)!r}") from None
+    except (OSError, TypeError, ValueError) as error:
+        raise ModelFileError(f"cannot read model file {path!r}: {error}") from None
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            raise ModelFileError(
+                f"{os.fspath(path)} is not a regular file (a directory, device, FIFO or socket "
+                "is not a model file)"
+            )
+        if status.st_size > MAX_FILE_BYTES:
+            raise ModelFileError(
+                f"{os.fspath(path)} is {status.st_size} bytes; model files are at most "
+                f"{MAX_FILE_BYTES}"
+            )
+        with open(fd, "rb", closefd=False) as file:
+            # At most one byte more than allowed: the file may have grown since fstat.
+            raw = file.read(MAX_FILE_BYTES + 1)
+    except OSError as error:
+        raise ModelFileError(f"cannot read model file {os.fspath(path)!r}: {error}") from None
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_FILE_BYTES:
+        raise ModelFileError(f"{os.fspath(path)} is larger than {MAX_FILE_BYTES} bytes")
+    return raw
+
+
 def _short(error: BaseException, limit: int = 300) -> str:
     text = str(error)
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+# Far above any machine's cores (the core caps a count at the cores it has): bounds the
+# integer a file's n_threads may hold before it reaches the core's unsigned count.
+MAX_FILE_THREADS = 2**31 - 1
 
 
 def _params(value: Any) -> dict[str, str]:
@@ -777,7 +804,20 @@ def _params(value: Any) -> dict[str, str]:
         isinstance(k, str) and isinstance(v, str) for k, v in value.items()
     ):
         raise ModelFileError("the file's 'params' must map names to text values")
+    # The one count predict reads from the file (the fit's thread count).
+    threads = value.get("n_threads", "0")
+    if not (threads.isdecimal() and threads.isascii() and len(threads) <= 10) or (
+        int(threads) > MAX_FILE_THREADS
+    ):
+        raise ModelFileError(
+            f"the file's n_threads is {_short_text(threads)!r}; allowed a count from 0 to "
+            f"{MAX_FILE_THREADS}"
+        )
     return dict(value)
+
+
+def _short_text(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _history(value: Any, metric_names: list[str]) -> dict[str, list]:
@@ -812,6 +852,18 @@ def _check_agreement(core: Any, spec: DesignSpec) -> None:
     """The core model and the formula's design must describe the same model."""
     if list(core.feature_names) != spec.feature_names:
         raise ModelFileError("the model's features and its formula's features differ")
+    # The design codes a categorical column by its levels and the core maps those codes: the
+    # two must agree on every feature's kind and level count, or predict would fail on data.
+    for feature, core_levels in zip(spec.features, core.feature_levels):
+        design_levels = feature.n_levels if feature.kind == "categorical" else None
+        if design_levels != core_levels:
+            def kind(levels: int | None) -> str:
+                return "numeric" if levels is None else f"categorical with {levels} levels"
+
+            raise ModelFileError(
+                f"feature {feature.name!r} is {kind(design_levels)} in the formula's design "
+                f"but {kind(core_levels)} in the model"
+            )
     task = _core.loss_task(core.loss)
     encoding = spec.target_encoding
     if encoding.task != task:

@@ -6,7 +6,7 @@ use super::{
     Absolute, Cox, Exponential, Hinge, Huber, Logistic, Loss, MultiSquared, MulticlassHinge,
     Pinball, Scalar, Softmax, Squared, Tweedie,
 };
-use crate::error::{Error, Result};
+use crate::error::{Error, Number, Result};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -282,16 +282,16 @@ impl FromStr for LossSpec {
 }
 
 impl fmt::Display for LossSpec {
-    /// Parametric losses always print their parameter (`pinball(0.5)`); f64 `Display` is the
+    /// Parametric losses always print their parameter (`pinball(0.5)`) as a `Number`, the
     /// shortest string that parses back to the same value, so this round-trips through `FromStr`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LossSpec::Pinball { tau } => write!(f, "pinball({tau})"),
-            LossSpec::Huber { delta } => write!(f, "huber({delta})"),
-            LossSpec::Logistic { ridge } => write!(f, "logistic({ridge})"),
-            LossSpec::Exponential { beta } => write!(f, "exponential({beta})"),
-            LossSpec::Tweedie { p } => write!(f, "tweedie({p})"),
-            other => f.write_str(other.name()),
+        match *self {
+            LossSpec::Pinball { tau } => write!(f, "pinball({})", Number(tau)),
+            LossSpec::Huber { delta } => write!(f, "huber({})", Number(delta)),
+            LossSpec::Logistic { ridge } => write!(f, "logistic({})", Number(ridge)),
+            LossSpec::Exponential { beta } => write!(f, "exponential({})", Number(beta)),
+            LossSpec::Tweedie { p } => write!(f, "tweedie({})", Number(p)),
+            ref other => f.write_str(other.name()),
         }
     }
 }
