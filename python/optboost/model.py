@@ -618,8 +618,8 @@ class Model:
             raise ModelFileError(f'not an optboost model file (no "format": "{FILE_FORMAT}" entry)')
         if data.get("version") != FILE_VERSION:
             raise ModelFileError(
-                f"model file version {data.get('version')!r}; this optboost reads version "
-                f"{FILE_VERSION}"
+                f"model file version {_number_text(data.get('version'))}; this optboost reads "
+                f"version {FILE_VERSION}"
             )
         try:
             core = core_of()
@@ -814,6 +814,17 @@ def _params(value: Any) -> dict[str, str]:
             f"{MAX_FILE_THREADS}"
         )
     return dict(value)
+
+
+def _number_text(value: Any) -> str:
+    """``repr`` of a value read from a file, with an integer of more than 16 digits written
+    as the float it is closest to (1e+308, not 309 digits)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**16:
+        try:
+            return repr(float(value))
+        except OverflowError:
+            return f"an integer of {len(str(abs(value)))} digits"
+    return _short_text(repr(value))
 
 
 def _short_text(text: str, limit: int = 40) -> str:
