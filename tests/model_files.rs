@@ -599,7 +599,10 @@ fn output_counts_are_bounded_before_prediction_allocates() {
     wide.n_outputs = 1 << 20;
     wide.bias = vec![0.0; 1 << 20];
     let e = load_error(&wide);
-    assert!(e.contains("n_outputs = 1048576") && e.contains("65536"), "{e}");
+    assert!(
+        e.contains("n_outputs = 1048576") && e.contains("65536"),
+        "{e}"
+    );
     // The most a file may declare loads and predicts.
     wide.n_outputs = optboost::MAX_OUTPUTS;
     wide.bias = vec![0.0; optboost::MAX_OUTPUTS];
@@ -647,9 +650,8 @@ fn log_link_responses_of_huge_scores_are_the_largest_float_not_infinity() {
             }
         }
         huge.iteration_weights.clear();
-        huge.iteration_weights.extend(
-            (huge.iteration_trees.iter()).map(|&t| model.weights[..t].to_vec()),
-        );
+        huge.iteration_weights
+            .extend((huge.iteration_trees.iter()).map(|&t| model.weights[..t].to_vec()));
         let loaded = Model::from_json(&huge.to_json()).unwrap();
         let p = loaded.predict_response(&frame).unwrap();
         assert!(p.iter().all(|&m| m == f64::MAX), "{loss}: {:?}", &p[..3]);

@@ -83,8 +83,7 @@ impl Model {
                             continue;
                         }
                         let o = self.tree_outputs[t] as usize;
-                        for (s, &v) in scores[o * rows..(o + 1) * rows].iter_mut().zip(&values[u])
-                        {
+                        for (s, &v) in scores[o * rows..(o + 1) * rows].iter_mut().zip(&values[u]) {
                             *s += w * v;
                         }
                     }

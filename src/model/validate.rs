@@ -94,7 +94,11 @@ impl Model {
         }
         // Without a path (files written before it existed) any kept iteration is refused at
         // prediction; still, a count must not ask a caller to walk 2^64 iterations.
-        let most = if path.is_empty() { MAX_TREES } else { path.len() };
+        let most = if path.is_empty() {
+            MAX_TREES
+        } else {
+            path.len()
+        };
         if let Some(best) = self.best_iteration.filter(|&b| b > most) {
             return bad(format!(
                 "best_iteration = {best}, but the model holds {} iterations",
@@ -113,7 +117,9 @@ impl Model {
             ));
         }
         let largest_leaf: Vec<f64> = (self.trees.iter())
-            .map(|tree| (tree.nodes.iter().filter(|n| n.is_leaf())).fold(0.0, |m, n| n.value.abs().max(m)))
+            .map(|tree| {
+                (tree.nodes.iter().filter(|n| n.is_leaf())).fold(0.0, |m, n| n.value.abs().max(m))
+            })
             .collect();
         for (i, (w, &t)) in weights.iter().zip(path).enumerate() {
             if w.len() != t {
@@ -123,10 +129,9 @@ impl Model {
                     i + 1
                 ));
             }
-            let out_of_bounds = |(j, w): (usize, &f64)| {
-                !w.is_finite() || !within_term_bound(w * largest_leaf[j])
-            };
-            if let Some((j, &w)) = w.iter().enumerate().find(|&(j, w)| out_of_bounds((j, w))) {
+            let out_of_bounds =
+                |&(j, w): &(usize, &f64)| !w.is_finite() || !within_term_bound(w * largest_leaf[j]);
+            if let Some((j, &w)) = w.iter().enumerate().find(out_of_bounds) {
                 return bad(format!(
                     "iteration_weights[{i}][{j}] = {}: a tree weight must be finite and its \
                      leaves' terms within {MAX_ABS_TERM:e} in magnitude (the largest leaf of \

@@ -551,9 +551,8 @@ def field_case(doc: dict, choice: int) -> dict:
         else:
             weights.append(list(core["weights"]))
     elif kind == "iteration_trees value" and path:
-        path[pick % len(path)] = HUGE_COUNTS[(pick // 3) % len(HUGE_COUNTS)] + len(core["trees"]) * (
-            pick % 2
-        )
+        beyond = len(core["trees"]) if pick % 2 else 0  # past the trees, or not
+        path[pick % len(path)] = HUGE_COUNTS[(pick // 3) % len(HUGE_COUNTS)] + beyond
     elif kind == "iteration_trees order" and path:
         action = pick % 3
         if action == 0:

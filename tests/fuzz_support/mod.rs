@@ -616,8 +616,22 @@ fn mutate_field(model: &mut Value, rng: &mut TestRng) {
     let Some(model) = model.as_object_mut() else {
         return;
     };
-    let n_trees = model.get("trees").and_then(Value::as_array).map_or(0, Vec::len);
-    let counts = [0, 1, 2, 3, n_trees, n_trees + 1, 1 << 16, 1 << 17, 1 << 20, usize::MAX];
+    let n_trees = model
+        .get("trees")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    let counts = [
+        0,
+        1,
+        2,
+        3,
+        n_trees,
+        n_trees + 1,
+        1 << 16,
+        1 << 17,
+        1 << 20,
+        usize::MAX,
+    ];
     let huge = [1e308, -1e308, 1e300, 1e31, 1e29, 800.0, 710.0, -800.0];
     match rng.below(9) {
         0 => {
@@ -698,7 +712,10 @@ fn mutate_field(model: &mut Value, rng: &mut TestRng) {
             model.insert("loss".into(), pick(rng, &losses).clone());
         }
         7 => {
-            let n = model.get("bias").and_then(Value::as_array).map_or(1, Vec::len);
+            let n = model
+                .get("bias")
+                .and_then(Value::as_array)
+                .map_or(1, Vec::len);
             model.insert("bias".into(), json!(vec![*pick(rng, &huge); n]));
         }
         _ => {
