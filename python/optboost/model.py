@@ -868,12 +868,9 @@ def _check_agreement(core: Any, spec: DesignSpec) -> None:
     for feature, core_levels in zip(spec.features, core.feature_levels):
         design_levels = feature.n_levels if feature.kind == "categorical" else None
         if design_levels != core_levels:
-            def kind(levels: int | None) -> str:
-                return "numeric" if levels is None else f"categorical with {levels} levels"
-
             raise ModelFileError(
-                f"feature {feature.name!r} is {kind(design_levels)} in the formula's design "
-                f"but {kind(core_levels)} in the model"
+                f"feature {feature.name!r} is {_kind_text(design_levels)} in the formula's "
+                f"design but {_kind_text(core_levels)} in the model"
             )
     task = _core.loss_task(core.loss)
     encoding = spec.target_encoding
@@ -892,3 +889,7 @@ def _check_agreement(core: Any, spec: DesignSpec) -> None:
             f"the model has {core.n_outputs} outputs for a {task} target with "
             f"{encoding.n_classes} classes"
         )
+
+
+def _kind_text(levels: int | None) -> str:
+    return "numeric" if levels is None else f"categorical with {levels} levels"

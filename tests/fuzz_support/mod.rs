@@ -690,12 +690,13 @@ fn mutate_field(model: &mut Value, rng: &mut TestRng) {
             let features = model.get_mut("features").and_then(Value::as_array_mut);
             let mapper = (features.into_iter().flatten())
                 .filter_map(|f| f.pointer_mut("/mapper/Categorical"))
-                .next();
+                .find_map(Value::as_object_mut);
             if let Some(mapper) = mapper {
                 let size = *pick(rng, &[0, 1, 2, 5, 1_000, 1_000_000]);
-                let n_bins = mapper["n_bins"].as_u64().unwrap_or(1).max(1);
+                let n_bins = mapper.get("n_bins").and_then(Value::as_u64);
+                let n_bins = n_bins.unwrap_or(1).max(1);
                 let bins: Vec<u64> = (0..size as u64).map(|i| i % n_bins).collect();
-                mapper["level_bins"] = json!(bins);
+                mapper.insert("level_bins".into(), json!(bins));
             }
         }
         6 => {
