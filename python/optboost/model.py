@@ -623,6 +623,7 @@ class Model:
             )
         try:
             core = core_of()
+            _check_level_counts(core, data["design"])
             spec = DesignSpec.from_dict(data["design"], context=context)
             _check_agreement(core, spec)
             params = _params(data.get("params"))
@@ -889,6 +890,23 @@ def _check_agreement(core: Any, spec: DesignSpec) -> None:
             f"the model has {core.n_outputs} outputs for a {task} target with "
             f"{encoding.n_classes} classes"
         )
+
+
+def _check_level_counts(core: Any, design: Any) -> None:
+    """The design's level lists against the core's mappers, by length only, before the
+    design's checks read each level: a list far longer than the model maps (10^6 levels in
+    15 MB) is refused at once. ``_check_agreement`` checks kinds and counts in full."""
+    features = design.get("features") if isinstance(design, Mapping) else None
+    if not isinstance(features, list):
+        return  # the design's own checks say what is wrong
+    for feature, core_levels in zip(features, core.feature_levels):
+        levels = feature.get("levels") if isinstance(feature, Mapping) else None
+        if isinstance(levels, list) and len(levels) != core_levels:
+            raise ModelFileError(
+                f"feature {_short_text(repr(feature.get('name')))} is "
+                f"{_kind_text(len(levels))} in the formula's design but "
+                f"{_kind_text(core_levels)} in the model"
+            )
 
 
 def _kind_text(levels: int | None) -> str:

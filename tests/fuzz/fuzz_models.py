@@ -522,7 +522,7 @@ FIELD_CASES = (
     "n_threads",
 )
 HUGE_NUMBERS = (1e308, -1e308, 1e300, 1e31, 1e29, 800.0, 710.0, -800.0, float("nan"), float("inf"))
-HUGE_COUNTS = (-1, 0, 1, 2, 3, 4, 2**16, 2**17, 2**20, 2**31, 2**64, 10**30)
+HUGE_COUNTS = (-1, 0, 1, 2, 3, 4, 2**16, 2**16 + 1, 2**17, 2**31, 2**64, 10**30)
 
 
 def field_case(doc: dict, choice: int) -> dict:
@@ -566,7 +566,9 @@ def field_case(doc: dict, choice: int) -> dict:
     elif kind == "n_outputs":
         n = HUGE_COUNTS[pick % len(HUGE_COUNTS)]
         core["n_outputs"] = n
-        if pick % 3 and 0 <= n <= 2**20:  # consistent bias and labels
+        # Consistent bias and labels up to 2^17 outputs (the 2^20 of issue 39 is a regression
+        # test of its own: its 5 MB file takes seconds to write and parse).
+        if pick % 3 and 0 <= n <= 2**17:
             core["bias"] = [0.0] * n
             encoding = doc["design"].get("target_encoding")
             if isinstance(encoding, dict) and encoding.get("labels"):
@@ -574,12 +576,12 @@ def field_case(doc: dict, choice: int) -> dict:
     elif kind == "design levels":
         features = [f for f in doc["design"]["features"] if f.get("levels")]
         if features:
-            size = (0, 1, 2, 5, 1_000, 10**6)[pick % 6]
+            size = (0, 1, 2, 5, 1_000, 10**5)[pick % 6]
             features[0]["levels"] = [f"level{i}" for i in range(size)]
     elif kind == "mapper levels":
         mappers = [f["mapper"]["Categorical"] for f in core["features"] if "Categorical" in f["mapper"]]
         if mappers:
-            size = (0, 1, 2, 5, 1_000, 10**6)[pick % 6]
+            size = (0, 1, 2, 5, 1_000, 10**5)[pick % 6]
             mappers[0]["level_bins"] = [i % mappers[0]["n_bins"] for i in range(size)]
     elif kind == "loss parameter":
         losses = (
