@@ -793,6 +793,11 @@ fn numbers_in_rejection_messages_are_printed_as_numbers() {
     assert!(messages[1].contains("tree weight 1e300"), "{}", messages[1]);
     assert!(messages[2].contains("`tau` = 1e308"), "{}", messages[2]);
     assert!(messages[3].contains("tweedie(1e-320)"), "{}", messages[3]);
+    // An exponential loss whose 2β overflows gave NaN probabilities at a score of 0 (found by
+    // the fuzzer: the file of iteration 0).
+    broken.loss = LossSpec::Exponential { beta: 1e308 };
+    let e = load_error(&broken);
+    assert!(e.contains("exponential(1e308)") && e.contains("beta"), "{e}");
     // The loss's text still parses back to the same loss.
     let tiny = LossSpec::Logistic { ridge: 1e-7 };
     assert_eq!(tiny.to_string().parse::<LossSpec>().unwrap(), tiny);

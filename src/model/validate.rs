@@ -178,6 +178,17 @@ impl Model {
                 Number(*b)
             ));
         }
+        // The exponential loss's probability is σ(2βf): past f64::MAX / 2, 2β is ∞ and a score
+        // of 0 (the bias, or iteration 0) gives NaN. Training's β is of order 1.
+        if let LossSpec::Exponential { beta } = self.loss {
+            if beta > MAX_ABS_TERM {
+                return bad(format!(
+                    "loss {}: beta above {MAX_ABS_TERM:e} is refused (2·beta·score must stay \
+                     finite)",
+                    self.loss
+                ));
+            }
+        }
         // Under a log link the bias is the log of a mean (a finite positive number), so e^bias
         // is finite. Trees can still push a row's score past ln(f64::MAX); `Model::response`
         // bounds that mean.
