@@ -52,8 +52,35 @@ impl Error {
     ) -> Self {
         Error::Param {
             name: name.into(),
-            value: value.to_string(),
+            value: readable_number(value.to_string()),
             allowed: allowed.into(),
         }
+    }
+}
+
+/// A number as a message should print it: `f64`'s `Display` never switches to an exponent, so
+/// 1e308 would be 309 digits and 5e-324 a run of 323 zeros. Like Python's `repr`, this writes
+/// an exponent outside 1e-4 ≤ |x| < 1e16; either form is the shortest that parses back to `x`.
+#[derive(Debug, Clone, Copy)]
+pub struct Number(pub f64);
+
+impl std::fmt::Display for Number {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let x = self.0;
+        if x != 0.0 && x.is_finite() && !(1e-4..1e16).contains(&x.abs()) {
+            write!(f, "{x:e}")
+        } else {
+            write!(f, "{x}")
+        }
+    }
+}
+
+/// A parameter's value as text, with a float's plain digits (`f64`'s `Display`) rewritten as a
+/// `Number`: callers pass the offending value as they hold it, and a float of 1e308 must not
+/// fill the message.
+fn readable_number(text: String) -> String {
+    match text.parse::<f64>() {
+        Ok(x) if x.to_string() == text => Number(x).to_string(),
+        _ => text,
     }
 }

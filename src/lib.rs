@@ -45,10 +45,11 @@ pub use data::{
     BinMapper, BinningParams, CatEncoding, CatEncodings, Feature, FeatureKind, FeatureValues,
     Frame, Strided, StridedIter, TargetStat,
 };
-pub use error::{Error, Result};
+pub use error::{Error, Number, Result};
 pub use loss::{Loss, LossSpec};
 pub use model::{
-    FeatureSpec, Model, FORMAT_VERSION, MAX_ABS_TERM, MAX_NODES, MAX_OUTPUTS, MAX_TREES,
+    FeatureSpec, Model, FORMAT_VERSION, MAX_ABS_TERM, MAX_FILE_BYTES, MAX_NODES, MAX_OUTPUTS,
+    MAX_TREES,
 };
 pub use params::{
     CorrectedResidual, Init, Memory, Method, Params, Restart, Safeguard, SampleStrategy, Schedule,

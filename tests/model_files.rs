@@ -580,3 +580,225 @@ fn compact_trees_of_inconsistent_lengths_are_rejected() {
         "{e}"
     );
 }
+
+// ------------------------------------------------------------------ issue 39: bounded work
+
+/// A Poisson model of counts (a log link) trained with a momentum method: its file holds
+/// `iteration_trees` and `iteration_weights`.
+fn poisson_agbm(data: &Data) -> Model {
+    let counts: Vec<f64> = data.y.iter().map(|v| v.floor()).collect();
+    train(data, &counts, &[("loss", "poisson"), ("method", "agbm")])
+}
+
+#[test]
+fn output_counts_are_bounded_before_prediction_allocates() {
+    let data = Data::new(300);
+    let classes: Vec<f64> = data.y.iter().map(|&v| (v / 2.0).floor().min(2.0)).collect();
+    let mut wide = train(&data, &classes, &[("loss", "softmax")]);
+    // 2^20 outputs: a 10 MB file whose prediction of 600 rows needed 5 GB and aborted.
+    wide.n_outputs = 1 << 20;
+    wide.bias = vec![0.0; 1 << 20];
+    let e = load_error(&wide);
+    assert!(
+        e.contains("n_outputs = 1048576") && e.contains("65536"),
+        "{e}"
+    );
+    // The most a file may declare loads and predicts.
+    wide.n_outputs = optboost::MAX_OUTPUTS;
+    wide.bias = vec![0.0; optboost::MAX_OUTPUTS];
+    let loaded = Model::from_json(&wide.to_json()).unwrap();
+    let p = loaded.predict_response(&data.frame()).unwrap();
+    assert_eq!(p.len(), 300 * optboost::MAX_OUTPUTS);
+    assert_finite(&p[..optboost::MAX_OUTPUTS]);
+}
+
+#[test]
+fn a_log_link_bias_beyond_the_links_range_is_rejected() {
+    let data = Data::new(200);
+    let model = poisson_agbm(&data);
+    for bias in [800.0, 710.0] {
+        let mut broken = model.clone();
+        broken.bias[0] = bias;
+        let e = load_error(&broken);
+        assert!(e.contains("bias 0") && e.contains("log link"), "{e}");
+    }
+    // Any bias whose mean is a finite number loads, however small the mean.
+    let mut small = model.clone();
+    small.bias[0] = -800.0;
+    let loaded = Model::from_json(&small.to_json()).unwrap();
+    assert_finite(&loaded.predict_response(&data.frame()).unwrap());
+}
+
+#[test]
+fn log_link_responses_of_huge_scores_are_the_largest_float_not_infinity() {
+    let data = Data::new(200);
+    let model = poisson_agbm(&data);
+    let frame = data.frame();
+    let as_trained = model.predict_response(&frame).unwrap();
+    for (loss, value) in [
+        (LossSpec::Poisson, 1e29),
+        (LossSpec::Gamma, 1e29),
+        (LossSpec::Tweedie { p: 1.5 }, 1e29),
+        (LossSpec::Cox, 1e29),
+    ] {
+        // Every leaf of every tree 1e29 (inside the 1e30 bound on a term).
+        let mut huge = model.clone();
+        huge.loss = loss.clone();
+        for tree in &mut huge.trees {
+            for node in tree.nodes.iter_mut().filter(|n| n.is_leaf()) {
+                node.value = value;
+            }
+        }
+        huge.iteration_weights.clear();
+        huge.iteration_weights
+            .extend((huge.iteration_trees.iter()).map(|&t| model.weights[..t].to_vec()));
+        let loaded = Model::from_json(&huge.to_json()).unwrap();
+        let p = loaded.predict_response(&frame).unwrap();
+        assert!(p.iter().all(|&m| m == f64::MAX), "{loss}: {:?}", &p[..3]);
+        for k in 0..=loaded.n_iterations() {
+            let scores = loaded.predict_iteration(&frame, k).unwrap();
+            assert_finite(&loaded.response(scores).unwrap());
+        }
+    }
+    // The bound touches only what overflowed: a trained model predicts as before.
+    let reloaded = Model::from_json(&model.to_json()).unwrap();
+    assert_eq!(reloaded.predict_response(&frame).unwrap(), as_trained);
+    assert!(as_trained.iter().all(|&m| m.is_finite() && m < 1e6));
+}
+
+#[test]
+fn the_iteration_path_is_validated_at_load() {
+    let data = Data::new(200);
+    let model = poisson_agbm(&data);
+    assert_eq!(model.n_iterations(), 5);
+    assert_eq!(model.iteration_weights.len(), 5);
+    let n_trees = model.n_trees();
+    let cases: Vec<(&str, Box<dyn Fn(&mut Model)>, &str)> = vec![
+        (
+            "weight 1e308",
+            Box::new(|m| m.iteration_weights[2][0] = 1e308),
+            "iteration_weights[2][0] = 1e308",
+        ),
+        (
+            "weight 1e300",
+            Box::new(|m| m.iteration_weights[1][1] = -1e300),
+            "iteration_weights[1][1] = -1e300",
+        ),
+        (
+            "more trees than the model",
+            Box::new(move |m| m.iteration_trees[1] = n_trees + 5),
+            "iteration_trees[1]",
+        ),
+        (
+            "decreasing",
+            Box::new(|m| m.iteration_trees.swap(0, 3)),
+            "iteration_trees decreases",
+        ),
+        (
+            "a weight list short of its trees",
+            Box::new(|m| {
+                m.iteration_weights[3].pop();
+            }),
+            "iteration_weights[3] has",
+        ),
+        (
+            "a weight list too long",
+            Box::new(|m| m.iteration_weights[4].push(0.5)),
+            "iteration_weights[4] has",
+        ),
+        (
+            "weights for fewer iterations",
+            Box::new(|m| {
+                m.iteration_weights.pop();
+            }),
+            "4 iteration_weights for 5 iteration_trees",
+        ),
+        (
+            "best iteration beyond the path",
+            Box::new(|m| m.best_iteration = Some(usize::MAX)),
+            "best_iteration",
+        ),
+    ];
+    for (name, damage, expected) in cases {
+        let mut broken = model.clone();
+        damage(&mut broken);
+        let e = load_error(&broken);
+        assert!(e.contains(expected), "{name}: {e}");
+    }
+    // An inconsistent path once made `weights_at` panic: now every iteration of every loaded
+    // model predicts.
+    let loaded = Model::from_json(&model.to_json()).unwrap();
+    for k in 0..=loaded.n_iterations() {
+        assert_finite(&loaded.predict_iteration(&data.frame(), k).unwrap());
+    }
+}
+
+#[test]
+fn load_reads_only_regular_files_of_bounded_size() {
+    let e = Model::load("/dev/zero").unwrap_err().to_string();
+    assert!(e.contains("/dev/zero is not a regular file"), "{e}");
+    let dir = std::env::temp_dir().join(format!("optboost-load-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let e = Model::load(&dir).unwrap_err().to_string();
+    assert!(e.contains("not a regular file"), "{e}");
+    // A FIFO with no writer: opening it for reading used to block for ever.
+    let fifo = dir.join("fifo");
+    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    let (send, receive) = std::sync::mpsc::channel();
+    let path = fifo.clone();
+    std::thread::spawn(move || send.send(Model::load(&path).map(|_| ())));
+    let outcome = receive.recv_timeout(Duration::from_secs(30));
+    let e = outcome.expect("loading a FIFO returned").unwrap_err();
+    assert!(e.to_string().contains("not a regular file"), "{e}");
+    // A regular file still loads.
+    let data = Data::new(100);
+    let model = squared_model(&data);
+    let file = dir.join("model.json");
+    model.save(&file).unwrap();
+    assert_eq!(Model::load(&file).unwrap(), model);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn numbers_in_rejection_messages_are_printed_as_numbers() {
+    use optboost::Number;
+    assert_eq!(Number(1e308).to_string(), "1e308");
+    assert_eq!(Number(-2.5e-7).to_string(), "-2.5e-7");
+    assert_eq!(Number(5e-324).to_string(), "5e-324");
+    assert_eq!(Number(0.0001).to_string(), "0.0001");
+    assert_eq!(Number(123456.5).to_string(), "123456.5");
+    assert_eq!(Number(f64::INFINITY).to_string(), "inf");
+    let data = Data::new(200);
+    let model = squared_model(&data);
+    let mut broken = model.clone();
+    broken.bias[0] = 1e308;
+    let mut messages = vec![load_error(&broken)];
+    let mut broken = model.clone();
+    broken.weights[0] = 1e300;
+    messages.push(load_error(&broken));
+    let mut broken = model.clone();
+    broken.loss = LossSpec::Pinball { tau: 1e308 };
+    messages.push(load_error(&broken));
+    broken.loss = LossSpec::Tweedie { p: 1e-320 };
+    messages.push(load_error(&broken));
+    for e in &messages {
+        let longest_digits = (e.split(|c: char| !c.is_ascii_digit()))
+            .map(str::len)
+            .max()
+            .unwrap();
+        assert!(longest_digits < 20, "{e}");
+    }
+    assert!(messages[0].contains("bias 0 = 1e308"), "{}", messages[0]);
+    assert!(messages[1].contains("tree weight 1e300"), "{}", messages[1]);
+    assert!(messages[2].contains("`tau` = 1e308"), "{}", messages[2]);
+    assert!(messages[3].contains("tweedie(1e-320)"), "{}", messages[3]);
+    // An exponential loss whose 2β overflows gave NaN probabilities at a score of 0 (found by
+    // the fuzzer: the file of iteration 0).
+    broken.loss = LossSpec::Exponential { beta: 1e308 };
+    let e = load_error(&broken);
+    assert!(e.contains("exponential(1e308)") && e.contains("beta"), "{e}");
+    // The loss's text still parses back to the same loss.
+    let tiny = LossSpec::Logistic { ridge: 1e-7 };
+    assert_eq!(tiny.to_string().parse::<LossSpec>().unwrap(), tiny);
+}

@@ -8,6 +8,7 @@ import json
 import math
 import numbers
 import os
+import stat
 import warnings
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -295,8 +296,9 @@ class Model:
             if not integral or n_threads < 0:
                 raise ParameterError(f"n_threads must be a count >= 0, not {n_threads!r}")
             return n_threads
+        # A count of at most 10 digits (a loaded file's was checked by `_params`).
         text = str(self.params.get("n_threads", "0"))
-        return int(text) if text.isdigit() else 0
+        return int(text) if text.isdecimal() and text.isascii() and len(text) <= 10 else 0
 
     def staged_predict(
         self,
@@ -619,11 +621,12 @@ class Model:
             raise ModelFileError(f'not an optboost model file (no "format": "{FILE_FORMAT}" entry)')
         if data.get("version") != FILE_VERSION:
             raise ModelFileError(
-                f"model file version {data.get('version')!r}; this optboost reads version "
-                f"{FILE_VERSION}"
+                f"model file version {_number_text(data.get('version'))}; this optboost reads "
+                f"version {FILE_VERSION}"
             )
         try:
             core = core_of()
+            _check_level_counts(core, data["design"])
             spec = DesignSpec.from_dict(data["design"], context=context)
             _check_agreement(core, spec)
             params = _params(data.get("params"))
@@ -734,21 +737,7 @@ def _finite_or_none(value: Any) -> Any:
 def load(path: str | os.PathLike, *, context: Mapping[str, Any] | None = None) -> Model:
     """Read a model written by ``Model.save``. A model whose formula calls your
     own functions needs them again in ``context`` (a file cannot carry code)."""
-    try:
-        size = os.path.getsize(path)
-    except FileNotFoundError:
-        raise ModelFileNotFoundError(f"no model file at {os.fspath(path)!r}") from None
-    except (OSError, TypeError, ValueError) as error:
-        raise ModelFileError(f"cannot read model file {path!r}: {error}") from None
-    if size > MAX_FILE_BYTES:
-        raise ModelFileError(
-            f"{os.fspath(path)} is {size} bytes; model files are at most {MAX_FILE_BYTES}"
-        )
-    try:
-        with open(path, "rb") as file:
-            raw = file.read()
-    except OSError as error:
-        raise ModelFileError(f"cannot read model file {os.fspath(path)!r}: {error}") from None
+    raw = _read_file(path)
     # The fast path: the core parses the whole file once, builds and validates its model, and
     # hands back the other entries (formula, design, history: small) as JSON text.
     try:
@@ -770,9 +759,48 @@ def load(path: str | os.PathLike, *, context: Mapping[str, Any] | None = None) -
     return Model.from_dict(data, context=context)
 
 
+def _read_file(path: str | os.PathLike) -> bytes:
+    """The bytes of the model file at ``path``: a regular file of at most MAX_FILE_BYTES,
+    checked on the opened file before anything is read (a device such as /dev/zero never
+    ends; a FIFO would block until some writer came, so it is opened without blocking)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise ModelFileNotFoundError(f"no model file at {os.fspath(path)!r}") from None
+    except (OSError, TypeError, ValueError) as error:
+        raise ModelFileError(f"cannot read model file {path!r}: {error}") from None
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            raise ModelFileError(
+                f"{os.fspath(path)} is not a regular file (a directory, device, FIFO or socket "
+                "is not a model file)"
+            )
+        if status.st_size > MAX_FILE_BYTES:
+            raise ModelFileError(
+                f"{os.fspath(path)} is {status.st_size} bytes; model files are at most "
+                f"{MAX_FILE_BYTES}"
+            )
+        with open(fd, "rb", closefd=False) as file:
+            # At most one byte more than allowed: the file may have grown since fstat.
+            raw = file.read(MAX_FILE_BYTES + 1)
+    except OSError as error:
+        raise ModelFileError(f"cannot read model file {os.fspath(path)!r}: {error}") from None
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_FILE_BYTES:
+        raise ModelFileError(f"{os.fspath(path)} is larger than {MAX_FILE_BYTES} bytes")
+    return raw
+
+
 def _short(error: BaseException, limit: int = 300) -> str:
     text = str(error)
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+# Far above any machine's cores (the core caps a count at the cores it has): bounds the
+# integer a file's n_threads may hold before it reaches the core's unsigned count.
+MAX_FILE_THREADS = 2**31 - 1
 
 
 def _params(value: Any) -> dict[str, str]:
@@ -780,7 +808,31 @@ def _params(value: Any) -> dict[str, str]:
         isinstance(k, str) and isinstance(v, str) for k, v in value.items()
     ):
         raise ModelFileError("the file's 'params' must map names to text values")
+    # The one count predict reads from the file (the fit's thread count).
+    threads = value.get("n_threads", "0")
+    if not (threads.isdecimal() and threads.isascii() and len(threads) <= 10) or (
+        int(threads) > MAX_FILE_THREADS
+    ):
+        raise ModelFileError(
+            f"the file's n_threads is {_short_text(threads)!r}; allowed a count from 0 to "
+            f"{MAX_FILE_THREADS}"
+        )
     return dict(value)
+
+
+def _number_text(value: Any) -> str:
+    """``repr`` of a value read from a file, with an integer of more than 16 digits written
+    as the float it is closest to (1e+308, not 309 digits)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**16:
+        try:
+            return repr(float(value))
+        except OverflowError:
+            return f"an integer of {len(str(abs(value)))} digits"
+    return _short_text(repr(value))
+
+
+def _short_text(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _history(value: Any, metric_names: list[str]) -> dict[str, list]:
@@ -818,6 +870,15 @@ def _check_agreement(core: Any, spec: DesignSpec) -> None:
     read = [name for name, _ in itertools.groupby(core.feature_sources)]
     if read != spec.feature_names:
         raise ModelFileError("the model's features and its formula's features differ")
+    # The design codes a categorical column by its levels and the core maps those codes: the
+    # two must agree on every feature's kind and level count, or predict would fail on data.
+    for feature, core_levels in zip(spec.features, core.feature_levels):
+        design_levels = feature.n_levels if feature.kind == "categorical" else None
+        if design_levels != core_levels:
+            raise ModelFileError(
+                f"feature {feature.name!r} is {_kind_text(design_levels)} in the formula's "
+                f"design but {_kind_text(core_levels)} in the model"
+            )
     task = _core.loss_task(core.loss)
     encoding = spec.target_encoding
     if encoding.task != task:
@@ -835,3 +896,24 @@ def _check_agreement(core: Any, spec: DesignSpec) -> None:
             f"the model has {core.n_outputs} outputs for a {task} target with "
             f"{encoding.n_classes} classes"
         )
+
+
+def _check_level_counts(core: Any, design: Any) -> None:
+    """The design's level lists against the core's mappers, by length only, before the
+    design's checks read each level: a list far longer than the model maps (10^6 levels in
+    15 MB) is refused at once. ``_check_agreement`` checks kinds and counts in full."""
+    features = design.get("features") if isinstance(design, Mapping) else None
+    if not isinstance(features, list):
+        return  # the design's own checks say what is wrong
+    for feature, core_levels in zip(features, core.feature_levels):
+        levels = feature.get("levels") if isinstance(feature, Mapping) else None
+        if isinstance(levels, list) and len(levels) != core_levels:
+            raise ModelFileError(
+                f"feature {_short_text(repr(feature.get('name')))} is "
+                f"{_kind_text(len(levels))} in the formula's design but "
+                f"{_kind_text(core_levels)} in the model"
+            )
+
+
+def _kind_text(levels: int | None) -> str:
+    return "numeric" if levels is None else f"categorical with {levels} levels"

@@ -7,7 +7,7 @@ use super::{
     Absolute, Cox, Exponential, Hinge, Huber, Logistic, Loss, MultiSquared, MulticlassHinge,
     Pinball, Scalar, Softmax, Squared, Tweedie,
 };
-use crate::error::{Error, Result};
+use crate::error::{Error, Number, Result};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -404,11 +404,11 @@ impl FromStr for LossSpec {
 }
 
 impl fmt::Display for LossSpec {
-    /// Parametric losses always print their parameter (`pinball(0.5)`); f64 `Display` is the
+    /// Parametric losses always print their parameter (`pinball(0.5)`) as a `Number`, the
     /// shortest string that parses back to the same value, so this round-trips through `FromStr`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.parameter() {
-            Some((_, value)) => write!(f, "{}({value})", self.name()),
+            Some((_, value)) => write!(f, "{}({})", self.name(), Number(value)),
             None => f.write_str(self.name()),
         }
     }

@@ -16,6 +16,7 @@ use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 use std::fmt;
+use std::io::Read;
 use std::path::Path;
 
 pub const FORMAT_VERSION: u32 = 3;
@@ -90,12 +91,53 @@ impl Model {
             .map_err(|e| Error::Model(format!("cannot write {}: {e}", path.display())))
     }
 
+    /// Reads the model file at `path`: a regular file of at most `MAX_FILE_BYTES`.
     pub fn load(path: impl AsRef<Path>) -> Result<Model> {
-        let path = path.as_ref();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::Model(format!("cannot read {}: {e}", path.display())))?;
-        Model::from_json(&text)
+        Model::from_json(&read_model_file(path.as_ref())?)
     }
+}
+
+/// The largest model file `Model::load` reads: 2 GiB, as the Python front end's `load`.
+pub const MAX_FILE_BYTES: u64 = 2 << 30;
+
+/// The text of the file at `path` if it is a regular file of at most `MAX_FILE_BYTES`, checked
+/// on the opened file before anything is read: a device such as /dev/zero never ends, and a
+/// FIFO would block until some writer came.
+fn read_model_file(path: &Path) -> Result<String> {
+    let cannot = |e: std::io::Error| Error::Model(format!("cannot read {}: {e}", path.display()));
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Opening a FIFO for reading waits for a writer; without blocking it opens at once and
+        // is refused below. Reads of a regular file ignore the flag.
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(cannot)?;
+    let metadata = file.metadata().map_err(cannot)?;
+    if !metadata.is_file() {
+        return Err(Error::Model(format!(
+            "{} is not a regular file (a directory, device, FIFO or socket is not a model file)",
+            path.display()
+        )));
+    }
+    let too_large = |size: u64| {
+        Error::Model(format!(
+            "{} is {size} bytes; model files are at most {MAX_FILE_BYTES}",
+            path.display()
+        ))
+    };
+    if metadata.len() > MAX_FILE_BYTES {
+        return Err(too_large(metadata.len()));
+    }
+    // The size is read again as the file is: it may grow after the check.
+    let mut text = String::new();
+    (file.take(MAX_FILE_BYTES + 1).read_to_string(&mut text)).map_err(cannot)?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large(text.len() as u64));
+    }
+    Ok(text)
 }
 
 /// The checks of a parsed file: tag, version, and the model's own validation.

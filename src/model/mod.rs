@@ -6,7 +6,7 @@ mod io;
 mod predict;
 mod validate;
 
-pub use io::FORMAT_VERSION;
+pub use io::{FORMAT_VERSION, MAX_FILE_BYTES};
 pub use validate::{MAX_ABS_TERM, MAX_NODES, MAX_OUTPUTS, MAX_TREES};
 
 use crate::data::target_stats::{self, Derived};
@@ -211,6 +211,25 @@ impl Model {
             }
         }
         (gain, splits)
+    }
+}
+
+/// A zeroed buffer of `n_rows` × `row_width` values (`what`: what a row holds), or an error
+/// naming the sizes when that many values overflow `usize` or cannot be allocated. A model file
+/// chooses the row width (its outputs, its features), and a failed allocation would otherwise
+/// abort the process.
+pub(crate) fn value_buffer(n_rows: usize, row_width: usize, what: &str) -> Result<Vec<f64>> {
+    let mut values = Vec::new();
+    match n_rows.checked_mul(row_width) {
+        Some(len) if values.try_reserve_exact(len).is_ok() => {
+            values.resize(len, 0.0);
+            Ok(values)
+        }
+        _ => Err(crate::Error::data(format!(
+            "{n_rows} rows × {row_width} {what} per row do not fit in memory ({} GB); predict \
+             fewer rows at a time",
+            crate::Number(n_rows as f64 * row_width as f64 * 8e-9)
+        ))),
     }
 }
 

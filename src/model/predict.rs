@@ -2,7 +2,7 @@
 //! that one tree's nodes stay in cache while it visits the block's rows. Trees are first turned
 //! into their compact prediction form (`tree/flat.rs`).
 
-use super::Model;
+use super::{validate, value_buffer, Model};
 use crate::data::{BinMapper, BinnedMatrix, Feature, Frame};
 use crate::error::{Error, Result};
 use crate::tree::{Predictor, RawColumns, BLOCK_ROWS};
@@ -43,9 +43,22 @@ impl Model {
             .iter()
             .map(|&t| Predictor::new(&self.trees[t], &numeric))
             .collect();
-        let blocks: Vec<Vec<Vec<f64>>> = (0..n_rows.div_ceil(BLOCK_ROWS))
+        let mut outs = (sets.iter())
+            .map(|_| value_buffer(n_rows, k, "scores"))
+            .collect::<Result<Vec<_>>>()?;
+        // Block b's rows of every iteration's scores, filled side by side.
+        let mut blocks: Vec<Vec<&mut [f64]>> = (0..n_rows.div_ceil(BLOCK_ROWS))
+            .map(|_| Vec::with_capacity(sets.len()))
+            .collect();
+        for out in &mut outs {
+            for (b, chunk) in out.chunks_mut(BLOCK_ROWS * k).enumerate() {
+                blocks[b].push(chunk);
+            }
+        }
+        blocks
             .into_par_iter()
-            .map(|b| {
+            .enumerate()
+            .for_each(|(b, mut outs)| {
                 let start = b * BLOCK_ROWS;
                 let rows = BLOCK_ROWS.min(n_rows - start);
                 let block = columns.block(start, rows);
@@ -58,40 +71,31 @@ impl Model {
                         v
                     })
                     .collect();
-                sets.iter()
-                    .map(|weights| {
-                        // `accumulate`'s sums: from the bias, tree after tree, w · tree(x).
-                        let mut scores: Vec<f64> = self
-                            .bias
-                            .iter()
-                            .flat_map(|&b| std::iter::repeat_n(b, rows))
-                            .collect();
-                        for (u, &t) in used.iter().enumerate() {
-                            let w = weights[t];
-                            if w == 0.0 {
-                                continue;
-                            }
-                            let o = self.tree_outputs[t] as usize;
-                            for (s, &v) in
-                                scores[o * rows..(o + 1) * rows].iter_mut().zip(&values[u])
-                            {
-                                *s += w * v;
-                            }
+                for (weights, out) in sets.iter().zip(&mut outs) {
+                    // `accumulate`'s sums: from the bias, tree after tree, w · tree(x).
+                    let mut scores: Vec<f64> = self
+                        .bias
+                        .iter()
+                        .flat_map(|&b| std::iter::repeat_n(b, rows))
+                        .collect();
+                    for (u, &t) in used.iter().enumerate() {
+                        let w = weights[t];
+                        if w == 0.0 {
+                            continue;
                         }
-                        let mut out = vec![0.0; rows * k];
-                        for (i, row) in out.chunks_mut(k).enumerate() {
-                            for (j, o) in row.iter_mut().enumerate() {
-                                *o = scores[j * rows + i];
-                            }
+                        let o = self.tree_outputs[t] as usize;
+                        for (s, &v) in scores[o * rows..(o + 1) * rows].iter_mut().zip(&values[u]) {
+                            *s += w * v;
                         }
-                        out
-                    })
-                    .collect()
-            })
-            .collect();
-        Ok((0..sets.len())
-            .map(|s| blocks.iter().flat_map(|b| b[s].iter().copied()).collect())
-            .collect())
+                    }
+                    for (i, row) in out.chunks_mut(k).enumerate() {
+                        for (j, o) in row.iter_mut().enumerate() {
+                            *o = scores[j * rows + i];
+                        }
+                    }
+                }
+            });
+        Ok(outs)
     }
 
     fn numeric_features(&self) -> Vec<bool> {
@@ -105,12 +109,14 @@ impl Model {
         let derived = self.target_stats(frame)?;
         let frame = &self.aligned(&derived.frame(frame)?)?;
         let columns = RawColumns::new(frame);
-        Ok(self.accumulate(
-            frame.n_rows(),
+        let mut out = value_buffer(frame.n_rows(), self.n_outputs, "scores")?;
+        self.accumulate(
+            &mut out,
             weights,
             |start, rows| columns.block(start, rows),
             |tree, block, start, weight, out| tree.add_raw(frame, block, start, weight, out),
-        ))
+        );
+        Ok(out)
     }
 
     /// Response-scale predictions: probabilities for classification losses (for binary losses
@@ -122,39 +128,54 @@ impl Model {
 
     /// Scores of data binned with this model's mappers (validation data during training).
     pub fn predict_binned(&self, matrix: &BinnedMatrix) -> Vec<f64> {
+        let mut out = vec![0.0; matrix.n_rows() * self.n_outputs];
         self.accumulate(
-            matrix.n_rows(),
+            &mut out,
             &self.weights,
             |_, _| (),
             |tree, (), start, weight, out| tree.add_binned(matrix, start, weight, out),
-        )
+        );
+        out
     }
 
     /// Scores (row-major n × `n_outputs`) on the response scale. Fails, rather than returning
     /// the scores unchanged, for a loss that does not build (a parameter out of range, or a
     /// multiclass loss with fewer than 2 outputs): loaded models were checked for that already.
+    ///
+    /// Under a log link the response e^score overflows for scores beyond ln(f64::MAX) ≈ 709.78;
+    /// such a mean is given as the largest finite float instead of ∞. A model's scores are
+    /// bounded (`MAX_ABS_TERM`) but the bound is far above 709.78, and a load-time bound on the
+    /// largest possible score (the bias plus each tree's largest leaf) would refuse long,
+    /// legitimate models whose real scores never come near it.
     pub fn response(&self, mut scores: Vec<f64>) -> Result<Vec<f64>> {
         let loss = self.loss()?;
+        let log_link = validate::has_log_link(&self.loss);
         // In place, a block of rows at a time: the block's scores are copied out first.
         scores
             .par_chunks_mut(BLOCK_ROWS * loss.n_outputs())
             .for_each(|out| {
                 let scores = out.to_vec();
                 loss.response_into(&scores, out);
+                if log_link {
+                    for mean in out.iter_mut() {
+                        *mean = mean.min(f64::MAX);
+                    }
+                }
             });
         Ok(scores)
     }
 
-    /// Scores of `n_rows` rows with tree weights `weights`, in blocks of `BLOCK_ROWS`:
-    /// `block(start, rows)` prepares what the trees read from rows `start..start + rows`, and
-    /// `add(tree, block, start, weight, out)` adds `weight · tree` for those rows to `out`.
+    /// Scores into `out` (n rows × `n_outputs`) with tree weights `weights`, in blocks of
+    /// `BLOCK_ROWS`: `block(start, rows)` prepares what the trees read from rows
+    /// `start..start + rows`, and `add(tree, block, start, weight, out)` adds `weight · tree`
+    /// for those rows to `out`.
     fn accumulate<B>(
         &self,
-        n_rows: usize,
+        out: &mut [f64],
         weights: &[f64],
         block: impl Fn(usize, usize) -> B + Sync,
         add: impl Fn(&Predictor<'_>, &B, usize, f64, &mut [f64]) + Sync,
-    ) -> Vec<f64> {
+    ) {
         let k = self.n_outputs;
         let numeric = self.numeric_features();
         let trees: Vec<(Predictor<'_>, f64, usize)> = self
@@ -167,7 +188,6 @@ impl Model {
                 (Predictor::new(tree, &numeric), weight, output as usize)
             })
             .collect();
-        let mut out = vec![0.0; n_rows * k];
         out.par_chunks_mut(BLOCK_ROWS * k)
             .enumerate()
             .for_each(|(b, out)| {
@@ -195,7 +215,6 @@ impl Model {
                     }
                 }
             });
-        out
     }
 
     /// The frame's columns in the model's feature order, selected by name (extra columns are

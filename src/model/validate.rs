@@ -5,8 +5,8 @@
 
 use super::{FeatureSpec, Model};
 use crate::data::BinMapper;
-use crate::error::{Error, Result};
-use crate::loss::LossSpec;
+use crate::error::{Error, Number, Result};
+use crate::loss::{Link, LossSpec};
 use crate::tree::{Node, Tree, MAX_DEPTH};
 
 /// Trees per model: 2^24 is 16.7 million, more than any run trains (iterations × classes), and
@@ -15,8 +15,10 @@ pub const MAX_TREES: usize = 1 << 24;
 /// Nodes per tree: 2^26 (a tree of 33 million leaves) is beyond what training data of u32 row
 /// indices yields in practice, and keeps node indices far inside u32.
 pub const MAX_NODES: usize = 1 << 26;
-/// Outputs (classes): 2^20. Prediction allocates rows × outputs scores.
-pub const MAX_OUTPUTS: usize = 1 << 20;
+/// Outputs (classes or targets): 2^16, far more than boosting trains (a tree per class and
+/// iteration). Prediction's work and memory grow with rows × outputs, so a file must not choose
+/// the output count freely: 2^20 outputs in a 10 MB file took 5 GB to predict 600 rows.
+pub const MAX_OUTPUTS: usize = 1 << 16;
 /// Bound on |bias| and on |weight · value| of every leaf. A prediction is a bias plus at most
 /// `MAX_TREES` such terms, so |score| ≤ (2^24 + 1) · 1e30 < 2e37: finite in f64 with a margin of
 /// 10^270, which also keeps differences of scores (softmax) and products with a loss parameter
@@ -66,6 +68,80 @@ impl Model {
             self.validate_tree(tree, weight)
                 .map_err(|e| model_error(format!("tree {t}, {e}")))?;
         }
+        self.validate_iterations()
+    }
+
+    /// The iteration path (`weights_at`): tree counts that never decrease and never exceed the
+    /// trees, and for momentum methods one weight per tree of each iteration, each bounded as
+    /// `weights` are (finite, and within `MAX_ABS_TERM` times any leaf of its tree).
+    fn validate_iterations(&self) -> Result<()> {
+        let n_trees = self.trees.len();
+        let path = &self.iteration_trees;
+        if let Some(i) = path.iter().position(|&t| t > n_trees) {
+            return bad(format!(
+                "iteration_trees[{i}] = {}, but the model has {n_trees} trees",
+                path[i]
+            ));
+        }
+        if let Some(i) = path.windows(2).position(|w| w[0] > w[1]) {
+            return bad(format!(
+                "iteration_trees decreases from {} (iteration {}) to {} (iteration {}): an \
+                 iteration adds trees, never removes them",
+                path[i],
+                i + 1,
+                path[i + 1],
+                i + 2
+            ));
+        }
+        // Without a path (files written before it existed) any kept iteration is refused at
+        // prediction; still, a count must not ask a caller to walk 2^64 iterations.
+        let most = if path.is_empty() {
+            MAX_TREES
+        } else {
+            path.len()
+        };
+        if let Some(best) = self.best_iteration.filter(|&b| b > most) {
+            return bad(format!(
+                "best_iteration = {best}, but the model holds {} iterations",
+                path.len()
+            ));
+        }
+        let weights = &self.iteration_weights;
+        if weights.is_empty() {
+            return Ok(());
+        }
+        if weights.len() != path.len() {
+            return bad(format!(
+                "{} iteration_weights for {} iteration_trees: the counts must be equal",
+                weights.len(),
+                path.len()
+            ));
+        }
+        let largest_leaf: Vec<f64> = (self.trees.iter())
+            .map(|tree| {
+                (tree.nodes.iter().filter(|n| n.is_leaf())).fold(0.0, |m, n| n.value.abs().max(m))
+            })
+            .collect();
+        for (i, (w, &t)) in weights.iter().zip(path).enumerate() {
+            if w.len() != t {
+                return bad(format!(
+                    "iteration_weights[{i}] has {} weights for the {t} trees of iteration {}",
+                    w.len(),
+                    i + 1
+                ));
+            }
+            let out_of_bounds =
+                |&(j, w): &(usize, &f64)| !w.is_finite() || !within_term_bound(w * largest_leaf[j]);
+            if let Some((j, &w)) = w.iter().enumerate().find(out_of_bounds) {
+                return bad(format!(
+                    "iteration_weights[{i}][{j}] = {}: a tree weight must be finite and its \
+                     leaves' terms within {MAX_ABS_TERM:e} in magnitude (the largest leaf of \
+                     tree {j} is {})",
+                    Number(w),
+                    Number(largest_leaf[j])
+                ));
+            }
+        }
         Ok(())
     }
 
@@ -99,8 +175,34 @@ impl Model {
         if let Some((k, b)) = (self.bias.iter().enumerate()).find(|(_, b)| !within_term_bound(**b))
         {
             return bad(format!(
-                "bias {k} = {b}; allowed a finite number of magnitude ≤ {MAX_ABS_TERM:e}"
+                "bias {k} = {}; allowed a finite number of magnitude ≤ {MAX_ABS_TERM:e}",
+                Number(*b)
             ));
+        }
+        // The exponential loss's probability is σ(2βf): past f64::MAX / 2, 2β is ∞ and a score
+        // of 0 (the bias, or iteration 0) gives NaN. Training's β is of order 1.
+        if let LossSpec::Exponential { beta } = self.loss {
+            if beta > MAX_ABS_TERM {
+                return bad(format!(
+                    "loss {}: beta above {MAX_ABS_TERM:e} is refused (2·beta·score must stay \
+                     finite)",
+                    self.loss
+                ));
+            }
+        }
+        // Under a log link the bias is the log of a mean (a finite positive number), so e^bias
+        // is finite. Trees can still push a row's score past ln(f64::MAX); `Model::response`
+        // bounds that mean.
+        if has_log_link(&self.loss) {
+            if let Some((k, b)) = (self.bias.iter().enumerate()).find(|(_, b)| !b.exp().is_finite())
+            {
+                return bad(format!(
+                    "bias {k} = {} under the log link of the {} loss: e^bias overflows (a bias \
+                     is the log of a mean, at most ln(f64::MAX) ≈ 709.78)",
+                    Number(*b),
+                    self.loss
+                ));
+            }
         }
         Ok(())
     }
@@ -137,8 +239,9 @@ impl Model {
                 }
                 if !within_term_bound(weight * node.value) {
                     return Err(at(format!(
-                        "tree weight {weight} × leaf value {} exceeds {MAX_ABS_TERM:e} in magnitude",
-                        node.value
+                        "tree weight {} × leaf value {} exceeds {MAX_ABS_TERM:e} in magnitude",
+                        Number(weight),
+                        Number(node.value)
                     )));
                 }
                 continue;
@@ -274,6 +377,11 @@ fn validate_feature(feature: &FeatureSpec) -> std::result::Result<(), String> {
     Ok(())
 }
 
+/// Losses whose response is e^score (a mean, or Cox's hazard ratio).
+pub(super) fn has_log_link(loss: &LossSpec) -> bool {
+    loss.link() == Link::Exp
+}
+
 /// A target statistic is a numeric feature with a finite prior, weight and value per level
 /// (1 to 2^32 − 1 levels, as a frame's categorical column), and a named source column.
 fn validate_target_stat(feature: &FeatureSpec) -> std::result::Result<(), String> {
@@ -299,13 +407,14 @@ fn validate_target_stat(feature: &FeatureSpec) -> std::result::Result<(), String
     if !(stat.prior.is_finite() && stat.prior_weight.is_finite() && stat.prior_weight > 0.0) {
         return Err(format!(
             "`{name}`: target statistics with prior {} and prior weight {} (finite, weight > 0)",
-            stat.prior, stat.prior_weight
+            Number(stat.prior),
+            Number(stat.prior_weight)
         ));
     }
     if let Some(level) = stat.levels.iter().position(|v| !v.is_finite()) {
         return Err(format!(
             "`{name}`: the target statistic of level {level} is {}",
-            stat.levels[level]
+            Number(stat.levels[level])
         ));
     }
     Ok(())

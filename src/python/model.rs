@@ -204,6 +204,16 @@ impl PyModel {
             .map(String::from)
             .collect()
     }
+    /// Per feature, the number of levels its categorical mapper maps, None for a numeric one.
+    #[getter]
+    fn feature_levels(&self) -> Vec<Option<usize>> {
+        (self.model.features.iter())
+            .map(|f| match f.mapper.kind() {
+                crate::data::FeatureKind::Numeric => None,
+                crate::data::FeatureKind::Categorical { n_levels } => Some(n_levels as usize),
+            })
+            .collect()
+    }
     #[getter]
     fn n_outputs(&self) -> usize {
         self.model.n_outputs

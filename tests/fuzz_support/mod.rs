@@ -34,6 +34,7 @@ struct TrainingSet {
     regression: Vec<f64>,
     binary: Vec<f64>,
     classes: Vec<f64>,
+    counts: Vec<f64>,
 }
 
 const N_LEVELS: u32 = 6;
@@ -47,6 +48,7 @@ fn training_set(n: usize) -> TrainingSet {
         regression: Vec::new(),
         binary: Vec::new(),
         classes: Vec::new(),
+        counts: Vec::new(),
     };
     for _ in 0..n {
         let x0 = if rng.chance(0.1) {
@@ -67,6 +69,7 @@ fn training_set(n: usize) -> TrainingSet {
         set.codes.push(code);
         set.regression.push(noisy);
         set.binary.push(if noisy > 0.5 { 1.0 } else { -1.0 });
+        set.counts.push((0.5 * noisy).exp().floor());
         set.classes.push(if noisy < 0.0 {
             0.0
         } else if noisy < 1.5 {
@@ -108,8 +111,9 @@ fn train(set: &TrainingSet, y: &[f64], params: &[(&str, &str)]) -> Model {
 }
 
 /// `(name, model file)` of the models the mutations start from: squared, logistic, softmax
-/// (3 classes), Huber (leaf-wise, deeper) and pinball; gbm, agbm and proximal; every one has a
-/// categorical feature and missing values.
+/// (3 classes), Huber (leaf-wise, deeper), pinball and Poisson (a log link); gbm, agbm and
+/// proximal (agbm's files hold iteration weights); every one has a categorical feature and
+/// missing values.
 pub fn base_models() -> Vec<(&'static str, String)> {
     let set = training_set(300);
     let models = [
@@ -161,6 +165,14 @@ pub fn base_models() -> Vec<(&'static str, String)> {
                     ("method", "proximal"),
                     ("n_iter", "4"),
                 ],
+            ),
+        ),
+        (
+            "poisson/agbm",
+            train(
+                &set,
+                &set.counts,
+                &[("loss", "poisson"), ("method", "agbm"), ("n_iter", "4")],
             ),
         ),
     ];
@@ -402,6 +414,27 @@ fn load_and_predict(text: &str) -> Outcome {
             }
         }
     }
+    // The models of earlier iterations (the iteration path and its weights), on both scales.
+    let n = model.n_iterations();
+    let mut iterations = vec![0, 1.min(n), n / 2, n];
+    iterations.dedup();
+    let staged = model.predict_staged(&frame, &iterations);
+    for (k, scores) in iterations.iter().zip(staged.into_iter().flatten()) {
+        match model.response(scores.clone()) {
+            Err(e) => return Outcome::PredictError(format!("iteration {k}: {e}")),
+            Ok(responses) => {
+                let all = scores.iter().chain(&responses);
+                if let Some(v) = all.into_iter().find(|v| !v.is_finite()) {
+                    return Outcome::NonFinite(format!("iteration {k}: {v}"));
+                }
+            }
+        }
+    }
+    for &k in &iterations {
+        if let Err(e) = model.predict_iteration(&frame, k) {
+            return Outcome::PredictError(format!("iteration {k}: {e}"));
+        }
+    }
     Outcome::Finite
 }
 
@@ -546,7 +579,8 @@ fn mutate_value(root: &mut Value, rng: &mut TestRng) {
         Some(model) if rng.chance(0.95) => model,
         _ => root,
     };
-    match rng.below(20) {
+    match rng.below(23) {
+        20..=22 => mutate_field(start, rng),
         0..=4 => retarget_children(start, rng),
         5..=13 => {
             let node = random_node(start, rng, 0.0);
@@ -572,6 +606,129 @@ fn mutate_value(root: &mut Value, rng: &mut TestRng) {
             node => *node = any_value(rng),
         },
         _ => *random_node(start, rng, 0.25) = any_value(rng),
+    }
+}
+
+/// The fields that bound prediction's work: the iteration path (tree counts and weights), the
+/// output count, a categorical mapper's levels, the loss and its parameter, the bias, and leaf
+/// values just inside the bound on a term (huge scores under a log link).
+fn mutate_field(model: &mut Value, rng: &mut TestRng) {
+    let Some(model) = model.as_object_mut() else {
+        return;
+    };
+    let n_trees = model
+        .get("trees")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    let counts = [
+        0,
+        1,
+        2,
+        3,
+        n_trees,
+        n_trees + 1,
+        1 << 16,
+        1 << 17,
+        1 << 20,
+        usize::MAX,
+    ];
+    let huge = [1e308, -1e308, 1e300, 1e31, 1e29, 800.0, 710.0, -800.0];
+    match rng.below(9) {
+        0 => {
+            let Some(Value::Array(path)) = model.get_mut("iteration_weights") else {
+                return;
+            };
+            let Some(Value::Array(row)) = (!path.is_empty())
+                .then(|| rng.below(path.len()))
+                .and_then(|i| path.get_mut(i))
+            else {
+                return;
+            };
+            match rng.below(3) {
+                0 if !row.is_empty() => {
+                    let j = rng.below(row.len());
+                    row[j] = json!(*pick(rng, &huge));
+                }
+                1 => {
+                    row.pop();
+                }
+                _ => row.push(json!(0.5)),
+            }
+        }
+        1 => {
+            if let Some(Value::Array(path)) = model.get_mut("iteration_weights") {
+                match rng.below(2) {
+                    0 => drop(path.pop()),
+                    _ => path.push(json!([0.5, 0.5, 0.5])),
+                }
+            }
+        }
+        2 => {
+            let Some(Value::Array(path)) = model.get_mut("iteration_trees") else {
+                return;
+            };
+            match rng.below(3) {
+                0 if !path.is_empty() => {
+                    let i = rng.below(path.len());
+                    path[i] = json!(*pick(rng, &counts));
+                }
+                1 => path.reverse(),
+                _ => drop(path.pop()),
+            }
+        }
+        3 => {
+            model.insert("best_iteration".into(), json!(*pick(rng, &counts)));
+        }
+        4 => {
+            let n = *pick(rng, &counts);
+            model.insert("n_outputs".into(), json!(n));
+            if n <= 1 << 20 && rng.chance(0.7) {
+                model.insert("bias".into(), json!(vec![0.0; n]));
+            }
+        }
+        5 => {
+            let features = model.get_mut("features").and_then(Value::as_array_mut);
+            let mapper = (features.into_iter().flatten())
+                .filter_map(|f| f.pointer_mut("/mapper/Categorical"))
+                .find_map(Value::as_object_mut);
+            if let Some(mapper) = mapper {
+                let size = *pick(rng, &[0, 1, 2, 5, 1_000, 1_000_000]);
+                let n_bins = mapper.get("n_bins").and_then(Value::as_u64);
+                let n_bins = n_bins.unwrap_or(1).max(1);
+                let bins: Vec<u64> = (0..size as u64).map(|i| i % n_bins).collect();
+                mapper.insert("level_bins".into(), json!(bins));
+            }
+        }
+        6 => {
+            let losses = [
+                json!({"name": "poisson"}),
+                json!({"name": "gamma"}),
+                json!({"name": "cox"}),
+                json!({"name": "tweedie", "p": 1.5}),
+                json!({"name": "tweedie", "p": 2.0}),
+                json!({"name": "tweedie", "p": 1e308}),
+                json!({"name": "pinball", "tau": 1e-320}),
+                json!({"name": "exponential", "beta": 1e308}),
+            ];
+            model.insert("loss".into(), pick(rng, &losses).clone());
+        }
+        7 => {
+            let n = model
+                .get("bias")
+                .and_then(Value::as_array)
+                .map_or(1, Vec::len);
+            model.insert("bias".into(), json!(vec![*pick(rng, &huge); n]));
+        }
+        _ => {
+            let value = *pick(rng, &[1e29, -1e29, 1e30, 710.0, 1e3]);
+            let trees = model.get_mut("trees").and_then(Value::as_array_mut);
+            for tree in trees.into_iter().flatten() {
+                let values = tree.get_mut("value").and_then(Value::as_array_mut);
+                for v in values.into_iter().flatten() {
+                    *v = json!(value);
+                }
+            }
+        }
     }
 }
 
@@ -877,6 +1034,37 @@ pub fn probe_payloads(bases: &[Value]) -> Vec<(String, String)> {
     value["model"]["n_outputs"] = json!(3);
     value["model"]["bias"] = json!([0.0, 0.0, 0.0]);
     payloads.push(("squared with 3 outputs".into(), value.to_string()));
+    // Issue 39: a softmax file of 2^20 outputs (bias and outputs consistent), whose prediction
+    // of 600 rows aborted; a log-link bias whose mean overflows; iteration weights of 1e308
+    // and an iteration path that made `weights_at` panic.
+    for base in bases {
+        if base["model"]["loss"]["name"] == "softmax" {
+            let mut value = base.clone();
+            value["model"]["n_outputs"] = json!(1 << 20);
+            value["model"]["bias"] = json!(vec![0.0; 1 << 20]);
+            payloads.push(("softmax with 2^20 outputs".into(), value.to_string()));
+        }
+        if base["model"]["loss"]["name"] == "poisson" {
+            let mut value = base.clone();
+            value["model"]["bias"] = json!([800.0]);
+            payloads.push(("poisson bias 800".into(), value.to_string()));
+            let mut value = base.clone();
+            value["model"]["iteration_weights"][1][0] = json!(1e308);
+            payloads.push(("iteration weight 1e308".into(), value.to_string()));
+            let mut value = base.clone();
+            value["model"]["iteration_weights"][1][0] = json!(1e300);
+            payloads.push(("iteration weight 1e300".into(), value.to_string()));
+            let mut value = base.clone();
+            let n_trees = value["model"]["trees"].as_array().map_or(0, Vec::len);
+            value["model"]["iteration_trees"][0] = json!(n_trees + 7);
+            payloads.push(("iteration_trees past the trees".into(), value.to_string()));
+            let mut value = base.clone();
+            if let Some(path) = value["model"]["iteration_trees"].as_array_mut() {
+                path.reverse();
+            }
+            payloads.push(("iteration_trees decreasing".into(), value.to_string()));
+        }
+    }
     // n_threads-like huge counts where the model stores counts.
     let mut value = squared.clone();
     value["model"]["n_outputs"] = json!(u64::MAX);

@@ -129,6 +129,17 @@ def test_structural_attacks_are_refused_or_harmless(base, choice):
     check(worker.ask(("text", fm.dumps(doc), None), timeout=60), (base, "structural", choice))
 
 
+@fuzz_settings(240)
+@given(base=st.sampled_from(sorted(fm.BASES)), choice=st.integers(min_value=0, max_value=2**30))
+def test_field_attacks_are_refused_or_harmless(base, choice):
+    """The fields that bound prediction's work: the iteration path and its weights, the
+    output count, level lists of the design and the mappers, loss parameters, a log link's
+    bias and leaves, the params' thread count."""
+    bases, markers, worker = env()
+    doc = fm.field_case(bases[base], choice)
+    check(worker.ask(("text", fm.dumps(doc), None), timeout=60), (base, "field", choice))
+
+
 @fuzz_settings(200)
 @given(
     base=st.sampled_from(sorted(fm.BASES)),

@@ -16,6 +16,8 @@ asserts that the file does not exist afterwards.
 from __future__ import annotations
 
 import copy
+import os
+import re
 import json
 import pickle
 import pickletools
@@ -690,3 +692,211 @@ def test_learnt_numbers_too_large_for_a_float_are_refused(tmp_path):
     doc["design"]["terms"][0]["state"]["center(x)"]["mean"] = 2**1100
     with pytest.raises(optboost.ModelFileError, match="finite numbers only"):
         optboost.load(write(tmp_path, doc))
+
+
+# ------------------------------------------------------------------ issue 39: validation bounds work
+
+
+def _counts_frame() -> pl.DataFrame:
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=80)
+    return pl.DataFrame(
+        {
+            "x": x,
+            "s": rng.choice(["a", "b", "c", "d"], size=80),
+            "n": rng.poisson(np.exp(0.5 * x)).astype(np.float64),
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def poisson_doc(tmp_path_factory) -> dict:
+    """A saved Poisson (log link) AGBM model: its file holds the iteration path with weights."""
+    path = tmp_path_factory.mktemp("poisson") / "model.json"
+    optboost.boost(
+        "n ~ x + s", _counts_frame(), loss="poisson", method="agbm", n_iter=5, progress=False
+    ).save(path)
+    return json.loads(path.read_text())
+
+
+def _core_model(doc: dict) -> dict:
+    return doc["model"]["model"]
+
+
+def _wide_softmax(doc: dict, n_outputs: int) -> dict:
+    """The multiclass base declaring ``n_outputs`` classes (labels, bias and outputs agree)."""
+    doc = copy.deepcopy(doc)
+    core = _core_model(doc)
+    core["n_outputs"] = n_outputs
+    core["bias"] = [0.0] * n_outputs
+    doc["design"]["target_encoding"]["labels"] = [f"class{i}" for i in range(n_outputs)]
+    return doc
+
+
+def test_a_softmax_file_of_2_20_outputs_is_refused_at_load(bases, tmp_path):
+    result = probe(tmp_path, _wide_softmax(bases["multiclass"], 1 << 20), timeout=120)
+    assert_rejected(result)
+    assert "n_outputs = 1048576" in result["detail"], result
+
+
+WIDE_PREDICT = r"""
+import json, resource, sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np, optboost, polars as pl
+import fuzz_models as fm
+model = optboost.load(sys.argv[2])
+frame = pl.concat([fm.predict_frame()] * 2000)  # 12,000 rows x 65,536 outputs: 6.3 GB of scores
+resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+try:
+    model.predict(frame, type="link")
+    print(json.dumps({"error": None}))
+except optboost.OptboostError as error:
+    print(json.dumps({"error": type(error).__name__, "message": str(error)}))
+"""
+
+
+@pytest.mark.timeout(300)
+def test_rows_times_outputs_beyond_memory_is_an_error_not_an_abort(bases, tmp_path):
+    path = write(tmp_path, _wide_softmax(bases["multiclass"], 1 << 16))
+    done = subprocess.run(
+        [sys.executable, "-c", WIDE_PREDICT, str(FUZZ_DIR), str(path)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr[-1000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["error"] == "DataError", result
+    assert "12000 rows × 65536 scores per row" in result["message"], result
+
+
+@pytest.mark.parametrize("bias", [800.0, 710.0])
+def test_a_log_link_bias_whose_mean_overflows_is_refused(poisson_doc, tmp_path, bias):
+    doc = copy.deepcopy(poisson_doc)
+    _core_model(doc)["bias"] = [bias]
+    with pytest.raises(optboost.ModelFileError, match="log link of the poisson loss"):
+        optboost.load(write(tmp_path, doc))
+
+
+@pytest.mark.parametrize("loss", ["poisson", "gamma", "tweedie"])
+def test_log_link_responses_of_huge_leaves_are_finite(poisson_doc, tmp_path, loss):
+    doc = copy.deepcopy(poisson_doc)
+    core = _core_model(doc)
+    core["loss"] = {"name": loss, "p": 1.5} if loss == "tweedie" else {"name": loss}
+    for tree in core["trees"]:
+        tree["value"] = [1e29] * len(tree["value"])  # inside the 1e30 bound on a term
+    model = optboost.load(write(tmp_path, doc))
+    frame = _counts_frame().head(10)
+    response = model.predict(frame, type="response")
+    assert np.all(response == np.finfo(np.float64).max), response
+    for k in range(model.kept_iteration + 1):
+        assert np.all(np.isfinite(model.predict(frame, type="response", iteration=k)))
+    stages = model.staged_predict(frame, type="response")
+    assert all(np.all(np.isfinite(s)) for s in stages)
+
+
+def _damaged_path(doc: dict, damage: str) -> dict:
+    doc = copy.deepcopy(doc)
+    core = _core_model(doc)
+    if damage == "weight 1e308":
+        core["iteration_weights"][2][0] = 1e308
+    elif damage == "weight 1e300":
+        core["iteration_weights"][2][0] = 1e300
+    elif damage == "trees beyond the model":
+        core["iteration_trees"][1] = len(core["trees"]) + 3
+    elif damage == "trees decreasing":
+        core["iteration_trees"][0], core["iteration_trees"][3] = (
+            core["iteration_trees"][3],
+            core["iteration_trees"][0],
+        )
+    elif damage == "weights shorter than their trees":
+        core["iteration_weights"][3].pop()
+    elif damage == "weights for fewer iterations":
+        core["iteration_weights"].pop()
+    elif damage == "best iteration beyond the path":
+        core["best_iteration"] = 10**18
+    return doc
+
+
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        ("weight 1e308", "iteration_weights[2][0] = 1e308"),
+        ("weight 1e300", "iteration_weights[2][0] = 1e300"),
+        ("trees beyond the model", "iteration_trees[1]"),
+        ("trees decreasing", "iteration_trees decreases"),
+        ("weights shorter than their trees", "iteration_weights[3] has"),
+        ("weights for fewer iterations", "4 iteration_weights for 5 iteration_trees"),
+        ("best iteration beyond the path", "best_iteration = 1000000000000000000"),
+    ],
+)
+def test_an_inconsistent_iteration_path_is_refused_at_load(poisson_doc, tmp_path, damage, message):
+    path = write(tmp_path, _damaged_path(poisson_doc, damage))
+    with pytest.raises(optboost.ModelFileError) as caught:
+        optboost.load(path)
+    assert message in str(caught.value)
+    assert "internal error" not in str(caught.value)
+
+
+def test_a_100_digit_thread_count_is_refused_at_load_and_by_the_cli(poisson_doc, tmp_path):
+    doc = copy.deepcopy(poisson_doc)
+    doc["params"]["n_threads"] = "9" * 100
+    path = write(tmp_path, doc)
+    with pytest.raises(optboost.ModelFileError, match="n_threads"):
+        optboost.load(path)
+    assert_clean_cli_error(run_cli(tmp_path, path, _counts_frame().head(5)))
+    # A count within the bound still predicts.
+    doc["params"]["n_threads"] = "2"
+    model = optboost.load(write(tmp_path, doc))
+    assert np.all(np.isfinite(model.predict(_counts_frame().head(5))))
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("kind", ["device", "fifo", "directory"])
+def test_load_refuses_what_is_not_a_regular_file(tmp_path, kind):
+    if kind == "device":
+        path = Path("/dev/zero")
+    elif kind == "fifo":
+        path = tmp_path / "fifo"
+        os.mkfifo(path)  # no writer: opening it for reading used to block for ever
+    else:
+        path = tmp_path
+    with pytest.raises(optboost.ModelFileError, match="not a regular file"):
+        optboost.load(path)
+
+
+def test_design_levels_must_match_the_cores_mapper(poisson_doc, tmp_path):
+    doc = copy.deepcopy(poisson_doc)
+    feature = next(f for f in doc["design"]["features"] if f.get("levels"))
+    feature["levels"] = [f"level{i}" for i in range(10**6)]
+    with pytest.raises(optboost.ModelFileError) as caught:
+        optboost.load(write(tmp_path, doc))
+    message = str(caught.value)
+    assert f"feature {feature['name']!r}" in message and "1000000 levels" in message, message
+    assert "4 levels in the model" in message, message
+
+
+@pytest.mark.parametrize(
+    "field, value, shown",
+    [("bias", [1e308], "bias 0 = 1e308"), ("loss", {"name": "tweedie", "p": 1e308}, "= 1e308")],
+)
+def test_numbers_in_rejection_messages_are_printed_as_numbers(
+    poisson_doc, tmp_path, field, value, shown
+):
+    doc = copy.deepcopy(poisson_doc)
+    _core_model(doc)[field] = value
+    with pytest.raises(optboost.ModelFileError) as caught:
+        optboost.load(write(tmp_path, doc))
+    message = str(caught.value)
+    assert shown in message, message
+    assert max(len(run) for run in re.findall(r"\d+", message)) < 20, message
+
+
+def test_a_huge_integer_in_the_header_is_printed_as_a_number(poisson_doc, tmp_path):
+    doc = copy.deepcopy(poisson_doc)
+    path = tmp_path / "model.json"
+    path.write_text(fm.dumps(doc).replace('"version": 1', '"version": 1' + "0" * 308, 1))
+    with pytest.raises(optboost.ModelFileError) as caught:
+        optboost.load(path)
+    message = str(caught.value)
+    assert "1e+308" in message and "0" * 20 not in message, message

@@ -17,7 +17,7 @@
 //! Rows are processed in parallel in fixed blocks; each row's sums run over the trees in model
 //! order, so results do not depend on the number of threads.
 
-use super::Model;
+use super::{value_buffer, Model};
 use crate::data::{Frame, Strided};
 use crate::error::Result;
 use crate::tree::Tree;
@@ -56,7 +56,7 @@ impl Model {
         let trees = self.shap_trees(weights);
         let width = self.features.len() + 1;
         let row_width = self.n_outputs * width;
-        let mut out = vec![0.0; frame.n_rows() * row_width];
+        let mut out = value_buffer(frame.n_rows(), row_width, "values")?;
         let biases = self.expected_values(&trees);
         let numeric: Vec<Strided<'_>> = frame
             .features()
@@ -140,9 +140,9 @@ impl Model {
         let trees = self.shap_trees(weights);
         let n_features = self.features.len();
         let width = n_features + 1;
-        let block_width = width * width;
-        let row_width = self.n_outputs * block_width;
-        let mut out = vec![0.0; frame.n_rows() * row_width];
+        let block_width = width.saturating_mul(width);
+        let row_width = self.n_outputs.saturating_mul(block_width);
+        let mut out = value_buffer(frame.n_rows(), row_width, "values")?;
         let max_depth = trees.iter().map(|t| t.depth).max().unwrap_or(0);
         let biases = self.expected_values(&trees);
         out.par_chunks_mut(row_width)
