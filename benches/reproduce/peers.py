@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing as mp
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -344,10 +345,13 @@ def _job(args):
 def compute(workers: int, recompute: tuple[str, ...] = (), methods=OTHER_METHODS) -> None:
     # The cheapest data sets first (multiclass last: K trees per round), so that a run cut
     # short leaves as many complete cells as it can.
-    cost = {n: min(C.load(n).shape[0], ROW_CAP) * C.load(n).shape[1] for n in DATASETS}
+    shapes = {n: C.load(n).shape for n in DATASETS}
+    cost = {n: min(rows, ROW_CAP) * columns for n, (rows, columns) in shapes.items()}
     order = sorted(DATASETS, key=lambda n: (DATASETS[n] == "multiclass", cost[n]))
     jobs = [(n, s, recompute, tuple(methods)) for n in order for s in range(N_SPLITS)]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    # Spawned, not forked: the data loaded above started polars' threads, which a fork would
+    # copy mid-lock.
+    with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
         for fut in as_completed([pool.submit(_job, j) for j in jobs]):
             name, split, secs = fut.result()
             print(f"{name} split {split}: {secs:.0f}s", flush=True)

@@ -112,6 +112,11 @@ pub struct Booster {
     seconds: f64,
     /// Training loss of the initial constant (what iteration 1 starts from).
     initial_train_loss: f64,
+    /// Validation loss of the initial constant, when there are validation rows.
+    initial_valid_loss: Option<f64>,
+    /// How much the monitored validation value must fall to count as an improvement (0 unless
+    /// the validation part is small: `stopping::improvement_margin`).
+    improvement_margin: f64,
     /// Derivatives at the output, cached by the loss pass for the next iteration (not part of a
     /// checkpoint).
     derivs: Derivatives,
@@ -415,6 +420,8 @@ impl Booster {
             pool,
             seconds: 0.0,
             initial_train_loss: f64::NAN,
+            initial_valid_loss: None,
+            improvement_margin: 0.0,
             derivs: Derivatives::default(),
             buffers: Buffers::default(),
             tree_fit_nanos: AtomicU64::new(0),
@@ -422,7 +429,9 @@ impl Booster {
             collective,
             row_rng,
         };
-        (booster.best.loss, booster.initial_train_loss) = booster.monitored_loss();
+        let (train, valid) = booster.monitored_losses();
+        (booster.initial_train_loss, booster.initial_valid_loss) = (train, valid);
+        booster.best.loss = valid.unwrap_or(train);
         let (_, valid_metrics) = booster.metric_values();
         if let (Some(metric), Some(&start)) =
             (booster.params.metrics.first(), valid_metrics.first())
@@ -435,6 +444,7 @@ impl Booster {
             }
             booster.best.loss = stopping::oriented(metric, start);
         }
+        booster.improvement_margin = booster.improvement_margin();
         Ok(booster)
     }
 
