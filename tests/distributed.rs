@@ -339,23 +339,39 @@ fn small_validation_margin_is_counted_over_all_ranks() {
     };
     let mut single = Booster::new(params(&settings), &train, Some(&valid_all)).unwrap();
     single.run(|_| true).unwrap();
-    let best = single.model().best_iteration.expect("the fit should stop early");
+    let best = single
+        .model()
+        .best_iteration
+        .expect("the fit should stop early");
     let records = &single.history().records;
     let constant = single.initial_valid_loss().unwrap();
     let margin = constant / 40.0;
-    let kept = if best == 0 { constant } else { records[best - 1].valid_loss.unwrap() };
+    let kept = if best == 0 {
+        constant
+    } else {
+        records[best - 1].valid_loss.unwrap()
+    };
     assert_eq!(records.len(), best + 5, "stops after the patience");
     for r in &records[best..] {
-        assert!(r.valid_loss.unwrap() >= kept - margin, "{r:?} beats {kept} by the margin");
+        assert!(
+            r.valid_loss.unwrap() >= kept - margin,
+            "{r:?} beats {kept} by the margin"
+        );
     }
     for sizes in [[20, 20], [40, 0]] {
         let models =
             fit_shards_with_validation(&settings, &data, &[150, 150], Some((&valid, &sizes)));
         for model in &models {
-            assert_eq!(model.best_iteration, Some(best), "validation rows {sizes:?}");
+            assert_eq!(
+                model.best_iteration,
+                Some(best),
+                "validation rows {sizes:?}"
+            );
             assert_eq!(model.n_trees(), single.model().n_trees());
-            let difference =
-                relative_difference(&predictions(model, &data), &predictions(single.model(), &data));
+            let difference = relative_difference(
+                &predictions(model, &data),
+                &predictions(single.model(), &data),
+            );
             assert!(difference <= 1e-9, "{difference:e}");
         }
     }

@@ -21,9 +21,10 @@ Each data set: 5 random 60/20/20 train/validation/test splits of at most ROW_CAP
 subsample: the multiclass sets cost K trees per round and the machine is two shared cores).
 The test metric is RMSE (regression) or log loss (classification; the error rate is reported
 too), mean ± standard error over the splits, and the time per fit (wall seconds, the mean over
-the splits; a grid cell's time is its four fits' total divided by four). A cell is one data set under one protocol:
-optboost's default method (gbm) *wins* it when its mean is the lowest, and is *within 1 se*
-when its mean is at most the best library's mean plus that library's standard error.
+the splits; a grid cell's time is its four fits' total divided by four). A cell is one data set
+under one protocol: optboost's default method (gbm) *wins* it when its mean is the lowest, and
+is *within 1 se* when its mean is at most the best library's mean plus that library's standard
+error.
 
     python benches/reproduce/peers.py [--workers 2] [--report-only] [--recompute proximal,...]
                                       [--methods gbm]

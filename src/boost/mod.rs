@@ -693,12 +693,6 @@ impl Booster {
         })
     }
 
-    /// (monitored loss, train loss): the validation loss when there is a validation set.
-    fn monitored_loss(&mut self) -> (f64, f64) {
-        let (train, valid) = self.monitored_losses();
-        (valid.unwrap_or(train), train)
-    }
-
     /// The `metrics` on the training and the validation rows at the current output.
     fn metric_values(&self) -> (Vec<f64>, Vec<f64>) {
         let metrics = &self.params.metrics;
