@@ -27,7 +27,7 @@ is *within 1 se* when its mean is at most the best library's mean plus that libr
 error.
 
     python benches/reproduce/peers.py [--workers 2] [--report-only] [--recompute proximal,...]
-                                      [--methods gbm]
+                                      [--methods gbm] [--cached-only]
 
 Per-split results are cached in $OPTBOOST_BENCH_CACHE (default /tmp/optboost-peers) so that an
 interrupted run resumes; delete the directory to start over, or name the entries whose models
@@ -343,13 +343,17 @@ def _job(args):
     return name, split, time.perf_counter() - t0
 
 
-def compute(workers: int, recompute: tuple[str, ...] = (), methods=OTHER_METHODS) -> None:
+def compute(
+    workers: int, recompute: tuple[str, ...] = (), methods=OTHER_METHODS, cached_only=False
+) -> None:
     # The cheapest data sets first (multiclass last: K trees per round), so that a run cut
     # short leaves as many complete cells as it can.
     shapes = {n: C.load(n).shape for n in DATASETS}
     cost = {n: min(rows, ROW_CAP) * columns for n, (rows, columns) in shapes.items()}
     order = sorted(DATASETS, key=lambda n: (DATASETS[n] == "multiclass", cost[n]))
     jobs = [(n, s, recompute, tuple(methods)) for n in order for s in range(N_SPLITS)]
+    if cached_only:
+        jobs = [j for j in jobs if (CACHE / f"{j[0]}-{j[1]}.json").exists()]
     # Spawned, not forked: the data loaded above started polars' threads, which a fork would
     # copy mid-lock.
     with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
@@ -542,14 +546,23 @@ def main() -> None:
         help="comma-separated optboost methods to run beside gbm (default: all of them; "
         "'gbm' for none)",
     )
+    parser.add_argument(
+        "--cached-only",
+        action="store_true",
+        help="compute only on the splits already cached (with --recompute: redo some entries "
+        "without starting on new data sets)",
+    )
     args = parser.parse_args()
     methods = [m for m in args.methods.split(",") if m in OTHER_METHODS]
     started = time.perf_counter()
     C.require_optboost()
     C.check_load()
     if not args.report_only:
-        compute(args.workers, tuple(e for e in args.recompute.split(",") if e), methods)
-    command = "" if methods == OTHER_METHODS else f" --methods {','.join(['gbm', *methods])}"
+        recompute = tuple(e for e in args.recompute.split(",") if e)
+        compute(args.workers, recompute, methods, args.cached_only)
+    command = f" --workers {args.workers}"
+    if methods != OTHER_METHODS:
+        command += f" --methods {','.join(['gbm', *methods])}"
     report(started, command)
     print(f"peers.py finished in {(time.perf_counter() - started) / 60:.1f} min")
 

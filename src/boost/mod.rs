@@ -114,9 +114,9 @@ pub struct Booster {
     initial_train_loss: f64,
     /// Validation loss of the initial constant, when there are validation rows.
     initial_valid_loss: Option<f64>,
-    /// How much the monitored validation value must fall to count as an improvement (0 unless
-    /// the validation part is small: `stopping::improvement_margin`).
-    improvement_margin: f64,
+    /// The share of the best monitored validation value by which it must fall to count as an
+    /// improvement (0 unless the validation part is small: `stopping::improvement_share`).
+    improvement_share: f64,
     /// Derivatives at the output, cached by the loss pass for the next iteration (not part of a
     /// checkpoint).
     derivs: Derivatives,
@@ -421,7 +421,7 @@ impl Booster {
             seconds: 0.0,
             initial_train_loss: f64::NAN,
             initial_valid_loss: None,
-            improvement_margin: 0.0,
+            improvement_share: 0.0,
             derivs: Derivatives::default(),
             buffers: Buffers::default(),
             tree_fit_nanos: AtomicU64::new(0),
@@ -444,7 +444,7 @@ impl Booster {
             }
             booster.best.loss = stopping::oriented(metric, start);
         }
-        booster.improvement_margin = booster.improvement_margin();
+        booster.improvement_share = booster.improvement_share();
         Ok(booster)
     }
 

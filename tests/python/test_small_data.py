@@ -1,6 +1,6 @@
-"""The small-data guard: early stopping on a validation part of fewer than 50 rows counts an
-iteration as an improvement only when it lowers the validation loss by one row's share of the
-constant's, and a kept model worse than the constant on its own validation data is said.
+"""The small-data guard: early stopping on a validation part of n < 50 rows counts an iteration
+as an improvement only when it lowers the best validation loss so far by more than a share 1/n
+of it, and a kept model worse than the constant on its own validation data is said.
 
 The data: 60 rows of 2,000 noise columns and a random binary target, 48 rows to train and 12 to
 validate (a wide tiny set, as in issue 41)."""
@@ -51,11 +51,10 @@ def test_tiny_validation_part_stops_before_the_cap():
     losses = np.asarray(model.history["valid_loss"])
     y = valid["y"].to_numpy()
     constant = log_loss(y, model.predict(valid, iteration=0))
-    margin = constant / valid.height
     best = model.best_iteration
     kept = constant if best == 0 else losses[best - 1]
-    # No later iteration beat the kept one by one row's share of the constant's loss...
-    assert np.all(losses[best:] >= kept - margin)
+    # No later iteration beat the kept one by one row's share of its loss...
+    assert np.all(losses[best:] >= kept * (1 - 1 / valid.height))
     # ... and training ran exactly the patience past it.
     assert model.n_iter == best + 50
     assert log_loss(y, model.predict(valid)) == pytest.approx(kept, rel=1e-9)
@@ -71,15 +70,15 @@ def test_fifty_validation_rows_keep_the_plain_rule():
     constant = log_loss(valid["y"].to_numpy(), model.predict(valid, iteration=0))
     expected = 0 if losses.min() >= constant else int(np.argmin(losses)) + 1
     assert model.best_iteration == expected
-    # One row fewer and the rule applies: the kept iterate's loss is within the margin of the
-    # lowest one.
+    # One row fewer and the rule applies: the lowest loss is within one row's share of the
+    # kept iterate's.
     small = valid[: SMALL_VALIDATION_ROWS - 1]
     model, _ = fit(train, small, n_iter=300, early_stopping_rounds=20)
     losses = np.asarray(model.history["valid_loss"])
     constant = log_loss(small["y"].to_numpy(), model.predict(small, iteration=0))
     best = model.best_iteration
     kept = constant if best == 0 else losses[best - 1]
-    assert losses.min() >= kept - constant / small.height
+    assert losses.min() >= kept * (1 - 1 / small.height)
 
 
 @pytest.mark.timeout(300)
