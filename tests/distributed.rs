@@ -314,6 +314,68 @@ fn validation_metrics_and_early_stopping() {
     assert!(difference <= 1e-9, "{difference:e}");
 }
 
+/// A validation part of n < 50 rows (over all ranks) asks an improvement to lower the best
+/// validation loss by more than a share 1/n of it; every rank counts the rows of all, so a
+/// fit whose 40 validation rows are spread over the ranks, or held by one, stops where one
+/// process does.
+#[test]
+fn small_validation_margin_is_counted_over_all_ranks() {
+    let data = friedman(300, 5, 21);
+    let valid = friedman(40, 5, 22);
+    let settings = [
+        ("n_iter", "300"),
+        ("learning_rate", "0.5"),
+        ("early_stopping_rounds", "5"),
+    ];
+    let train = TrainData {
+        frame: data.frame(),
+        y: &data.y,
+        weights: None,
+    };
+    let valid_all = TrainData {
+        frame: valid.frame(),
+        y: &valid.y,
+        weights: None,
+    };
+    let mut single = Booster::new(params(&settings), &train, Some(&valid_all)).unwrap();
+    single.run(|_| true).unwrap();
+    let best = single
+        .model()
+        .best_iteration
+        .expect("the fit should stop early");
+    let records = &single.history().records;
+    let constant = single.initial_valid_loss().unwrap();
+    let kept = if best == 0 {
+        constant
+    } else {
+        records[best - 1].valid_loss.unwrap()
+    };
+    assert_eq!(records.len(), best + 5, "stops after the patience");
+    for r in &records[best..] {
+        assert!(
+            r.valid_loss.unwrap() >= kept * (1.0 - 1.0 / 40.0),
+            "{r:?} beats {kept} by the margin"
+        );
+    }
+    for sizes in [[20, 20], [40, 0]] {
+        let models =
+            fit_shards_with_validation(&settings, &data, &[150, 150], Some((&valid, &sizes)));
+        for model in &models {
+            assert_eq!(
+                model.best_iteration,
+                Some(best),
+                "validation rows {sizes:?}"
+            );
+            assert_eq!(model.n_trees(), single.model().n_trees());
+            let difference = relative_difference(
+                &predictions(model, &data),
+                &predictions(single.model(), &data),
+            );
+            assert!(difference <= 1e-9, "{difference:e}");
+        }
+    }
+}
+
 #[test]
 fn refused_settings_are_named() {
     let mut data = friedman(50, 2, 1);

@@ -31,6 +31,7 @@ _EXPORTS = {
     "ParameterError": "errors",
     "ParameterTypeError": "errors",
     "TrainingError": "errors",
+    "WorseThanConstantWarning": "errors",
     "MissingColumnError": "frames",
     "TargetError": "frames",
     "WeightsError": "frames",

@@ -47,3 +47,10 @@ class ParameterTypeError(ParameterError, TypeError):
 
 class NotTrainableError(OptboostError, RuntimeError):
     """Continued training asked of a model that no longer holds its training state."""
+
+
+class WorseThanConstantWarning(UserWarning):
+    """The model a fit keeps has a higher loss on its own validation data than the initial
+    constant (0 trees): its trees fit noise there. Early stopping keeps the best iterate, the
+    constant included, so this is said of fits that keep their last iterate (no early stopping)
+    or that monitor a metric other than the loss."""

@@ -16,7 +16,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Union
 
-from .errors import ParameterTypeError
+from .errors import ParameterTypeError, WorseThanConstantWarning
 
 # Seconds of work per batch: short enough for a lively bar and a prompt Ctrl-C,
 # long enough that the per-call cost (microseconds) does not matter.
@@ -84,13 +84,14 @@ def train(
         )
     else:
         _warn_about_outcome(booster, start)
+        _warn_if_worse_than_constant(booster)
     return TrainingOutcome(booster.iteration - start, interrupted)
 
 
-def warn(message: str) -> None:
+def warn(message: str, category: type[UserWarning] = UserWarning) -> None:
     """A UserWarning attributed to the first caller outside optboost (the user's
     ``boost``, ``update`` or ``fit`` call)."""
-    warnings.warn(message, UserWarning, stacklevel=_user_stacklevel())
+    warnings.warn(message, category, stacklevel=_user_stacklevel())
 
 
 def _user_stacklevel() -> int:
@@ -148,6 +149,36 @@ def _warn_about_outcome(booster: Any, start: int) -> None:
             f"({booster.iteration}) is higher than after iteration {kept}; the model keeps "
             f"{what} (predict(..., iteration=k) predicts with any earlier iteration)"
         )
+
+
+def _warn_if_worse_than_constant(booster: Any) -> None:
+    """Never a model worse than the constant on its own validation data without a word.
+
+    It warns rather than keeping the constant: early stopping already keeps the best iterate,
+    the constant (iteration 0) included, so this is reached when the user asked for the last
+    iterate (no early stopping: n_iter trees, as the papers run them) or monitors a metric
+    other than the loss, and dropping trees they asked for would be a surprise of its own."""
+    constant = booster.initial_valid_loss
+    if constant is None or booster.iteration == 0:
+        return
+    history = booster.history(0)
+    valid = dict(zip(history["iteration"], history["valid_loss"]))
+    # booster.model() copies the model: taken only when some iterate is worse than the constant.
+    if all(v is None or v <= constant for v in valid.values()):
+        return
+    model = booster.model()
+    kept = booster.iteration if model.best_iteration is None else model.best_iteration
+    loss = valid.get(kept)
+    if kept == 0 or loss is None or loss <= constant:
+        return
+    warn(
+        f"{model.method}: the kept model (iteration {kept}, {model.n_trees} trees) has a "
+        f"validation loss of {loss:.6g}, higher than the initial constant's {constant:.6g} "
+        "(0 trees): its trees fit noise in the training rows. Pass early_stopping_rounds "
+        "(which keeps the best iterate, the constant included), fewer iterations or a "
+        "smaller learning_rate, or predict(..., iteration=0) for the constant",
+        WorseThanConstantWarning,
+    )
 
 
 def _progress_bar(progress: Progress, total: int, initial: int):

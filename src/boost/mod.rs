@@ -117,6 +117,11 @@ pub struct Booster {
     seconds: f64,
     /// Training loss of the initial constant (what iteration 1 starts from).
     initial_train_loss: f64,
+    /// Validation loss of the initial constant, when there are validation rows.
+    initial_valid_loss: Option<f64>,
+    /// The share of the best monitored validation value by which it must fall to count as an
+    /// improvement (0 unless the validation part is small: `stopping::improvement_share`).
+    improvement_share: f64,
     /// Derivatives at the output, cached by the loss pass for the next iteration (not part of a
     /// checkpoint).
     derivs: Derivatives,
@@ -452,6 +457,8 @@ impl Booster {
             pool,
             seconds: 0.0,
             initial_train_loss: f64::NAN,
+            initial_valid_loss: None,
+            improvement_share: 0.0,
             derivs: Derivatives::default(),
             buffers: Buffers::default(),
             tree_fit_nanos: AtomicU64::new(0),
@@ -459,7 +466,9 @@ impl Booster {
             collective,
             row_rng,
         };
-        (booster.best.loss, booster.initial_train_loss) = booster.monitored_loss();
+        let (train, valid) = booster.monitored_losses();
+        (booster.initial_train_loss, booster.initial_valid_loss) = (train, valid);
+        booster.best.loss = valid.unwrap_or(train);
         let (_, valid_metrics) = booster.metric_values();
         if let (Some(metric), Some(&start)) =
             (booster.params.metrics.first(), valid_metrics.first())
@@ -472,6 +481,7 @@ impl Booster {
             }
             booster.best.loss = stopping::oriented(metric, start);
         }
+        booster.improvement_share = booster.improvement_share();
         Ok(booster)
     }
 
@@ -727,12 +737,6 @@ impl Booster {
         } else {
             Need::Gradient
         })
-    }
-
-    /// (monitored loss, train loss): the validation loss when there is a validation set.
-    fn monitored_loss(&mut self) -> (f64, f64) {
-        let (train, valid) = self.monitored_losses();
-        (valid.unwrap_or(train), train)
     }
 
     /// The `metrics` on the training and the validation rows at the current output.

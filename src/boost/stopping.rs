@@ -16,6 +16,13 @@ const DIVERGENCE_FACTOR: f64 = 10.0;
 /// than this share of the starting constant's loss.
 const KEEP_TOLERANCE: f64 = 1e-9;
 
+/// A validation part of fewer rows than this (over all ranks) is small: a fall of its mean loss by
+/// less than one row's share of it is within the noise of which rows it happens to hold, and
+/// early stopping that counts such falls as improvements can run to the iteration cap on a few
+/// rows whose loss keeps creeping down (Prechelt 1998, "Early stopping — but when?", on noisy
+/// validation curves).
+pub const SMALL_VALIDATION_ROWS: usize = 50;
+
 /// Why training stopped.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum StopReason {
@@ -106,6 +113,28 @@ impl Booster {
         }
     }
 
+    /// The share of the best monitored validation value by which an iteration must lower it to
+    /// count as an improvement: on a small validation part (`SMALL_VALIDATION_ROWS`) of n rows,
+    /// 1/n, one row's share of the mean; else 0 (any decrease). The rows are counted over all
+    /// ranks, so that every rank applies the same rule.
+    pub(super) fn improvement_share(&self) -> f64 {
+        let Some(valid) = &self.valid else {
+            return 0.0;
+        };
+        let mut rows = [valid.w.len() as f64];
+        self.collective.sum(&mut rows);
+        if rows[0] > 0.0 && rows[0] < SMALL_VALIDATION_ROWS as f64 {
+            1.0 / rows[0]
+        } else {
+            0.0
+        }
+    }
+
+    /// The initial constant's validation loss (None without validation rows).
+    pub fn initial_valid_loss(&self) -> Option<f64> {
+        self.initial_valid_loss
+    }
+
     pub(super) fn check_stop(&mut self, iteration: usize, record: &Record) -> Option<StopReason> {
         let monitored_loss = record.valid_loss.unwrap_or(record.train_loss);
         let finite =
@@ -126,7 +155,7 @@ impl Booster {
                 ),
             });
         }
-        if monitored < self.best.loss {
+        if monitored < self.best.loss - self.improvement_share * self.best.loss.abs() {
             self.best = Best {
                 iteration,
                 loss: monitored,

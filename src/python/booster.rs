@@ -437,6 +437,12 @@ impl PyBooster {
         Ok(self.lock()?.iteration())
     }
 
+    /// The initial constant's validation loss (None without validation rows).
+    #[getter]
+    fn initial_valid_loss(&self) -> PyResult<Option<f64>> {
+        Ok(self.lock()?.initial_valid_loss())
+    }
+
     /// A snapshot of the current model.
     fn model(&self) -> PyResult<PyModel> {
         Ok(PyModel::new(self.lock()?.model().clone()))
