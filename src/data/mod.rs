@@ -156,7 +156,7 @@ impl BinnedData {
 
     /// Builds the column-major copy of the bins (once), for partitions (`memory = "fast"`, what
     /// training does by default) and histogram passes over a few features (see
-    /// `histogram::column_pass_pays`). Without it, trees read every feature in place from the
+    /// `histogram_kernel::column_pass_pays`). Without it, trees read every feature in place from the
     /// row-major matrix: the same trees, a byte per row and feature less memory, slower splits.
     pub fn keep_columns(&mut self) {
         if self.columns.is_none() {

@@ -107,6 +107,63 @@ impl Constraints {
     }
 }
 
+/// What the splits above a node impose on it.
+#[derive(Debug, Clone)]
+pub(super) struct NodeLimits {
+    /// The interval the node's values must lie in (monotone constraints).
+    pub(super) lower: f64,
+    pub(super) upper: f64,
+    /// The features split on above the node, each once (interaction constraints).
+    pub(super) path: Vec<u32>,
+}
+
+impl NodeLimits {
+    pub(super) fn root() -> NodeLimits {
+        NodeLimits {
+            lower: f64::NEG_INFINITY,
+            upper: f64::INFINITY,
+            path: Vec::new(),
+        }
+    }
+
+    /// The limits of the two children of a split on `feature` whose children have the values
+    /// `(left, right)`, for a feature of monotone direction `direction`: the interval is cut at
+    /// the midpoint of the values, the lower child's side below it.
+    pub(super) fn children(
+        &self,
+        feature: usize,
+        direction: i8,
+        (left, right): (f64, f64),
+    ) -> (Self, Self) {
+        let mut path = self.path.clone();
+        if !path.contains(&(feature as u32)) {
+            path.push(feature as u32);
+        }
+        let mid = 0.5 * (left + right);
+        let below = NodeLimits {
+            lower: self.lower,
+            upper: mid,
+            path: path.clone(),
+        };
+        let above = NodeLimits {
+            lower: mid,
+            upper: self.upper,
+            path: path.clone(),
+        };
+        match direction {
+            0 => (
+                NodeLimits {
+                    path: path.clone(),
+                    ..*self
+                },
+                NodeLimits { path, ..*self },
+            ),
+            d if d > 0 => (below, above),
+            _ => (above, below),
+        }
+    }
+}
+
 /// Makes `tree` monotone in every feature of non-zero direction in `monotone`, changing no leaf
 /// value when it already is. For leaf values that a step rule re-solved leaf by leaf (each the
 /// minimiser of a convex one-dimensional problem whose value at 0 is "no step").

@@ -2,6 +2,8 @@ use super::*;
 use crate::data::test_data::{binned, uniform_columns};
 use crate::data::{BinningParams, Feature, Frame};
 use crate::rng::uniform;
+use crate::threads;
+use crate::tree::BinStats;
 use crate::tree::Growth;
 
 #[test]

@@ -3,19 +3,25 @@
 //! histograms over binned features.
 
 mod bins;
+mod candidates;
 mod categorical;
 mod constraints;
 mod flat;
 mod goss;
 mod grower;
+mod growing_tree;
 mod grown;
 mod histogram;
+mod histogram_kernel;
+mod node_histograms;
 mod node_sample;
+mod node_search;
 mod partition;
 mod pending;
 mod quantize;
 mod ranks;
 mod regression_tree;
+mod scan;
 mod split;
 mod support;
 #[cfg(test)]
@@ -23,6 +29,7 @@ pub(crate) mod test_data;
 mod tree_params;
 
 pub use bins::{BinSet, BinStats};
+pub use candidates::Candidates;
 pub use categorical::CategoricalParams;
 pub use constraints::{enforce_monotone, Constraints};
 pub(crate) use flat::{Predictor, RawColumns, BLOCK_ROWS};
@@ -30,11 +37,12 @@ pub use goss::Goss;
 pub use grower::{grow, grow_with_options, FitStats, GrowBuffers, GrowOptions};
 pub use grown::GrownTree;
 pub(crate) use grown::ROW_CHUNK;
-pub(crate) use histogram::column_pass_pays;
 pub use histogram::Histogram;
+pub(crate) use histogram_kernel::column_pass_pays;
 pub use node_sample::fraction_of;
 pub use pending::Growth;
 pub(crate) use regression_tree::TreeFile;
 pub use regression_tree::{CategorySplit, Node, Tree};
-pub use split::{best_split, Candidates, SplitParams};
+pub use scan::SplitParams;
+pub use split::best_split;
 pub use tree_params::{TreeParams, MAX_DEPTH, MIN_SAMPLES_LEAF};

@@ -1,6 +1,6 @@
 //! Per-node feature sampling (`colsample_bynode`).
 
-use super::split::Candidates;
+use super::candidates::Candidates;
 use crate::data::BinnedData;
 use crate::rng::Rng;
 

@@ -11,7 +11,7 @@
 //! order): the result does not depend on the thread count.
 
 use super::bins::BinSet;
-use super::histogram::{prefetch, PREFETCH_AHEAD};
+use super::histogram_kernel::{prefetch, PREFETCH_AHEAD};
 use crate::data::FeatureBins;
 use crate::rows::group_slots;
 use rayon::prelude::*;

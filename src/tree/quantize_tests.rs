@@ -3,7 +3,8 @@
 use super::*;
 use crate::data::test_data::binned;
 use crate::rng::uniform;
-use crate::tree::histogram::{Features, Histogram, RowStats};
+use crate::tree::histogram::{Histogram, RowStats};
+use crate::tree::histogram_kernel::Features;
 
 /// Gradient-like targets of both signs and Hessian-like weights of one loss, on `n` rows.
 fn statistics(n: usize, state: &mut u64) -> (Vec<f64>, Vec<f64>) {

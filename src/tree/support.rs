@@ -10,7 +10,8 @@
 //! x − (+0.0) = x — so trees are unchanged.
 
 use super::bins::BinStats;
-use super::histogram::{cut_ranges, prefetch, Features, Histogram, RowStats, PREFETCH_AHEAD};
+use super::histogram::{cut_ranges, Histogram, RowStats};
+use super::histogram_kernel::{prefetch, Features, PREFETCH_AHEAD};
 use crate::data::BinnedData;
 use crate::threads;
 

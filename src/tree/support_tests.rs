@@ -1,7 +1,8 @@
 use super::*;
 use crate::data::test_data::binned;
 use crate::rng::uniform;
-use crate::tree::split::{best_split_bounded, best_split_within, Candidates, SplitParams};
+use crate::tree::split::{best_split_bounded, best_split_within};
+use crate::tree::{Candidates, SplitParams};
 
 fn bits(b: &BinStats) -> (u64, u64, u32) {
     (b.sum_vt.to_bits(), b.sum_v.to_bits(), b.count)

@@ -1,9 +1,10 @@
 //! The parameters of one tree (`max_depth`, leaf size and L2, growth order, categorical
 //! splits) and their checks.
 
+use super::bins::BinStats;
 use super::categorical::CategoricalParams;
 use super::pending::Growth;
-use super::split::SplitParams;
+use super::scan::SplitParams;
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
@@ -80,6 +81,13 @@ impl TreeParams {
             return Err(Error::param("max_cat_threshold", 0, "an integer ≥ 1"));
         }
         Ok(())
+    }
+
+    /// Whether a node at `depth` holding `stats` may be split: above the depth limit, with rows
+    /// enough for two leaves.
+    pub(super) fn may_split(&self, depth: usize, stats: &BinStats) -> bool {
+        let min_leaf = self.split_params().min_samples_leaf.max(1);
+        depth < self.max_depth && stats.count as usize >= 2 * min_leaf
     }
 
     pub(super) fn split_params(&self) -> SplitParams {
