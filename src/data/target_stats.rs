@@ -2,7 +2,9 @@
 //! unbiased boosting with categorical features", NeurIPS, §3.2): a level becomes the mean target
 //! of the rows with that level, shrunk towards a prior p with weight a,
 //!
-//!     x̂ = (Σ w·t + a·p) / (Σ w + a),
+//! ```text
+//! x̂ = (Σ w·t + a·p) / (Σ w + a),
+//! ```
 //!
 //! and at fit each row's sums run only over the rows before it in a seeded random permutation,
 //! so that a row's own target never reaches its feature (the paper's prediction shift of the
