@@ -4,6 +4,7 @@
 use crate::data::{BinnedMatrix, Frame};
 use crate::error::{Error, Result};
 use crate::loss::Loss;
+use crate::model::MAX_OUTPUTS;
 
 /// Per-row link offsets, row-major n × K like the scores, added to the initial constant before
 /// the first iteration: R's `offset`, LightGBM's `init_score`, XGBoost's `base_margin`. The
@@ -77,7 +78,20 @@ pub(super) fn count_classes(y: &[f64]) -> Result<usize> {
             format!("multiclass labels must be class indices 0, 1, …, found {bad}"),
         ));
     }
-    Ok(y.iter().fold(0.0f64, |m, &v| m.max(v)) as usize + 1)
+    let n_classes = y.iter().fold(0.0f64, |m, &v| m.max(v)) as usize + 1;
+    within_max_outputs(n_classes, "classes (the largest label + 1)")
+}
+
+/// A model predicts n × K scores: K beyond what a model file may hold would train a model that
+/// cannot be loaded, or fail allocating n × K values.
+fn within_max_outputs(k: usize, what: &str) -> Result<usize> {
+    if k > MAX_OUTPUTS {
+        return Err(Error::value(
+            "training target",
+            format!("{k} {what}; a model holds at most {MAX_OUTPUTS}"),
+        ));
+    }
+    Ok(k)
 }
 
 /// K of a multi-output target: its values must fill whole rows of the features (row-major n × K).
@@ -89,7 +103,7 @@ pub(super) fn count_outputs(data: &TrainData<'_>) -> Result<usize> {
              row-major n × K, one column per output"
         )));
     }
-    Ok(len / n)
+    within_max_outputs(len / n, "outputs")
 }
 
 /// Checks the target and weights of a data set: every label must suit the loss
@@ -177,4 +191,18 @@ pub(super) fn checked_target(
         }
     };
     Ok((y, w))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn class_counts_beyond_what_a_model_holds_are_an_error_before_anything_is_allocated() {
+        let largest_label = (MAX_OUTPUTS - 1) as f64;
+        assert_eq!(count_classes(&[0.0, largest_label]).unwrap(), MAX_OUTPUTS);
+        let message = count_classes(&[0.0, largest_label + 1.0, 2.0]).unwrap_err().to_string();
+        assert!(message.contains(&format!("{} classes", MAX_OUTPUTS + 1)), "{message}");
+        assert!(count_classes(&[4e9]).is_err());
+    }
 }
