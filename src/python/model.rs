@@ -204,13 +204,17 @@ impl PyModel {
             .map(String::from)
             .collect()
     }
-    /// Per feature, the number of levels its categorical mapper maps, None for a numeric one.
+    /// Per feature, the number of levels of the categorical column it reads (through its
+    /// mapper, or through a target statistic per level), None for a numeric one.
     #[getter]
     fn feature_levels(&self) -> Vec<Option<usize>> {
         (self.model.features.iter())
-            .map(|f| match f.mapper.kind() {
-                crate::data::FeatureKind::Numeric => None,
-                crate::data::FeatureKind::Categorical { n_levels } => Some(n_levels as usize),
+            .map(|f| match (&f.target_stats, f.mapper.kind()) {
+                (Some(stat), _) => Some(stat.levels.len()),
+                (None, crate::data::FeatureKind::Numeric) => None,
+                (None, crate::data::FeatureKind::Categorical { n_levels }) => {
+                    Some(n_levels as usize)
+                }
             })
             .collect()
     }
