@@ -69,6 +69,11 @@ def penguins(penguins_data) -> pl.DataFrame:
 
 
 @pytest.fixture
+def adult() -> pl.DataFrame:
+    return _dataset("adult")
+
+
+@pytest.fixture
 def crabs() -> pl.DataFrame:
     return _dataset("crabs")
 

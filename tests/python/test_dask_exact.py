@@ -5,7 +5,6 @@ on 1, 2 and 3 workers holding unequal partitions."""
 
 from __future__ import annotations
 
-import os
 
 import numpy as np
 import pytest
@@ -101,17 +100,10 @@ def test_classes_and_their_stratified_held_out_rows_equal_one_process(client, me
                                 dict(method=method, loss="softmax", n_iter=6, seed=4))
 
 
-def adult():
-    path = os.path.join(os.environ.get("OPTBOOST_DATASETS", ""), "adult.parquet")
-    if not os.path.exists(path):
-        pytest.skip("the adult data set is not available (OPTBOOST_DATASETS)")
-    return pd.read_parquet(path)
-
-
 @pytest.mark.filterwarnings("ignore::UserWarning")
 @pytest.mark.parametrize("settings", [dict(validation_fraction=None), dict(method="agbm")])
-def test_adult_equals_one_process(client, settings):
-    frame = adult()
+def test_adult_equals_one_process(client, settings, adult):
+    frame = adult.to_pandas()
     sizes = (7_000, 12_000, 3_000, len(frame) - 22_000)
     assert_equal_to_one_process(client, frame, sizes, "y ~ .",
                                 dict(settings, loss="logistic", n_iter=10))
