@@ -12,6 +12,7 @@ may be read-only views into the user's frame: never write into them.
 from __future__ import annotations
 
 import difflib
+import math
 from collections import Counter
 import warnings
 from collections.abc import Sequence
@@ -375,6 +376,9 @@ class TargetEncoding:
             raise DataError(
                 "target encoding: classes must be a list of strings, or a list of numbers"
             )
+        if not all(isinstance(label, str) or math.isfinite(label) for label in labels):
+            raise DataError("target encoding: numeric classes must be finite (training refuses "
+                            "a missing or infinite target)")
         if len(set(labels)) != len(labels) or len(labels) < 2:
             raise DataError("target encoding: at least two distinct classes are needed")
         if task == "binary" and len(labels) != 2:

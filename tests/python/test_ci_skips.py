@@ -3,7 +3,6 @@ hooks of conftest.py); other skips stay skips, and outside CI all of them are sk
 
 from pathlib import Path
 
-import pytest
 
 pytest_plugins = ["pytester"]
 

@@ -6,7 +6,6 @@ names of its own: it asks the core (``_core.loss_info``, ``_core.method_info``).
 from __future__ import annotations
 
 import ast
-import inspect
 from pathlib import Path
 
 import optboost

@@ -673,6 +673,15 @@ def test_class_labels_of_mixed_types_are_refused(tmp_path):
         optboost.load(write(tmp_path, doc))
 
 
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_class_labels_that_are_not_finite_are_refused(tmp_path, bad):
+    # the model fuzz's case 41:38427: labels [NaN, 1] loaded and predict(type="class") gave NaN
+    doc = _saved(tmp_path, "y ~ x + s", _campaign_frame(), loss="logistic")
+    doc["design"]["target_encoding"]["labels"] = [bad, 1]
+    with pytest.raises(optboost.ModelFileError, match="classes must be finite"):
+        optboost.load(write(tmp_path, doc))
+
+
 def test_repeated_levels_are_refused(tmp_path):
     doc = _saved(tmp_path, "y ~ x + s", _campaign_frame())
     doc["design"]["features"][1]["levels"] = ["a", "a", "c"]
