@@ -867,12 +867,12 @@ def _check_agreement(core: Any, spec: DesignSpec) -> None:
     """The core model and the formula's design must describe the same model."""
     # The columns the core reads: a categorical column's target statistics (one feature per
     # class for a multiclass loss) read that one column.
-    read = [name for name, _ in itertools.groupby(core.feature_sources)]
-    if read != spec.feature_names:
+    read = _columns_read(core)
+    if [name for name, _ in read] != spec.feature_names:
         raise ModelFileError("the model's features and its formula's features differ")
     # The design codes a categorical column by its levels and the core maps those codes: the
     # two must agree on every feature's kind and level count, or predict would fail on data.
-    for feature, core_levels in zip(spec.features, _levels_read(core)):
+    for feature, (_, core_levels) in zip(spec.features, read):
         design_levels = feature.n_levels if feature.kind == "categorical" else None
         if design_levels != core_levels:
             raise ModelFileError(
@@ -905,7 +905,7 @@ def _check_level_counts(core: Any, design: Any) -> None:
     features = design.get("features") if isinstance(design, Mapping) else None
     if not isinstance(features, list):
         return  # the design's own checks say what is wrong
-    for feature, core_levels in zip(features, _levels_read(core)):
+    for feature, (_, core_levels) in zip(features, _columns_read(core)):
         levels = feature.get("levels") if isinstance(feature, Mapping) else None
         if isinstance(levels, list) and len(levels) != core_levels:
             raise ModelFileError(
@@ -915,13 +915,14 @@ def _check_level_counts(core: Any, design: Any) -> None:
             )
 
 
-def _levels_read(core: Any) -> list[int | None]:
-    """Per column the core reads, in order, the level count of its mapper or of its target
-    statistics (the same for every feature read from that column), None for a numeric one."""
+def _columns_read(core: Any) -> list[tuple[str, int | None]]:
+    """The columns the core reads, in order, each with the level count of its mapper or of its
+    target statistics (the same for every feature read from that column), None for a numeric
+    one."""
     by_column = itertools.groupby(
         zip(core.feature_sources, core.feature_levels), key=lambda pair: pair[0]
     )
-    return [next(features)[1] for _, features in by_column]
+    return [next(features) for _, features in by_column]
 
 
 def _kind_text(levels: int | None) -> str:
