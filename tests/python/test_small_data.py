@@ -120,3 +120,18 @@ def test_a_model_better_than_the_constant_does_not_warn():
     assert log_loss(y_va, model.predict(df[300:])) < log_loss(
         y_va, model.predict(df[300:], iteration=0)
     )
+
+
+@pytest.mark.timeout(300)
+def test_an_automatic_held_out_part_is_guarded_too():
+    # No valid= given: the rows validation_fraction holds out are the model's own validation
+    # data. Seed 0's trees fit noise, so the last of 200 iterates is worse than the constant
+    # there, and saying so is the guard; with early stopping the constant is kept, silently.
+    df = noise_frame(0)
+    model, caught = fit(df, None, n_iter=200, validation_fraction=0.2)
+    assert model.n_iter == 200 and len(caught) == 1
+    assert "higher than the initial constant" in str(caught[0].message)
+    model, caught = fit(df, None, n_iter=1000, early_stopping_rounds=50,
+                        validation_fraction=0.2)
+    assert model.best_iteration == 0 and model.n_iter == 50
+    assert caught == []
