@@ -3,8 +3,8 @@
 and never on the shared sets (those stay the held-out check of benches/reproduce/peers.py).
 
     python benches/suite/choose_defaults.py [--workers 2] [--splits 5] [--sets a,b]
-                                            [--candidates a,b] [--recompute a,b]
-                                            [--report-only] [--write-doc]
+                                            [--candidates a,b] [--combine a,b]
+                                            [--recompute a,b] [--report-only] [--out FILE]
 
 Protocol. Each set (at most ROW_CAP rows, a seeded subsample) is cut N_SPLITS times at random
 into 60/20/20 train / validation / test parts. Every candidate configuration of gbm is fitted
@@ -24,7 +24,7 @@ loss is lower than the default's by more than MARGIN *and* it is better (lower m
 loss) on more than half of the set × protocol cells; otherwise the default stays. Among
 levels that pass, the lowest mean relative loss wins, ties (within MARGIN) to the cheaper one
 (lower mean fit time). Changed factors are then confirmed together: the combination must
-itself pass the rule against today's defaults (`--candidates` names it once it is added).
+itself pass the rule against today's defaults (`--combine a,b` runs it as one more candidate).
 
 Adding a candidate is one line in CANDIDATES: name -> Candidate(factor, params) (e.g.
 tree="oblivious", random_strength=1, bootstrap="bayesian" once merged). Per-split results are
@@ -84,7 +84,14 @@ class Candidate:
     params: dict = field(default_factory=dict)
     protocols: tuple[str, ...] = PROTOCOLS  # where the candidate means something
     auto_rate: bool = False  # learning_rate = auto_learning_rate(training rows, n_iter)
-    needs_categoricals: bool = False  # identical to "default" on a set without them
+    # Identical to "default" on a set without categorical features: neither run nor scored there.
+    needs_categoricals: bool = False
+    # After a fit that held rows out and stopped early at iteration b, fit again on every row
+    # with n_iter = b / (1 - validation_fraction) (the same trees per training row), no rows
+    # held out: what a refit of the chosen size would give the user.
+    refit: bool = False
+    # With fewer rows than this held out, no rows are: today's fixed n_iter instead.
+    min_held: int = 0
 
 
 CANDIDATES: dict[str, Candidate] = {
@@ -112,7 +119,38 @@ CANDIDATES: dict[str, Candidate] = {
     "holdout20_es": Candidate("iterations (no valid=)",
                               {"validation_fraction": 0.2, "n_iter": ES_ROUNDS,
                                "early_stopping_rounds": PATIENCE}, ("novalid",)),
+    "holdout10_es_refit": Candidate("iterations (no valid=)",
+                                    {"validation_fraction": 0.1, "n_iter": ES_ROUNDS,
+                                     "early_stopping_rounds": PATIENCE}, ("novalid",),
+                                    refit=True),
+    # Added after the first run (so not an independent test): the refit only when the held-out
+    # part has at least 50 rows, the library's small-data threshold (docs/algorithms.md §5).
+    "holdout10_es_refit_min50": Candidate("iterations (no valid=)",
+                                          {"validation_fraction": 0.1, "n_iter": ES_ROUNDS,
+                                           "early_stopping_rounds": PATIENCE}, ("novalid",),
+                                          refit=True, min_held=50),
 }
+
+SHARED_PREFIX = "shared-"  # --shared: the held-out check's sets, never used to choose
+
+
+def combine(names: list[str]) -> str:
+    """Adds the candidate that sets every named candidate's parameters at once (the rule's
+    confirmation step) to CANDIDATES; returns its name."""
+    name = "+".join(names)
+    parts = [CANDIDATES[n] for n in names]
+    params: dict = {}
+    for c in parts:
+        clash = set(params) & set(c.params)
+        if clash:
+            raise SystemExit(f"--combine: {sorted(clash)} set twice in {names}")
+        params.update(c.params)
+    protocols = tuple(p for p in PROTOCOLS if all(p in c.protocols for c in parts))
+    CANDIDATES[name] = Candidate("(combination)", params, protocols,
+                                 auto_rate=any(c.auto_rate for c in parts),
+                                 needs_categoricals=all(c.needs_categoricals for c in parts),
+                                 refit=any(c.refit for c in parts))
+    return name
 
 
 def fit_params(cand: Candidate, protocol: str, n_train: int) -> dict:
@@ -153,6 +191,9 @@ def run_one(task: str, cand: Candidate, protocol: str, train, valid, test) -> di
     both = train.vstack(valid)
     data = both if protocol == "novalid" else train
     params = fit_params(cand, protocol, data.height)
+    if "validation_fraction" in params and round(params["validation_fraction"] * data.height) < cand.min_held:
+        params = fit_params(CANDIDATES["default"], protocol, data.height)
+        cand = CANDIDATES["default"]
     started = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -160,6 +201,15 @@ def run_one(task: str, cand: Candidate, protocol: str, train, valid, test) -> di
             C.formula(train), data, valid=valid if protocol == "es" else None,
             loss=LOSS[task], n_threads=1, seed=0, progress=False, **params,
         )
+        if cand.refit:
+            fraction = params["validation_fraction"]
+            params = {k: v for k, v in params.items()
+                      if k not in ("validation_fraction", "early_stopping_rounds")}
+            params["n_iter"] = max(1, round(model.kept_iteration / (1 - fraction)))
+            model = optboost.boost(
+                C.formula(train), data, loss=LOSS[task], n_threads=1, seed=0,
+                progress=False, validation_fraction=None, **params,
+            )
     seconds = time.perf_counter() - started
     warned = sorted({type(w.message).__name__ for w in caught
                      if issubclass(w.category, Warning) and "optboost" in type(w.message).__module__})
@@ -168,19 +218,28 @@ def run_one(task: str, cand: Candidate, protocol: str, train, valid, test) -> di
 
 
 def cache_key(name: str, cand: Candidate) -> str:
-    return json.dumps({"name": name, "params": cand.params, "auto": cand.auto_rate,
-                       "protocols": cand.protocols}, sort_keys=True)
+    key = {"name": name, "params": cand.params, "auto": cand.auto_rate,
+           "protocols": cand.protocols}
+    if cand.refit:
+        key["refit"] = True
+    if cand.min_held:
+        key["min_held"] = cand.min_held
+    return json.dumps(key, sort_keys=True)
 
 
-def run_split(set_name: str, task: str, split: int, names: list[str], recompute: set[str]):
-    """All candidates on one split; each result is written to the cache as it comes."""
+def run_split(set_name: str, task: str, split: int, cands: dict[str, Candidate],
+              recompute: set[str]):
+    """All candidates on one split; each result is written to the cache as it comes. The
+    candidates travel with the job: a spawned worker's CANDIDATES lacks --combine's."""
     path = CACHE / f"{set_name}.{split}.json"
     done = json.loads(path.read_text()) if path.exists() else {}
-    df = build.load(set_name)
+    if set_name.startswith(SHARED_PREFIX):
+        df = C.load(set_name[len(SHARED_PREFIX):])
+    else:
+        df = build.load(set_name)
     has_cats = any(str(df[c].dtype) in ("String", "Utf8") for c in df.columns if c != "y")
     train, valid, test = split_parts(df, split)
-    for name in names:
-        cand = CANDIDATES[name]
+    for name, cand in cands.items():
         key = cache_key(name, cand)
         entry = done.get(name)
         if entry and entry.get("key") == key and name not in recompute:
@@ -204,7 +263,8 @@ def compute(sets: list[dict], names: list[str], recompute: set[str], workers: in
     # Split by split (an interrupted run has whole early splits), costly sets first within a
     # split so that the pool does not end on one long job.
     order = sorted(sets, key=lambda e: -(min(e["rows"], ROW_CAP) * max(e["classes"], 1)))
-    jobs = [(e["name"], e["task"], s, names, recompute) for s in range(splits) for e in order]
+    cands = {n: CANDIDATES[n] for n in names}
+    jobs = [(e["name"], e["task"], s, cands, recompute) for s in range(splits) for e in order]
     started = time.time()
     if workers <= 1:
         for i, job in enumerate(jobs, 1):
@@ -238,10 +298,9 @@ def cells(sets: list[dict], names: list[str], splits: int):
                 cand = CANDIDATES[name]
                 if protocol not in cand.protocols:
                     continue
-                source = name
                 if cand.needs_categoricals and e["categorical"] == 0:
-                    source = "default"  # the same model
-                vals = [d.get(source, {}).get(protocol) for d in per_split]
+                    continue  # the same model as "default": no evidence either way
+                vals = [d.get(name, {}).get(protocol) for d in per_split]
                 if any(v is None for v in vals):
                     row = None
                     break
@@ -328,6 +387,10 @@ def describe(c: Candidate) -> str:
     parts = [f"{k}={v}" for k, v in c.params.items()]
     if c.auto_rate:
         parts.append("learning_rate=auto(n, n_iter)")
+    if c.refit:
+        parts.append("then refit on all rows")
+    if c.min_held:
+        parts.append(f"only with at least {c.min_held} rows held out")
     return ", ".join(parts) or "today's defaults"
 
 
@@ -336,6 +399,9 @@ def report(sets: list[dict], names: list[str], splits: int, command: str) -> str
     summary = summarize(table, names)
     n_sets = len({s for s, _ in table})
     lines = [
+        "# Choosing defaults on the public suite (generated by benches/suite/choose_defaults.py;"
+        " prose in docs/defaults.md)",
+        "",
         f"Cells complete: {len(table)} (set × protocol) over {n_sets} sets, {splits} splits "
         f"each; ROW_CAP {ROW_CAP}, es: n_iter {ES_ROUNDS}, patience {PATIENCE}; 1 thread.",
         "",
@@ -364,8 +430,23 @@ def report(sets: list[dict], names: list[str], splits: int, command: str) -> str
         best = min(row, key=lambda n: row[n][0])
         lines.append(f"| {set_name} | {protocol} | {row['default'][0]:.4f} | {best} | "
                      f"{row[best][0]:.4f} | {row['default'][0] / row[best][0]:.3f} |")
-    lines += ["", f"Command: `{command}`; optboost commit {C.git_commit()}."]
+    lines += ["", f"Command: `{command}` (the results come from the per-split cache, computed "
+              f"by the same command without --report-only); optboost commit {C.git_commit()}."]
     return "\n".join(lines) + "\n"
+
+
+def shared_sets() -> list[dict]:
+    """peers.py's shared sets, described as the suite's manifest describes its own."""
+    import peers
+
+    out = []
+    for name, task in peers.DATASETS.items():
+        df = C.load(name)
+        feats = [c for c in df.columns if c != "y"]
+        out.append({"name": SHARED_PREFIX + name, "task": task, "rows": df.height,
+                    "classes": int(df["y"].n_unique()) if task != "regression" else 0,
+                    "categorical": sum(str(df[c].dtype) in ("String", "Utf8") for c in feats)})
+    return out
 
 
 def main() -> None:
@@ -375,17 +456,27 @@ def main() -> None:
     parser.add_argument("--sets", default="", help="comma-separated set names (default: all)")
     parser.add_argument("--candidates", default="", help="comma-separated (default: all)")
     parser.add_argument("--recompute", default="", help="candidates to compute afresh")
+    parser.add_argument("--combine", default="", help="comma-separated candidates to run "
+                        "together as one more candidate (the confirmation step)")
+    parser.add_argument("--shared", action="store_true", help="run on the shared sets of "
+                        "peers.py instead: a preview of the held-out check, never for choosing")
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--out", type=Path, default=None, help="write the report here too")
     args = parser.parse_args()
     C.require_optboost()
-    sets = build.manifest()
+    sets = shared_sets() if args.shared else build.manifest()
     if args.sets:
         wanted = set(args.sets.split(","))
         unknown = wanted - {e["name"] for e in sets}
         if unknown:
             raise SystemExit(f"unknown sets: {sorted(unknown)}")
         sets = [e for e in sets if e["name"] in wanted]
+    if args.combine:
+        parts = args.combine.split(",")
+        unknown = [n for n in parts if n not in CANDIDATES]
+        if unknown:
+            raise SystemExit(f"unknown candidates: {unknown} (known: {list(CANDIDATES)})")
+        combine(parts)
     names = args.candidates.split(",") if args.candidates else list(CANDIDATES)
     unknown = [n for n in names if n not in CANDIDATES]
     if unknown:

@@ -144,3 +144,29 @@ def test_relative_loss_is_to_the_best_candidate_of_each_cell():
     assert s["depth6"]["mean_rel"] == pytest.approx(1.5)
     assert (s["depth6"]["better"], s["depth6"]["worse"]) == (1, 1)
     assert math.isnan(s["depth6"]["rel_novalid"])
+
+
+def test_combine_sets_every_named_candidates_parameters_once():
+    name = cd.combine(["depth4", "l2_3"])
+    try:
+        c = cd.CANDIDATES[name]
+        assert c.params == {"max_depth": 4, "l2_leaf": 3.0}
+        assert c.protocols == cd.PROTOCOLS and c.factor == "(combination)"
+        only_novalid = cd.combine(["l2_0", "holdout10_es_refit"])
+        assert cd.CANDIDATES[only_novalid].protocols == ("novalid",)
+        assert cd.CANDIDATES[only_novalid].refit
+        del cd.CANDIDATES[only_novalid]
+        with pytest.raises(SystemExit, match="l2_leaf"):
+            cd.combine(["l2_0", "l2_3"])
+    finally:
+        del cd.CANDIDATES[name]
+
+
+def test_fit_parameters_of_the_protocols():
+    es = cd.fit_params(cd.CANDIDATES["depth6"], "es", 3000)
+    assert es == {"n_iter": cd.ES_ROUNDS, "early_stopping_rounds": cd.PATIENCE, "max_depth": 6}
+    assert cd.fit_params(cd.CANDIDATES["default"], "novalid", 3000) == {}
+    auto = cd.fit_params(cd.CANDIDATES["lr_auto"], "novalid", 16000)
+    assert auto == {"learning_rate": pytest.approx(0.2)}
+    assert cd.fit_params(cd.CANDIDATES["lr_auto"], "es", 1000)["learning_rate"] == (
+        pytest.approx(0.1 * (100 / cd.ES_ROUNDS) ** 0.5))
