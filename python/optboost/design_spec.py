@@ -31,8 +31,8 @@ from .frames import (
     weight_values,
 )
 from .plain import distinct, expect, listed, optional_text, plain_state, text, texts
-from .term_values import Evaluation, interaction_columns, term_width
-from .terms import Categorical, Factor, parse_factor, stateful_keys
+from .term_values import Evaluation, check_stored_state, interaction_columns, term_width
+from .terms import Factor, parse_factor, stateful_keys
 
 SPEC_VERSION = 2
 # Models written by optboost 0.1 (spec version 1) whose formula had transformed
@@ -89,8 +89,9 @@ class TermSpec:
             for key in stateful_keys(factor):
                 if key not in term.state:
                     raise FormulaError(f"term {factor.text!r} has no stored state for {key}")
-            if _is_categorical_factor(factor) and levels_of is None:
+            if factor.is_categorical and levels_of is None:
                 raise FormulaError(f"categorical factor {factor.text!r} has no stored levels")
+            check_stored_state(factor, levels_of, term.state)
         return term
 
 
@@ -114,7 +115,8 @@ class DesignSpec:
     # Set when the left-hand side transforms a column (``np.log(y) ~ x``, as in R):
     # the expression text, evaluated by the term language on every target read.
     target_expression: str | None = None
-    # R's offset(column) term: the column added to the link at fit and predict.
+    # R's offset(...) term: the column's name, or the expression's text (offset(log(exposure))),
+    # added to the link at fit and predict.
     offset_column: str | None = None
     # The target columns of a multi-output formula (``y1 + y2 ~ x``), one model output each;
     # empty for one target (``target``).
@@ -365,7 +367,3 @@ def evaluated_target(text: str, frame: pl.DataFrame, context: Mapping[str, Any])
     with np.errstate(all="ignore"):
         values = interaction_columns([factor], [text], Evaluation(frame, context), [None])[0][1]
     return pl.Series(text, values).fill_nan(None)
-
-
-def _is_categorical_factor(factor: Factor) -> bool:
-    return isinstance(factor.tree, Categorical)

@@ -120,22 +120,19 @@ def build_design(
         raise FormulaError(
             f"formula {formula!r}: Surv(time, event) is a target, on the left of '~'"
         )
-    offsets = [f[0].tree.column for f in computed_terms if isinstance(f[0].tree, Offset)]
+    offsets = [f[0] for f in computed_terms if isinstance(f[0].tree, Offset)]
     if len(offsets) > 1 or any(
         isinstance(factor.tree, Offset) for f in computed_terms if len(f) > 1 for factor in f
     ):
-        raise FormulaError(f"formula {formula!r}: at most one offset(column), as a term of its own")
-    offset_column = offsets[0] if offsets else None
+        raise FormulaError(f"formula {formula!r}: at most one offset(...), as a term of its own")
+    offset_column = offsets[0].tree.text if offsets else None
     if offsets:
+        read = set(offsets[0].columns)
         terms = [
             term
             for term in terms
-            # an offset column is not also a feature (through '.', say)
-            if (
-                term != offset_column
-                if type(term) is str
-                else not isinstance(term[0].tree, Offset)
-            )
+            # a column the offset reads is not also a feature (through '.', say)
+            if (term not in read if type(term) is str else not isinstance(term[0].tree, Offset))
         ]
     features: list[Feature] = []
     spec_terms: list[TermSpec] = []
@@ -255,7 +252,8 @@ def _check_factor(
             raise FormulaError(
                 f"formula {formula!r}: unknown function {name!r} in {factor.text!r}; "
                 "supported: numpy's elementwise functions (np.log, np.sqrt, ...), I(), "
-                "center(), scale(), poly(), bs(), C(); pass your own in context="
+                "center(), scale(), poly(), bs(), ns(), mean(), median(), sd(), min(), max(), "
+                "cut(), C(), factor(), relevel(), offset(); pass your own in context="
             )
 
 

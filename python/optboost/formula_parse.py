@@ -17,7 +17,7 @@ import polars as pl
 from .errors import FormulaError
 from .expansion import bounded_parser
 from .frames import MissingColumnError, missing_column_message
-from .terms import Factor, column_factor, parse_factor, stateful_keys
+from .terms import Factor, column_factor, parse_factor, r_spelling, stateful_keys
 
 # Characters of a formula with more than bare column names: formulaic's parse of one costs
 # about 25 µs a character (a formula of bare names has its own parse, linear and fast).
@@ -61,7 +61,11 @@ def parse_formula(
         if _looks_literal(name)
     }
     reverse = {name: alias for alias, name in aliases.items()}
-    text = re.sub(r"\bas\.factor\s*\(", "factor(", formula)  # R's spelling
+    text = r_spelling(re.sub(r"\bas\.factor\s*\(", "factor(", formula), inside_parentheses=True)
+    several = _CBIND.match(text)
+    if several is not None:  # R's cbind(y1, y2) ~ ...: y1 + y2 ~ ...
+        targets = re.split(r"\s*,\s*", several.group(1).strip())
+        text = " + ".join(targets) + " ~" + text[several.end() :]
     if reverse:
         text = re.sub(
             r"`([^`]*)`", lambda m: reverse.get(m.group(1), m.group(0)), text
@@ -119,7 +123,7 @@ def parse_formula(
     if not several and (len(lhs_terms) != 1 or len(lhs_terms[0].factors) != 1):
         raise FormulaError(
             f"formula {formula!r}: the left-hand side must be one column, or several columns "
-            "joined by + (y1 + y2 ~ ..., one output each)"
+            "joined by + (y1 + y2 ~ ... or cbind(y1, y2) ~ ..., one output each)"
         )
     lhs = lhs_terms[0].factors[0]
     target_factor = None
@@ -164,6 +168,7 @@ def parse_formula(
 _NAME = r"(?:[A-Za-z_][A-Za-z0-9_.]*|`[^`]*`)"
 _SIMPLE_TERM = re.compile(rf"\s*([+-])\s*({_NAME}|\.|[01])\s*")
 _SIMPLE_TARGET = re.compile(rf"\s*({_NAME})\s*~(.*)", re.S)
+_CBIND = re.compile(rf"\s*cbind\s*\(\s*({_NAME}(?:\s*,\s*{_NAME})+)\s*\)\s*~")
 
 
 def _parse_simple(

@@ -22,17 +22,23 @@ from .frames import categorical_codes, categorical_levels, feature_kind, numeric
 from .terms import (
     BINARY,
     ELEMENTWISE,
+    MAX_CUT_INTERVALS,
     MAX_POLY_DEGREE,
     MAX_SPLINE_COLUMNS,
+    SUMMARIES,
     SURVIVAL,
     Categorical,
     Column,
+    Comparison,
+    Cut,
     Factor,
     Function,
+    Logical,
     Negation,
     Number,
     Operation,
     Stateful,
+    Summary,
     UserFunction,
     finite_float,
     stateful_keys,
@@ -77,13 +83,20 @@ def _factor_columns(
 ) -> list[tuple[str, np.ndarray]]:
     tree = factor.tree
     frame = evaluation.frame
-    if isinstance(tree, Categorical) or (
+    if isinstance(tree, Cut):
+        if levels is None:
+            raise FormulaError(f"no levels known for {factor.text!r}")
+        codes = _cut_codes(tree, evaluation, len(levels))
+    elif isinstance(tree, Categorical) or (
         isinstance(tree, Column) and feature_kind(frame.get_column(tree.name)) == "categorical"
     ):
         series = frame.get_column(tree.column if isinstance(tree, Categorical) else tree.name)
         if levels is None:
             raise FormulaError(f"no levels known for categorical factor {factor.text!r}")
         codes = categorical_codes(series, levels)
+    else:
+        codes = None
+    if codes is not None:
         missing = codes < 0
         columns = []
         for index, level in enumerate(levels):
@@ -92,7 +105,7 @@ def _factor_columns(
             columns.append((f"[{level}]", values))
         return columns
     with np.errstate(all="ignore"):
-        if isinstance(tree, Stateful) and tree.name in ("poly", "bs"):
+        if isinstance(tree, Stateful) and tree.name in MULTI_COLUMN:
             matrix = _multi_column(tree, evaluation)
             return [(f"[{j + 1}]", np.ascontiguousarray(matrix[:, j])) for j in range(matrix.shape[1])]
         values = _evaluate(tree, evaluation)
@@ -106,9 +119,17 @@ def factor_levels(factor: Factor, frame: pl.DataFrame) -> tuple[str, ...] | None
     """The level map a categorical factor learns from training data (None for numeric)."""
     tree = factor.tree
     if isinstance(tree, Categorical):
-        if tree.levels is not None:
-            return tree.levels
-        return tuple(categorical_levels(frame.get_column(tree.column)))
+        levels = tree.levels or tuple(categorical_levels(frame.get_column(tree.column)))
+        if tree.reference is None:
+            return levels
+        if tree.reference not in levels:
+            raise FormulaError(
+                f"{factor.text}: ref {tree.reference!r} is not a level of {tree.column!r} "
+                f"(levels: {list(levels[:20])})"
+            )
+        return (tree.reference, *(level for level in levels if level != tree.reference))
+    if isinstance(tree, Cut):
+        return cut_labels(tree, _cut_breaks(tree, Evaluation(frame, {}), learn=True))
     if isinstance(tree, Column) and feature_kind(frame.get_column(tree.name)) == "categorical":
         return tuple(categorical_levels(frame.get_column(tree.name)))
     return None
@@ -125,6 +146,8 @@ def factor_width(factor: Factor, levels: Sequence[str] | None) -> int:
         return _poly_degree(tree, _options(tree, _POLY_OPTIONS))
     if isinstance(tree, Stateful) and tree.name == "bs":
         return _bs_shape(tree, _options(tree, _BS_OPTIONS))[1]
+    if isinstance(tree, Stateful) and tree.name == "ns":
+        return _ns_shape(tree, _options(tree, _NS_OPTIONS))[1]
     return 1
 
 
@@ -178,13 +201,128 @@ def _evaluate(tree: Any, evaluation: Evaluation) -> np.ndarray | float:
         if tree.name == SURVIVAL:
             return signed_time(*arguments)
         return BINARY[tree.name](*arguments)
+    if isinstance(tree, Comparison):
+        left = np.asarray(_evaluate(tree.left, evaluation), dtype=np.float64)
+        right = np.asarray(_evaluate(tree.right, evaluation), dtype=np.float64)
+        return _missing_where(tree.operator(left, right), np.isnan(left) | np.isnan(right))
+    if isinstance(tree, Logical):
+        return _logical(tree, evaluation)
+    if isinstance(tree, Summary):
+        return _summary(tree, evaluation)
     if isinstance(tree, UserFunction):
         return _call_user_function(tree, evaluation)
     if isinstance(tree, Stateful):
-        if tree.name in ("poly", "bs"):
+        if tree.name in MULTI_COLUMN:
             raise FormulaError(f"{tree.key} gives several columns: use it as a whole term")
         return _centred(tree, evaluation)
     raise FormulaError(f"cannot evaluate {tree!r}")  # parse_factor never builds it
+
+
+def _missing_where(truth: np.ndarray, missing: np.ndarray) -> np.ndarray:
+    """1.0 where ``truth``, 0.0 where not, NaN where ``missing`` (R's NA)."""
+    return np.where(missing, np.nan, np.asarray(truth, dtype=np.float64))
+
+
+def _logical(tree: Logical, evaluation: Evaluation) -> np.ndarray:
+    """R's three-valued logic: FALSE & NA is FALSE, TRUE | NA is TRUE, else NA propagates;
+    any number other than 0 is true."""
+    values = [np.asarray(_evaluate(o, evaluation), dtype=np.float64) for o in tree.operands]
+    missing = [np.isnan(v) for v in values]
+    truth = [(v != 0) & ~m for v, m in zip(values, missing)]
+    if tree.operator == "not":
+        return _missing_where(~truth[0], missing[0])
+    any_missing = np.logical_or.reduce(missing)
+    if tree.operator == "and":
+        falsity = np.logical_or.reduce([~t & ~m for t, m in zip(truth, missing)])
+        return _missing_where(~falsity, any_missing & ~falsity)
+    verity = np.logical_or.reduce(truth)
+    return _missing_where(verity, any_missing & ~verity)
+
+
+def _summary(tree: Summary, evaluation: Evaluation) -> float:
+    def learn() -> dict[str, Any]:
+        x = np.asarray(_evaluate(tree.argument, evaluation), dtype=np.float64)
+        value = SUMMARIES[tree.name](_finite_values(tree, np.atleast_1d(x)))
+        if not math.isfinite(value):
+            raise FormulaError(f"{tree.key}: needs at least two finite training values")
+        return {"value": value}
+
+    return _number(_state(tree, evaluation, learn), "value", tree)
+
+
+def _cut_breaks(tree: Cut, evaluation: Evaluation, learn: bool = False) -> list[float]:
+    """The boundaries of ``cut``: given, or R's k equal intervals over the training range,
+    widened by a thousandth of it at each end."""
+
+    def boundaries() -> dict[str, Any]:
+        if isinstance(tree.breaks, tuple):
+            return {"breaks": list(tree.breaks)}
+        x = np.asarray(_evaluate(tree.argument, evaluation), dtype=np.float64)
+        observed = _finite_values(tree, np.atleast_1d(x))
+        low, high = float(observed.min()), float(observed.max())
+        width = high - low
+        if width == 0:
+            width = abs(low) if low != 0 else 1.0
+            low, high = low - width / 1000, high + width / 1000
+            return {"breaks": [float(b) for b in np.linspace(low, high, tree.breaks + 1)]}
+        breaks = [float(b) for b in np.linspace(low, high, tree.breaks + 1)]
+        breaks[0], breaks[-1] = low - width / 1000, high + width / 1000
+        return {"breaks": breaks}
+
+    if learn:
+        return boundaries()["breaks"]
+    state = _state(tree, evaluation, boundaries)
+    breaks = _numbers(state, "breaks", tree, limit=MAX_CUT_INTERVALS + 1)
+    if len(breaks) < 2 or breaks != sorted(set(breaks)):
+        raise FormulaError(f"{tree.key}: stored 'breaks' must be increasing numbers")
+    return breaks
+
+
+def check_stored_state(
+    factor: Factor, levels: Sequence[str] | None, state: Mapping[str, Any]
+) -> None:
+    """What a model file stores for ``factor`` agrees with its levels (a cut's breaks), checked
+    at load; the other transforms check theirs when they run."""
+    tree = factor.tree
+    if isinstance(tree, Cut):
+        breaks = _numbers(state.get(tree.key, {}), "breaks", tree, limit=MAX_CUT_INTERVALS + 1)
+        if levels is None or len(breaks) != len(levels) + 1 or breaks != sorted(set(breaks)):
+            raise FormulaError(
+                f"{tree.key}: stored 'breaks' must be {0 if levels is None else len(levels) + 1} "
+                "increasing numbers, one more than its levels"
+            )
+
+
+def cut_labels(tree: Cut, breaks: Sequence[float]) -> tuple[str, ...]:
+    """R's interval labels, "(a,b]" (right=FALSE: "[a,b)"), with 3 significant digits or as
+    many more as make them distinct."""
+    for digits in range(3, 18):
+        shown = [f"{b:.{digits}g}" for b in breaks]
+        if len(set(shown)) == len(shown):
+            break
+    left, right = ("(", "]") if tree.right else ("[", ")")
+    labels = [f"{left}{a},{b}{right}" for a, b in zip(shown, shown[1:])]
+    if tree.include_lowest:
+        if tree.right:
+            labels[0] = "[" + labels[0][1:]
+        else:
+            labels[-1] = labels[-1][:-1] + "]"
+    return tuple(labels)
+
+
+def _cut_codes(tree: Cut, evaluation: Evaluation, n_levels: int) -> np.ndarray:
+    """Each row's interval index, -1 outside the breaks or missing."""
+    breaks = _cut_breaks(tree, evaluation)
+    if len(breaks) - 1 != n_levels:
+        raise FormulaError(f"{tree.key}: {len(breaks)} breaks for {n_levels} levels")
+    x = np.asarray(_evaluate(tree.argument, evaluation), dtype=np.float64)
+    x = np.broadcast_to(x, (evaluation.frame.height,))
+    edges = np.asarray(breaks)
+    codes = np.searchsorted(edges, x, side="left" if tree.right else "right") - 1
+    if tree.include_lowest:
+        codes[x == (edges[0] if tree.right else edges[-1])] = 0 if tree.right else n_levels - 1
+    codes[(codes < 0) | (codes >= n_levels) | np.isnan(x)] = -1
+    return codes
 
 
 def signed_time(time: Any, event: Any) -> np.ndarray:
@@ -279,12 +417,17 @@ def _multi_column(tree: Stateful, evaluation: Evaluation) -> np.ndarray:
     x = np.asarray(_evaluate(tree.argument, evaluation), dtype=np.float64)
     if x.ndim == 0:
         x = np.full(evaluation.frame.height, float(x))
-    if tree.name == "poly":
-        return _poly(tree, x, evaluation)
-    return _bs(tree, x, evaluation)
+    return MULTI_COLUMN[tree.name](tree, x, evaluation)
 
 
 _POLY_OPTIONS = {"degree": 1, "raw": False}
+_NS_OPTIONS = {
+    "df": None,
+    "knots": None,
+    "include_intercept": False,
+    "lower_bound": None,
+    "upper_bound": None,
+}
 _BS_OPTIONS = {
     "df": None,
     "knots": None,
@@ -406,6 +549,77 @@ def _bs(tree: Stateful, x: np.ndarray, evaluation: Evaluation) -> np.ndarray:
     return basis if intercept else basis[:, 1:]
 
 
+def _ns_shape(tree: Stateful, options: Mapping[str, Any]) -> tuple[int, int]:
+    """ns's number of inner knots and of columns (R's df: inner knots + 1 + intercept)."""
+    intercept = int(bool(options["include_intercept"]))
+    for bound in ("lower_bound", "upper_bound"):
+        if options[bound] is not None and finite_float(options[bound]) is None:
+            raise FormulaError(f"{tree.key}: {bound} must be a finite number")
+    knots, df = options["knots"], options["df"]
+    if knots is not None:
+        if not isinstance(knots, tuple):
+            raise FormulaError(f"{tree.key}: knots must be a list of numbers")
+        inner = len(knots)
+    else:
+        df = 1 + intercept if df is None else df
+        if not isinstance(df, int) or isinstance(df, bool) or df < 1 + intercept:
+            raise FormulaError(f"{tree.key}: df must be an integer >= {1 + intercept}")
+        inner = df - 1 - intercept
+    if inner + 1 + intercept > MAX_SPLINE_COLUMNS:
+        raise FormulaError(
+            f"{tree.key}: gives {inner + 1 + intercept:,} spline columns, at most "
+            f"{MAX_SPLINE_COLUMNS} (df and knots set how many)"
+        )
+    return inner, inner + 1 + intercept
+
+
+def _ns(tree: Stateful, x: np.ndarray, evaluation: Evaluation) -> np.ndarray:
+    """Natural cubic splines (R's splines::ns): cubic between the knots, linear beyond the
+    boundary knots; the truncated-power basis of Hastie, Tibshirani & Friedman, "The Elements
+    of Statistical Learning", eq. (5.4)-(5.5), which spans the space of R's basis."""
+    options = _options(tree, _NS_OPTIONS)
+    count, _ = _ns_shape(tree, options)
+
+    def learn() -> dict[str, Any]:
+        observed = _finite_values(tree, x)
+        lower = options["lower_bound"]
+        upper = options["upper_bound"]
+        lower = float(observed.min()) if lower is None else float(lower)
+        upper = float(observed.max()) if upper is None else float(upper)
+        if options["knots"] is not None:
+            inner = [float(k) for k in options["knots"]]
+        else:
+            inside = observed[(observed >= lower) & (observed <= upper)]
+            quantiles = np.linspace(0, 1, count + 2)[1:-1]
+            inner = [float(q) for q in np.quantile(inside, quantiles)] if count else []
+        return {"lower": lower, "upper": upper, "knots": inner}
+
+    state = _state(tree, evaluation, learn)
+    lower = _number(state, "lower", tree)
+    upper = _number(state, "upper", tree)
+    inner = _numbers(state, "knots", tree)
+    inside = all(lower < k < upper for k in inner) and inner == sorted(set(inner))
+    if not (lower < upper and inside):
+        raise FormulaError(
+            f"{tree.key}: knots must be distinct, sorted and inside (lower, upper), lower < upper"
+        )
+    if len(inner) != count:
+        raise FormulaError(f"{tree.key}: stored 'knots' must hold {count} numbers")
+    # on [0, 1] between the boundary knots, so that the cubes stay of the size of x
+    span = upper - lower
+    t = (x - lower) / span
+    knots = [(k - lower) / span for k in (lower, *inner, upper)]
+    last = knots[-1]
+
+    def d(k: float) -> np.ndarray:
+        return (np.maximum(t - k, 0.0) ** 3 - np.maximum(t - last, 0.0) ** 3) / (last - k)
+
+    columns = [t] + [d(k) - d(knots[-2]) for k in knots[:-2]]
+    if options["include_intercept"]:
+        columns.insert(0, np.where(np.isnan(t), np.nan, 1.0))
+    return np.column_stack(columns)
+
+
 def _bspline_basis(
     x: np.ndarray, lower: float, upper: float, inner: Sequence[float], degree: int
 ) -> np.ndarray:
@@ -436,7 +650,7 @@ def _bspline_basis(
     return basis[:, :n_basis]
 
 
-def _number(state: Mapping[str, Any], key: str, tree: Stateful, positive: bool = False) -> float:
+def _number(state: Mapping[str, Any], key: str, tree: Any, positive: bool = False) -> float:
     value = finite_float(state.get(key) if isinstance(state, Mapping) else None)
     if value is None:
         raise FormulaError(f"{tree.key}: stored {key!r} must be a finite number")
@@ -446,12 +660,16 @@ def _number(state: Mapping[str, Any], key: str, tree: Stateful, positive: bool =
 
 
 def _numbers(
-    state: Mapping[str, Any], key: str, tree: Stateful, length: int | None = None
+    state: Mapping[str, Any],
+    key: str,
+    tree: Any,
+    length: int | None = None,
+    limit: int = MAX_SPLINE_COLUMNS + 2,
 ) -> list[float]:
     values = state.get(key) if isinstance(state, Mapping) else None
     if not isinstance(values, (list, tuple)) or (length is not None and len(values) != length):
         raise FormulaError(f"{tree.key}: stored {key!r} must be a list of {length or 'some'} numbers")
-    if len(values) > MAX_SPLINE_COLUMNS + 2:
+    if len(values) > limit:
         raise FormulaError(f"{tree.key}: stored {key!r} is too long")
     out = []
     for value in values:
@@ -460,3 +678,11 @@ def _numbers(
             raise FormulaError(f"{tree.key}: stored {key!r} must hold finite numbers")
         out.append(number)
     return out
+
+
+# The transforms that give several columns, each a function (tree, x, evaluation) -> (n, k).
+MULTI_COLUMN: dict[str, Callable[[Stateful, np.ndarray, Evaluation], np.ndarray]] = {
+    "poly": _poly,
+    "bs": _bs,
+    "ns": _ns,
+}
