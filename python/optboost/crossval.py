@@ -25,7 +25,7 @@ from .errors import ParameterError
 from .formula import _parse
 from .frames import to_polars
 from .losses import loss_text
-from .metrics import METRICS, Metric, tweedie_deviance  # noqa: F401 - also optboost.crossval's
+from .metrics import METRICS, Metric
 
 @dataclass
 class CVResult:

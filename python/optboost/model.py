@@ -282,15 +282,14 @@ class Model:
         seed: int = 0,
         metric: Any = None,
     ) -> pl.DataFrame:
-        """Total split gain and number of splits, largest gain first.
+        """A frame of ``column`` (by="feature": ``feature``), ``importance`` and ``share``
+        (of the total), largest first, for every kind.
 
-        by="column": per original data column; a feature built from several
-        columns (an interaction, say) shares its gain equally among them and
-        counts its splits for each. by="feature": per model feature.
-
-        kind="split", "cover", "shap" (needs data=) or "permutation" (needs
-        data= with the target) give a frame of importance and share instead
-        (optboost.explain.importance)."""
+        kind="gain": total split gain, with the number of ``splits`` too; by="column": per
+        original data column, a feature built from several columns (an interaction, say)
+        sharing its gain equally among them and counting its splits for each; by="feature":
+        per model feature. kind="split", "cover", "shap" (needs data=) or "permutation" (needs
+        data= with the target): optboost.explain.importance."""
         if kind != "gain":
             from .explain import importance
 

@@ -12,7 +12,9 @@ from .design_spec import DesignSpec
 from .fitted import FittedModel
 
 
-def kept_text(kept: int, n_iter: int, stop: tuple[str, str] | None, history: Mapping[str, list]) -> str:
+def kept_text(
+    kept: int, n_iter: int, stop: tuple[str, str] | None, history: Mapping[str, list]
+) -> str:
     """Which iteration the model keeps, and why."""
     if kept == n_iter:
         return f"keeps the last iteration ({kept})"
@@ -101,9 +103,9 @@ def model_summary(model: FittedModel) -> str:
             )
     lines.append(f"  {len(model.feature_names)} features from {len(spec.input_columns)} columns")
     importance = model.feature_importance().head(5)
-    if model.n_trees and importance["gain"].sum() > 0:
+    if model.n_trees and importance["importance"].sum() > 0:
         top = ", ".join(
-            f"{c} {s:.0%}" for c, s in zip(importance["column"], importance["gain_share"])
+            f"{c} {s:.0%}" for c, s in zip(importance["column"], importance["share"])
         )
         lines.append(f"  top columns by gain: {top}")
     shown = {k: v for k, v in model.params.items() if k not in ("method", "loss")}
@@ -118,14 +120,12 @@ def gain_importance(
     spec: DesignSpec,
     by: str,
 ) -> pl.DataFrame:
-    """Total split gain and number of splits per feature (by="feature") or per data column
-    (by="column": a feature built from several columns shares its gain equally among them and
-    counts its splits for each), largest gain first."""
+    """Total split gain per feature (by="feature") or per data column (by="column": a feature
+    built from several columns shares its gain equally among them), as the other kinds of
+    importance name it: ``column`` (or ``feature``), ``importance``, ``share``, then the number
+    of ``splits`` (a feature's count for each of its columns); largest first."""
     if by == "feature":
-        table = pl.DataFrame(
-            {"feature": names, "gain": gain, "splits": splits},
-            schema={"feature": pl.String, "gain": pl.Float64, "splits": pl.Int64},
-        )
+        labels, values, counts = list(names), list(gain), list(splits)
     else:
         sources = spec.source_columns
         totals: dict[str, list] = {c: [0.0, 0] for c in spec.input_columns}
@@ -135,16 +135,15 @@ def gain_importance(
                 entry = totals.setdefault(column, [0.0, 0])
                 entry[0] += g / len(columns)
                 entry[1] += s
-        table = pl.DataFrame(
-            {
-                "column": list(totals),
-                "gain": [v[0] for v in totals.values()],
-                "splits": [v[1] for v in totals.values()],
-            },
-            schema={"column": pl.String, "gain": pl.Float64, "splits": pl.Int64},
-        )
-    total = table["gain"].sum()
-    share = table["gain"] / total if total > 0 else table["gain"] * 0.0
-    return table.with_columns(gain_share=share).sort(
-        "gain", descending=True, maintain_order=True
+        labels = list(totals)
+        values = [v[0] for v in totals.values()]
+        counts = [v[1] for v in totals.values()]
+    table = pl.DataFrame(
+        {by: labels, "importance": values, "splits": counts},
+        schema={by: pl.String, "importance": pl.Float64, "splits": pl.Int64},
+    )
+    total = table["importance"].sum()
+    share = table["importance"] / total if total > 0 else table["importance"] * 0.0
+    return table.select(by, "importance", share.alias("share"), "splits").sort(
+        "importance", descending=True, maintain_order=True
     )
