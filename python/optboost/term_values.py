@@ -226,7 +226,9 @@ def _missing_where(truth: np.ndarray, missing: np.ndarray) -> np.ndarray:
 def _logical(tree: Logical, evaluation: Evaluation) -> np.ndarray:
     """R's three-valued logic: FALSE & NA is FALSE, TRUE | NA is TRUE, else NA propagates;
     any number other than 0 is true."""
-    values = [np.asarray(_evaluate(o, evaluation), dtype=np.float64) for o in tree.operands]
+    values = np.broadcast_arrays(
+        *(np.asarray(_evaluate(o, evaluation), dtype=np.float64) for o in tree.operands)
+    )
     missing = [np.isnan(v) for v in values]
     truth = [(v != 0) & ~m for v, m in zip(values, missing)]
     if tree.operator == "not":

@@ -446,14 +446,16 @@ class _Parser:
         elif isinstance(breaks, bool) or not isinstance(breaks, (int, float)):
             raise self.refuse(node, "breaks= must be a count or a list of boundaries")
         if isinstance(breaks, tuple):
-            if not 2 <= len(breaks) <= MAX_CUT_INTERVALS + 1 or any(
-                not math.isfinite(b) or b >= c for b, c in zip(breaks, breaks[1:])
+            if (
+                not 2 <= len(breaks) <= MAX_CUT_INTERVALS + 1
+                or not all(map(math.isfinite, breaks))
+                or any(b >= c for b, c in zip(breaks, breaks[1:]))
             ):
                 raise self.refuse(
                     node,
                     f"breaks= must be 2 to {MAX_CUT_INTERVALS + 1} finite, increasing boundaries",
                 )
-        elif breaks != int(breaks) or not 2 <= breaks <= MAX_CUT_INTERVALS:
+        elif not 2 <= breaks <= MAX_CUT_INTERVALS or breaks != int(breaks):
             raise self.refuse(
                 node, f"breaks= must be a count of intervals in 2..{MAX_CUT_INTERVALS}"
             )

@@ -158,6 +158,14 @@ def test_comparisons_and_r_logic_are_three_valued():
         assert np.array_equal(got, np.array(want, dtype=float), equal_nan=True)
 
 
+def test_comparisons_of_numbers_and_chains_broadcast_over_the_rows():
+    data = pl.DataFrame({"y": [0.0] * 4, "x": [0.0, 2.0, 4.0, None]})
+    columns = list(design_columns("y ~ I(1 < x < 3) + I(x > 1 & 2 > 1) + I(1 > 0)", data).values())
+    assert np.array_equal(columns[0], [0, 1, 0, np.nan], equal_nan=True)
+    assert np.array_equal(columns[1], [0, 1, 1, np.nan], equal_nan=True)
+    assert np.array_equal(columns[2], [1, 1, 1, 1])
+
+
 def test_a_comparison_as_the_response():
     data = frame()
     model = optboost.boost("I(y == 1) ~ x + z", data, n_iter=5, loss="logistic")
@@ -216,6 +224,9 @@ def test_cut_with_boundaries_leaves_values_outside_missing():
     "term, message",
     [
         ("cut(x, breaks=100000)", "breaks"),
+        ("cut(x, breaks=1e400)", "breaks"),
+        ("cut(x, breaks=2.5)", "breaks"),
+        ("cut(x, breaks=c(1, 1e400))", "finite"),
         ("cut(x, breaks=c(5, 1))", "increasing"),
         ("cut(x)", "breaks="),
         ("cut(x, breaks=3, labels=FALSE)", "breaks="),
