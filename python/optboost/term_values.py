@@ -1,9 +1,9 @@
 """The term language's interpreter: the columns of parsed factors (:mod:`.terms`) on a frame.
 
-Stateful transforms (``center``, ``scale``, ``poly``, ``bs``) learn plain numbers from the
-training frame (``Evaluation(learn=True)``) and read them back on new data; nothing here calls
-anything but the fixed tables of :mod:`.terms` and the user's own functions given in
-``context=``.
+Stateful transforms (``center``, ``scale``, ``poly``, ``bs``, ``ns``, the statistics ``mean``
+and the like, ``cut``'s breaks) learn plain numbers from the training frame
+(``Evaluation(learn=True)``) and read them back on new data; nothing here calls anything but
+the fixed tables of :mod:`.terms` and the user's own functions given in ``context=``.
 """
 
 from __future__ import annotations
@@ -43,7 +43,6 @@ from .terms import (
     finite_float,
     stateful_keys,
 )
-
 
 
 @dataclass

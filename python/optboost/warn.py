@@ -7,9 +7,9 @@ import sys
 import warnings
 from types import FrameType
 
-_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
-# (the call it was, the columns warned about in it): see ``warn_once_per_call``.
+# (the call it was, the topics warned about in it): see ``warn_once_per_call``.
 _last_call: tuple[tuple, set[str]] = ((), set())
 
 
