@@ -139,6 +139,8 @@ RESERVED = frozenset(ELEMENTWISE) | frozenset(BINARY) | {"I", SURVIVAL, *STATEFU
 _BACKTICKED = re.compile(r"`([^`]*)`")
 # Strings and backticked names, which R's spellings below leave as they are.
 _QUOTED = re.compile(r"\"[^\"\\]*(?:\\.[^\"\\]*)*\"|'[^'\\]*(?:\\.[^'\\]*)*'|`[^`]*`")
+# What any of the spellings below needs to see.
+_R_MARKS = re.compile(r"[&|!]|TRUE|FALSE|NULL|\.[A-Za-z][A-Za-z0-9_]*\s*=(?!=)")
 _R_SPELLINGS = (
     (re.compile(r"&&?"), " and "),
     (re.compile(r"\|\|?"), " or "),
@@ -163,6 +165,8 @@ def r_spelling(text: str, inside_parentheses: bool = False) -> str:
     ``TRUE``/``FALSE``, and a dot in a keyword's name as an underscore (``na.rm=``).
     inside_parentheses: only within parentheses (a whole formula, whose own ``|`` is not R's
     or)."""
+    if _R_MARKS.search(text) is None:  # most terms: nothing to respell, at the cost of one search
+        return text
     pieces = []
     depth = 0
     position = 0
