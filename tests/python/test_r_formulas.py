@@ -139,7 +139,11 @@ def test_spline_and_polynomial_sizes_are_bounded_before_anything_is_computed():
 
 def test_comparisons_and_r_logic_are_three_valued():
     data = pl.DataFrame(
-        {"y": [0.0] * 6, "a": [1.0, 0.0, None, 1.0, 0.0, None], "b": [None, None, 1.0, 0.0, 0.0, 0.0]}
+        {
+            "y": [0.0] * 6,
+            "a": [1.0, 0.0, None, 1.0, 0.0, None],
+            "b": [None, None, 1.0, 0.0, 0.0, 0.0],
+        }
     )
     columns = design_columns(
         "y ~ I(a > 0.5) + I(a & b) + I(a | b) + I(!a) + I(a == b) + I(a != 1)", data
@@ -180,7 +184,8 @@ def test_a_comparison_as_the_response():
 def test_statistics_are_learnt_at_fit_and_applied_to_new_rows():
     data = frame()
     x = data["x"].to_numpy()
-    model = optboost.boost("y ~ I(x - mean(x)) + I(x / sd(x)) + I(x - median(x)) + z", data, n_iter=3)
+    formula = "y ~ I(x - mean(x)) + I(x / sd(x)) + I(x - median(x)) + z"
+    model = optboost.boost(formula, data, n_iter=3)
     new = data.head(1).with_columns(x=pl.lit(100.0))
     columns = {c.name: c.values for c in per_column(model.spec.columns(new))}
     assert columns["I(x - mean(x))"][0] == 100.0 - x.mean()
@@ -210,7 +215,8 @@ def test_cut_with_a_count_follows_r():
 def test_cut_with_boundaries_leaves_values_outside_missing():
     data = pl.DataFrame({"y": [0.0] * 5, "x": [0.0, 2.0, 5.0, 7.0, 12.0]})
     columns = design_columns("y ~ cut(x, breaks=c(0, 5, 10))", data)
-    assert list(columns) == ["cut(x, breaks=c(0, 5, 10))[(0,5]]", "cut(x, breaks=c(0, 5, 10))[(5,10]]"]
+    term = "cut(x, breaks=c(0, 5, 10))"
+    assert list(columns) == [f"{term}[(0,5]]", f"{term}[(5,10]]"]
     low, high = columns.values()
     nan = np.nan
     assert np.array_equal(low, [nan, 1, 1, 0, nan], equal_nan=True)
@@ -257,7 +263,7 @@ def test_relevel_puts_the_reference_level_first():
         build_design('y ~ relevel(k, ref="d")', data)
 
 
-# ------------------------------------------------------------------ offsets, several targets, survival
+# ------------------------------------------------------------------ offsets, targets, survival
 
 
 def test_offset_of_an_expression_is_the_poisson_exposure_model():
