@@ -79,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("data", help="training data (.parquet, .csv, .ipc, .ndjson)")
     fit.add_argument("formula", help='R-style formula, e.g. "y ~ a + b + C(c)"')
     fit.add_argument("-o", "--output", required=True, help="model file to write (.json)")
-    fit.add_argument("--method", default="gbm")
+    fit.add_argument("--method", default="gbm", help=_method_help())
     fit.add_argument("--loss", default="squared", help='e.g. squared, absolute, "pinball(0.9)"')
     fit.add_argument("--n-iter", type=int, default=100)
     fit.add_argument("--learning-rate", type=float, default=0.1)
@@ -145,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     cv.add_argument("formula", help='R-style formula, e.g. "y ~ a + b + C(c)"')
     cv.add_argument("--folds", type=int, default=5)
     cv.add_argument("--groups", help="column whose groups stay within one fold")
-    cv.add_argument("--method", default="gbm")
+    cv.add_argument("--method", default="gbm", help=_method_help())
     cv.add_argument("--loss", default="squared")
     cv.add_argument("--n-iter", type=int, default=100)
     cv.add_argument("--learning-rate", type=float, default=0.1)
@@ -162,9 +162,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _method_help() -> str:
+    from ._core import method_names  # the core's registry: a small native module, quick to load
+
+    return f"boosting method: {', '.join(method_names())} (default: gbm)"
+
+
 def command_fit(args: argparse.Namespace) -> None:
     from .api import boost
 
+    if Path(args.output).suffix.lower() != ".json":
+        # checked before the fit: a model file is JSON whatever its name, and a .txt or .csv
+        # name would hide that
+        raise UsageError(
+            f"a model is saved as JSON: name the output file with .json, not {args.output!r}"
+        )
     data = read_data(args.data)
     valid = read_data(args.valid) if args.valid else None
     model = boost(

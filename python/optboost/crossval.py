@@ -13,7 +13,7 @@ standard error of the minimum), and optionally the fold models.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,66 +25,7 @@ from .errors import ParameterError
 from .formula import _parse
 from .frames import to_polars
 from .losses import loss_text
-
-Metric = Callable[[np.ndarray, np.ndarray], float]
-
-
-def _log_loss(y: np.ndarray, p: np.ndarray) -> float:
-    eps = 1e-15
-    if p.ndim == 1:
-        p = np.clip(p, eps, 1 - eps)
-        return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
-    chosen = np.clip(p[np.arange(len(y)), y.astype(np.int64)], eps, 1.0)
-    return float(-np.mean(np.log(chosen)))
-
-
-def _error_rate(y: np.ndarray, p: np.ndarray) -> float:
-    predicted = (p > 0.5).astype(np.int64) if p.ndim == 1 else np.argmax(p, axis=1)
-    return float(np.mean(predicted != y.astype(np.int64)))
-
-
-def _poisson_deviance(y: np.ndarray, mu: np.ndarray) -> float:
-    # 2 Σ (y ln(y/μ) − (y − μ)) / n, with y ln y = 0 at y = 0 (scikit-learn's
-    # mean_poisson_deviance).
-    y, mu = np.asarray(y, float), np.asarray(mu, float)
-    ratio = np.where(y > 0, y / np.where(y > 0, mu, 1.0), 1.0)
-    return float(2.0 * np.mean(y * np.log(ratio) - (y - mu)))
-
-
-def _gamma_deviance(y: np.ndarray, mu: np.ndarray) -> float:
-    # 2 Σ (ln(μ/y) + y/μ − 1) / n (scikit-learn's mean_gamma_deviance).
-    y, mu = np.asarray(y, float), np.asarray(mu, float)
-    return float(2.0 * np.mean(np.log(mu / y) + y / mu - 1.0))
-
-
-def tweedie_deviance(p: float) -> Metric:
-    """The mean Tweedie deviance of power ``p`` in (1, 2), as scikit-learn's
-    ``mean_tweedie_deviance(power=p)``."""
-
-    def deviance(y: np.ndarray, mu: np.ndarray) -> float:
-        y, mu = np.asarray(y, float), np.asarray(mu, float)
-        terms = (
-            np.maximum(y, 0.0) ** (2 - p) / ((1 - p) * (2 - p))
-            - y * mu ** (1 - p) / (1 - p)
-            + mu ** (2 - p) / (2 - p)
-        )
-        return float(2.0 * np.mean(terms))
-
-    return deviance
-
-
-# metric(encoded target, model.predict(valid)): the target as the model encodes
-# it (0/1 for binary, class index for multiclass), response-scale predictions.
-METRICS: dict[str, Metric] = {
-    "mse": lambda y, p: float(np.mean((y - p) ** 2)),
-    "rmse": lambda y, p: float(np.sqrt(np.mean((y - p) ** 2))),
-    "mae": lambda y, p: float(np.mean(np.abs(y - p))),
-    "logloss": _log_loss,
-    "error": _error_rate,
-    "poisson_deviance": _poisson_deviance,
-    "gamma_deviance": _gamma_deviance,
-}
-
+from .metrics import METRICS, Metric
 
 @dataclass
 class CVResult:

@@ -234,8 +234,12 @@ def save_plot(results: list[Result], path: Path, out: TextIO) -> None:
 
     try:
         plt = pyplot()
-    except ImportError as error:
-        print(f"no plot: {error}", file=out)
+    except ImportError:
+        print(
+            f"no picture of the learning curves ({path.name}): it needs matplotlib, "
+            'pip install "optboost[plot]"',
+            file=out,
+        )
         return
     figure = plot_history(
         {r.contestant.label: r.model for r in results},

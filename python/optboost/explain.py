@@ -17,18 +17,18 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 import polars as pl
 
 from . import _core
 from .errors import DataError, ParameterError
-from .formula import per_column
+from .features import per_column
+from .fitted import FittedModel
 from .frames import polars_text, to_polars
+from .metrics import METRICS, tweedie_deviance
 
-if TYPE_CHECKING:
-    from .model import Model
 
 By = Literal["column", "feature"]
 BIAS = "bias"
@@ -37,7 +37,7 @@ BIAS = "bias"
 # ------------------------------------------------------------------ SHAP values
 
 
-def _names_and_matrix(model: Model, by: By) -> tuple[list[str], np.ndarray]:
+def _names_and_matrix(model: FittedModel, by: By) -> tuple[list[str], np.ndarray]:
     """Output names and the (features × outputs) matrix that turns per-feature
     values into them: the identity for by="feature", equal shares of each
     feature among its source columns for by="column"."""
@@ -68,7 +68,7 @@ def _bias_name(names: Sequence[str]) -> str:
 
 
 def contribution_array(
-    model: Model, newdata: Any, by: By = "column", iteration: int | None = None
+    model: FittedModel, newdata: Any, by: By = "column", iteration: int | None = None
 ) -> tuple[np.ndarray, list[str]]:
     """SHAP values as an array of shape (n, K, m + 1) (K outputs: 1, or the
     number of classes), the last slot of each block the bias, and the m + 1
@@ -83,7 +83,7 @@ def contribution_array(
 
 
 def contributions(
-    model: Model, newdata: Any, by: By = "column", iteration: int | None = None
+    model: FittedModel, newdata: Any, by: By = "column", iteration: int | None = None
 ) -> pl.DataFrame:
     """SHAP contributions as a polars frame, one row per row of ``newdata``:
     one column per original data column (``by="column"``) or model feature
@@ -100,7 +100,7 @@ def contributions(
 
 
 def interactions(
-    model: Model, newdata: Any, by: By = "column", iteration: int | None = None
+    model: FittedModel, newdata: Any, by: By = "column", iteration: int | None = None
 ) -> tuple[np.ndarray, list[str]]:
     """SHAP interaction values, shape (n, m + 1, m + 1), or (n, K, m + 1,
     m + 1) for multiclass, and the m + 1 names of both axes (the last is the
@@ -121,7 +121,7 @@ def interactions(
 
 
 def predict_explained(
-    model: Model, newdata: Any, type: str, by: By, iteration: int | None = None
+    model: FittedModel, newdata: Any, type: str, by: By, iteration: int | None = None
 ) -> Any:
     """``Model.predict`` for type="contrib" (a polars frame) and
     type="interaction" (a numpy array; names as in :func:`interactions`)."""
@@ -130,7 +130,7 @@ def predict_explained(
     return interactions(model, newdata, by, iteration)[0]
 
 
-def explain(model: Model, newdata: Any, by: By = "column") -> Any:
+def explain(model: FittedModel, newdata: Any, by: By = "column") -> Any:
     """A ``shap.Explanation`` of the link-scale scores of ``newdata`` (needs
     the ``shap`` package: ``pip install "optboost[explain]"``). Its ``data``
     holds the original column values (``by="column"``) or the model's feature
@@ -171,7 +171,7 @@ def _plain_values(series: pl.Series) -> np.ndarray:
 
 
 def partial_dependence(
-    model: Model,
+    model: FittedModel,
     newdata: Any,
     columns: str | Sequence[str],
     grid: Sequence[Any] | Sequence[Sequence[Any]] | None = None,
@@ -255,7 +255,7 @@ def partial_dependence(
     return result
 
 
-def _default_grid(model: Model, series: pl.Series, grid_size: int) -> list[Any]:
+def _default_grid(model: FittedModel, series: pl.Series, grid_size: int) -> list[Any]:
     if isinstance(grid_size, bool) or not isinstance(grid_size, (int, np.integer)) or grid_size < 1:
         raise ParameterError(f"grid_size must be an integer >= 1, got {grid_size!r}")
     categorical = [
@@ -373,7 +373,7 @@ def plot_partial_dependence(
 
 
 def importance(
-    model: Model,
+    model: FittedModel,
     kind: str,
     by: By = "column",
     data: Any = None,
@@ -430,10 +430,9 @@ def _needs(data: Any, kind: str) -> None:
         raise ParameterError(f"kind={kind!r} needs data=: rows to explain")
 
 
-def default_metric(model: Model) -> Callable[[np.ndarray, np.ndarray], float]:
+def default_metric(model: FittedModel) -> Callable[[np.ndarray, np.ndarray], float]:
     """The loss-like metric permutation importance uses: f(encoded target,
     response-scale prediction)."""
-    from .crossval import METRICS, tweedie_deviance
 
     # The core's loss vocabulary names the metric; the parametric ones take the loss's parameter.
     info = _core.loss_info(model.loss)
@@ -452,7 +451,7 @@ def default_metric(model: Model) -> Callable[[np.ndarray, np.ndarray], float]:
 
 
 def _permutation(
-    model: Model,
+    model: FittedModel,
     data: Any,
     by: By,
     names: list[str],

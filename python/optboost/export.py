@@ -24,22 +24,21 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .errors import ParameterError
-from .formula import per_column
+from .features import per_column
+from .fitted import FittedModel
 from .trees import core_dict, left_codes
 
-if TYPE_CHECKING:
-    from .model import Model
 
 ML_OPSET = 3
 ONNX_OPSET = 17
 
 
-def _refuse_target_stats(model: Model, export: str) -> None:
+def _refuse_target_stats(model: FittedModel, export: str) -> None:
     """The graphs take the model's features as columns; a target statistic is a lookup of a
     categorical column's level that they do not express."""
     core = json.loads(model._core.to_json())["model"]
@@ -51,14 +50,14 @@ def _refuse_target_stats(model: Model, export: str) -> None:
         )
 
 
-def onnx_inputs(model: Model, data: Any) -> np.ndarray:
+def onnx_inputs(model: FittedModel, data: Any) -> np.ndarray:
     """The graph input for the rows of ``data``: the model's feature columns as
     a float64 matrix, categorical features as level codes, missing values NaN
     (the same matrix as :func:`treelite_inputs`)."""
     return treelite_inputs(model, data)
 
 
-def to_onnx(model: Model, path: str | os.PathLike | None = None) -> Any:
+def to_onnx(model: FittedModel, path: str | os.PathLike | None = None) -> Any:
     """The model as an ``onnx.ModelProto`` (needs the onnx package); with
     ``path`` also written there."""
     _refuse_target_stats(model, "to_onnx")
@@ -221,7 +220,7 @@ def _equality_chain(node: dict, tree: dict, n_levels: int) -> tuple[list[int], i
 # ------------------------------------------------------------------ treelite
 
 
-def treelite_inputs(model: Model, data: Any) -> np.ndarray:
+def treelite_inputs(model: FittedModel, data: Any) -> np.ndarray:
     """The input of the treelite model (and of a predictor tl2cgen compiles
     from it) for the rows of ``data``: the model's feature columns as a
     float64 matrix, categorical features as level codes, missing values NaN."""
@@ -236,7 +235,7 @@ def treelite_inputs(model: Model, data: Any) -> np.ndarray:
     return matrix
 
 
-def to_treelite(model: Model) -> Any:
+def to_treelite(model: FittedModel) -> Any:
     """The model as a ``treelite.Model`` (needs the treelite package), from
     which ``tl2cgen`` compiles a standalone C predictor.
 

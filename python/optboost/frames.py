@@ -14,7 +14,6 @@ from __future__ import annotations
 import difflib
 import math
 from collections import Counter
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -23,6 +22,7 @@ import numpy as np
 import polars as pl
 
 from .errors import DataError, DataTypeError, OptboostError
+from .warn import warn_once_per_call
 
 Kind = Literal["numeric", "categorical"]
 Task = Literal["regression", "binary", "multiclass"]
@@ -232,7 +232,8 @@ def categorical_levels(series: pl.Series) -> list[str]:
 
 def categorical_codes(series: pl.Series, levels: Sequence[str]) -> np.ndarray:
     """int32 codes into ``levels`` (-1 = missing). Values not in the level map
-    become -1 too, with a UserWarning naming the column and those values."""
+    become -1 too, with a UserWarning naming the column and those values, at the user's line
+    and once per column in one call (cross-validation's folds say it once)."""
     if not (is_categorical_dtype(series.dtype) or is_numeric_dtype(series.dtype)):
         raise DataTypeError(
             f"column {series.name!r} has dtype {series.dtype}; a categorical feature needs "
@@ -251,11 +252,10 @@ def categorical_codes(series: pl.Series, levels: Sequence[str]) -> np.ndarray:
     if unseen_mask.any():
         unseen = strings.filter(unseen_mask)
         distinct = unseen.unique(maintain_order=True).to_list()
-        warnings.warn(
+        warn_once_per_call(
+            f"unseen levels of {series.name}",
             f"column {series.name!r}: {len(unseen)} value(s) of {len(distinct)} level(s) not seen "
             f"in training are treated as missing: {_listing(distinct)}",
-            UserWarning,
-            stacklevel=3,
         )
     return np.ascontiguousarray(codes.fill_null(-1).to_numpy(), dtype=np.int32)
 

@@ -10,13 +10,12 @@ leaves the model with every iteration finished so far.
 
 from __future__ import annotations
 
-import os
 import sys
-import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Union
 
 from .errors import ParameterTypeError, WorseThanConstantWarning
+from .warn import warn
 
 # Seconds of work per batch: short enough for a lively bar and a prompt Ctrl-C,
 # long enough that the per-call cost (microseconds) does not matter.
@@ -86,22 +85,6 @@ def train(
         _warn_about_outcome(booster, start)
         _warn_if_worse_than_constant(booster)
     return TrainingOutcome(booster.iteration - start, interrupted)
-
-
-def warn(message: str, category: type[UserWarning] = UserWarning) -> None:
-    """A UserWarning attributed to the first caller outside optboost (the user's
-    ``boost``, ``update`` or ``fit`` call)."""
-    warnings.warn(message, category, stacklevel=_user_stacklevel())
-
-
-def _user_stacklevel() -> int:
-    package = os.path.dirname(os.path.abspath(__file__))
-    frame = sys._getframe(1)  # warn()'s frame: stacklevel 1
-    level = 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
-        frame = frame.f_back
-        level += 1
-    return level
 
 
 def _iterations_text(iterations: list[int], limit: int = 8) -> str:

@@ -1,4 +1,4 @@
-"""The model's trees as data (``Model.trees()``) and as text (``Model.dump_trees()``).
+"""The model's trees as data (``FittedModel.trees()``) and as text (``FittedModel.dump_trees()``).
 
 They are read from the core model's JSON form (the same plain data a model
 file holds, see docs/model_schema.json; ``core_dict`` gives each tree its
@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
-if TYPE_CHECKING:
-    from .model import Model
+from .fitted import FittedModel
 
 SCHEMA = {
     "tree": pl.Int64,
@@ -39,7 +38,7 @@ SCHEMA = {
 }
 
 
-def core_dict(model: Model) -> dict[str, Any]:
+def core_dict(model: FittedModel) -> dict[str, Any]:
     """The core model as plain data: bias, trees, weights, tree_outputs, features; each tree
     with its ``nodes`` as dicts of every field (see ``tree_nodes``)."""
     core = json.loads(model._core.to_json())["model"]
@@ -91,7 +90,7 @@ def left_codes(words: list[int]) -> list[int]:
     return [64 * w + b for w, word in enumerate(words) for b in range(64) if word >> b & 1]
 
 
-def trees_frame(model: Model) -> pl.DataFrame:
+def trees_frame(model: FittedModel) -> pl.DataFrame:
     """One row per node of every tree (see the module doc for the columns' meaning;
     ``levels`` lists the levels a categorical rule sends left, ``missing`` is
     "left"/"right" for rules and null for leaves, ``value`` is the node's fitted
@@ -133,7 +132,7 @@ def trees_frame(model: Model) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=SCHEMA)
 
 
-def dump_trees(model: Model, precision: int = 6) -> str:
+def dump_trees(model: FittedModel, precision: int = 6) -> str:
     """Every tree as indented text, one node a line."""
     frame = trees_frame(model)
     core = core_dict(model)

@@ -136,6 +136,32 @@ def test_demo_prints_a_comparison_table_and_saves_a_plot(tmp_path, capsys):
     assert (out_dir / "optboost-demo.png").stat().st_size > 1000
 
 
+def test_demo_without_matplotlib_says_which_install_gives_the_picture(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
+    assert main(["demo", "--rows", "400", "--output-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert 'pip install "optboost[plot]"' in out and "optboost-demo.png" in out
+    assert not (tmp_path / "optboost-demo.png").exists()
+
+
+def test_fit_refuses_a_model_file_name_that_is_not_json(data_file, tmp_path, capsys):
+    target = tmp_path / "m.txt"
+    assert main(["fit", str(data_file), "y ~ a + b", "-o", str(target), "-q"]) == 1
+    err = capsys.readouterr().err
+    assert "saved as JSON" in err and "m.txt" in err
+    assert not target.exists()
+
+
+@pytest.mark.parametrize("command", ["fit", "cv"])
+def test_method_option_lists_the_methods(command, capsys):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "--method METHOD boosting method: gbm, rgbm, agbm" in help_text
+    assert all(name in help_text for name in optboost.method_names())
+
+
 def test_console_script_entry_point():
     result = subprocess.run(
         [

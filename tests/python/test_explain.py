@@ -357,11 +357,11 @@ def test_plot_partial_dependence(tmp_path):
 def test_importance_kinds():
     frame = random_frame(13)
     model = optboost.boost("y ~ a + b + s + c + a:b", frame, n_iter=20, progress=False)
-    legacy = model.feature_importance()
-    assert legacy.columns == ["column", "gain", "splits", "gain_share"]
+    gain = model.feature_importance()
     split = model.feature_importance(kind="split")
+    assert gain.columns[:3] == split.columns == ["column", "importance", "share"]
     assert dict(split.select("column", "importance").iter_rows()) == dict(
-        legacy.select("column", pl.col("splits").cast(pl.Float64)).iter_rows()
+        gain.select("column", pl.col("splits").cast(pl.Float64)).iter_rows()
     )
     trees = model.trees()
     cover = model.feature_importance(kind="cover", by="feature")

@@ -184,12 +184,14 @@ def test_feature_importance_by_column_and_by_feature(model):
     by_feature = model.feature_importance(by="feature")
     assert set(by_feature["feature"]) == set(model.feature_names)
     by_column = model.feature_importance()
-    assert by_column.columns == ["column", "gain", "splits", "gain_share"]
+    # the columns of every kind of importance, then the split counts
+    assert by_column.columns == ["column", "importance", "share", "splits"]
+    assert by_feature.columns == ["feature", "importance", "share", "splits"]
     assert set(by_column["column"]) == {"a", "b", "s"}
     # an interaction's gain is shared by its columns, so totals agree
-    assert by_column["gain"].sum() == pytest.approx(by_feature["gain"].sum())
-    assert by_column["gain_share"].sum() == pytest.approx(1.0)
-    assert by_column["gain"].is_sorted(descending=True)
+    assert by_column["importance"].sum() == pytest.approx(by_feature["importance"].sum())
+    assert by_column["share"].sum() == pytest.approx(1.0)
+    assert by_column["importance"].is_sorted(descending=True)
     with pytest.raises(optboost.ParameterError):
         model.feature_importance(by="tree")
 
@@ -223,6 +225,16 @@ def test_unseen_level_is_missing_with_a_warning(model, frame):
     with pytest.warns(UserWarning, match="purple"):
         predictions = model.predict(new)
     assert np.isfinite(predictions).all()
+
+
+def test_the_unseen_level_warning_points_at_the_users_line(model, frame):
+    new = frame.head(5).with_columns(s=pl.lit("purple"))
+    with pytest.warns(UserWarning, match="purple") as record:
+        model.predict(new)
+    assert [w.filename for w in record] == [__file__]
+    with pytest.warns(UserWarning, match="purple") as record:
+        model.spec.columns(new)
+    assert [w.filename for w in record] == [__file__]
 
 
 def test_plot_returns_a_figure_and_saves_png(model, tmp_path):

@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 
 import optboost
-from optboost import formula
+from optboost import features, formula, formula_parse
 from optboost.errors import DataError, DataTypeError
 from optboost.formula import FeatureBlock, FeatureColumn, per_column
 from optboost.frames import MissingColumnError
@@ -43,7 +43,7 @@ def wide_frame(p: int = 120, n: int = 40, seed: int = 0) -> pl.DataFrame:
 
 
 def one_by_one(monkeypatch):
-    monkeypatch.setattr(formula, "BLOCK_MIN_COLUMNS", 10**9)
+    monkeypatch.setattr(features, "BLOCK_MIN_COLUMNS", 10**9)
 
 
 def bits(x) -> np.ndarray:
@@ -78,16 +78,16 @@ def test_block_values_are_the_per_column_values():
     design = formula.build_design("y ~ .", frame)
     for column in per_column(design.features):
         if column.kind == "numeric":
-            expected = formula.numeric_values(frame.get_column(column.name))
+            expected = features.numeric_values(frame.get_column(column.name))
             assert np.array_equal(bits(column.values), bits(expected)), column.name
     block = design.features[0].values
     assert block.flags.f_contiguous and not block.flags.writeable
 
 
 def test_tall_or_narrow_frames_keep_single_columns():
-    narrow = wide_frame(p=formula.BLOCK_MIN_COLUMNS - 1)
+    narrow = wide_frame(p=features.BLOCK_MIN_COLUMNS - 1)
     assert all(isinstance(c, FeatureColumn) for c in formula.build_design("y ~ .", narrow).features)
-    tall = wide_frame(p=70, n=formula.BLOCK_MAX_ROWS + 1)
+    tall = wide_frame(p=70, n=features.BLOCK_MAX_ROWS + 1)
     assert all(isinstance(c, FeatureColumn) for c in formula.build_design("y ~ .", tall).features)
 
 
@@ -207,8 +207,8 @@ def test_a_frame_of_numbers_is_one_block_of_the_per_column_values(monkeypatch):
     def refuse(*args):
         raise AssertionError("a frame of numbers is converted whole, not column by column")
 
-    monkeypatch.setattr(formula, "_selected_block", refuse)
-    for n in (6, formula.TRANSPOSE_MAX_ROWS + 8):
+    monkeypatch.setattr(features, "selected_block", refuse)
+    for n in (6, features.TRANSPOSE_MAX_ROWS + 8):
         frame = numeric_wide_frame(n=n)
         design = formula.build_design("y ~ .", frame)
         assert [type(c) for c in design.features] == [FeatureBlock]
@@ -216,13 +216,13 @@ def test_a_frame_of_numbers_is_one_block_of_the_per_column_values(monkeypatch):
         assert block.names == [c for c in frame.columns if c != "y"]
         assert block.values.flags.f_contiguous and not block.values.flags.writeable
         for j, name in enumerate(block.names):
-            expected = formula.numeric_values(frame.get_column(name))
+            expected = features.numeric_values(frame.get_column(name))
             assert np.array_equal(bits(block.values[:, j]), bits(expected)), (n, name)
         for frame_rows in (frame.head(3), frame.select(frame.columns[::-1])):
             columns = design.spec.columns(frame_rows)
             assert [type(c) for c in columns] == [FeatureBlock]
             for j, name in enumerate(columns[0].names):
-                expected = formula.numeric_values(frame_rows.get_column(name))
+                expected = features.numeric_values(frame_rows.get_column(name))
                 assert np.array_equal(bits(columns[0].values[:, j]), bits(expected)), name
 
 
@@ -303,7 +303,7 @@ def test_bare_names_parsed_by_formulaic_are_the_features_of_the_simple_parse():
     frame = mixed_wide_frame(p=70)
     names = [c for c in frame.columns if c != "y"]
     spelled = "y ~ (" + " + ".join(names) + ")"
-    assert formula._parse_simple(spelled, frame, None) is None
+    assert formula_parse._parse_simple(spelled, frame, None) is None
     dotted, parsed = (formula.build_design(f, frame) for f in ("y ~ .", spelled))
     assert parsed.spec.to_dict()["features"] == dotted.spec.to_dict()["features"]
     for a, b in zip(per_column(dotted.features), per_column(parsed.features)):
