@@ -1,5 +1,8 @@
 """The trained model: prediction by column name, history, importance, plots,
-one-file persistence and pickling, and continued training."""
+one-file persistence and pickling, and continued training.
+
+Documentation: https://optboost.github.io/optboost/getting_started/
+"""
 
 from __future__ import annotations
 
@@ -63,6 +66,8 @@ class Model:
     has one row per iteration; ``save``/``optboost.load`` and pickling keep
     everything needed to predict; ``update(n_iter)`` trains more while the
     model still holds its training state (not after loading or unpickling).
+
+    Documentation: https://optboost.github.io/optboost/api/#optboost.model.Model
     """
 
     def __init__(
@@ -736,7 +741,10 @@ def _finite_or_none(value: Any) -> Any:
 
 def load(path: str | os.PathLike, *, context: Mapping[str, Any] | None = None) -> Model:
     """Read a model written by ``Model.save``. A model whose formula calls your
-    own functions needs them again in ``context`` (a file cannot carry code)."""
+    own functions needs them again in ``context`` (a file cannot carry code).
+
+    Documentation: https://optboost.github.io/optboost/api/#optboost.model.load
+    """
     raw = _read_file(path)
     # The fast path: the core parses the whole file once, builds and validates its model, and
     # hands back the other entries (formula, design, history: small) as JSON text.

@@ -10,9 +10,15 @@ the same booster on that worker's rows; the Rust core sums histograms, losses an
 terms and merges the bin sketches over a TCP star rooted at rank 0, so every rank grows the
 same trees. Raw rows never pass through the client: it sees schemas, a few sample rows, the
 categorical levels and class counts. Needs ``pip install "optboost[dask]"``.
+
+Documentation: https://optboost.github.io/optboost/dask/
 """
 
-from ._fit import boost
+from .._extras import require
+
+require("distributed", "optboost.dask")
+require("pandas", "optboost.dask")
+from ._fit import boost  # noqa: E402
 from ._predict import predict
 from ._ranks import DistributedTrainingError
 
