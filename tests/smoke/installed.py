@@ -6,7 +6,9 @@ Run as a script; exits non-zero on the first failure."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
+import re
 import shutil
 import subprocess
 import sys
@@ -26,6 +28,17 @@ def check(condition: bool, message: str) -> None:
         sys.exit(f"smoke test failed: {message}")
 
 
+def requirers(package: str) -> set[str]:
+    """The installed distributions that require ``package`` outside their extras."""
+    found = set()
+    for dist in importlib.metadata.distributions():
+        for requirement in dist.requires or []:
+            name = re.split(r"[\s<>=!~;\[(]", requirement, maxsplit=1)[0].lower()
+            if name == package and "extra ==" not in requirement:
+                found.add(dist.metadata["Name"].lower())
+    return found
+
+
 def missing_extra_says(extra: str, action) -> None:
     try:
         action()
@@ -41,8 +54,12 @@ def main() -> None:
           f"optboost imported from {optboost.__file__}, not the venv's {site}")
     for tool in ("cargo", "rustc"):
         check(shutil.which(tool) is None, f"{tool} is on PATH: the wheel must not need it")
-    for optional in ("pandas", "pyarrow", "scipy", "matplotlib", "sklearn"):
+    for optional in ("pyarrow", "matplotlib", "sklearn", "shap", "dask"):
         check(importlib.util.find_spec(optional) is None, f"the base install pulled {optional}")
+    # formulaic (the formula parser) requires pandas and scipy: it is their only way in
+    for pulled in ("pandas", "scipy"):
+        wanted_by = sorted(requirers(pulled))
+        check(wanted_by in ([], ["formulaic"]), f"{pulled} is required by {wanted_by}")
 
     rng = np.random.default_rng(1)
     n = 2_000
