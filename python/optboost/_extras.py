@@ -30,16 +30,22 @@ def install_hint(module: str) -> str:
     return f'pip install "optboost[{EXTRAS[module.split(".")[0]]}]"'
 
 
+def missing(module: str, feature: str) -> MissingDependencyError:
+    """The error saying that ``feature`` needs ``module`` and which extra installs it."""
+    return MissingDependencyError(
+        f"{feature} needs {module.split('.')[0]}, an optional dependency of optboost: "
+        f"{install_hint(module)}"
+    )
+
+
 def require(module: str, feature: str) -> ModuleType:
     """The module, or a MissingDependencyError saying that ``feature`` needs it and which
     ``pip install "optboost[...]"`` gives it. ``module`` is one of EXTRAS' fixed names (or a
     submodule of one), never a name from data."""
-    hint = install_hint(module)
+    error = missing(module, feature)
     try:
         # the import statement's hook (not importlib's), so that whatever replaces it sees this
         __import__(module)
-    except ImportError as error:
-        raise MissingDependencyError(
-            f"{feature} needs {module.split('.')[0]}, an optional dependency of optboost: {hint}"
-        ) from error
+    except ImportError as cause:
+        raise error from cause
     return sys.modules[module]

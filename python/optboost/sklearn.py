@@ -19,12 +19,14 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ._extras import require
+from ._extras import missing
 
-require("sklearn", "optboost.sklearn")
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+try:
+    from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+    from sklearn.utils.multiclass import check_classification_targets
+    from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+except ImportError as error:
+    raise missing("sklearn", "optboost.sklearn") from error
 
 from . import _core
 from .class_weights import class_weight_values

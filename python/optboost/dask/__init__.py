@@ -14,11 +14,16 @@ categorical levels and class counts. Needs ``pip install "optboost[dask]"``.
 Documentation: https://optboost.github.io/optboost/dask/
 """
 
-from .._extras import require
+from .._extras import EXTRAS, missing
 
-require("distributed", "optboost.dask")
-require("pandas", "optboost.dask")
-from ._fit import boost  # noqa: E402
+try:  # what the modules below import where they need it: checked here to name the extra
+    import distributed  # noqa: F401
+    import pandas  # noqa: F401
+except ImportError as error:
+    name = (error.name or "").split(".")[0]
+    raise missing(name if name in EXTRAS else "distributed", "optboost.dask") from error
+
+from ._fit import boost
 from ._predict import predict
 from ._ranks import DistributedTrainingError
 
