@@ -6,6 +6,8 @@ R-style formulas.
 >>> m.predict(new_df)
 
 Names are imported on first use, so that ``optboost --help`` starts at once.
+
+Documentation: https://optboost.github.io/optboost/
 """
 
 from __future__ import annotations

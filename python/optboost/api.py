@@ -1,4 +1,7 @@
-"""``optboost.boost``: a formula, a data frame and a method in; a fitted Model out."""
+"""``optboost.boost``: a formula, a data frame and a method in; a fitted Model out.
+
+Documentation: https://optboost.github.io/optboost/method_guide/
+"""
 
 from __future__ import annotations
 
@@ -103,6 +106,8 @@ def boost(
         of a level's earlier rows in a seeded permutation, shrunk towards the
         mean with weight ``cat_prior_weight`` (1); one per class for multiclass
         losses. Not in Dask fits or the ONNX/treelite exports.
+
+    Documentation: https://optboost.github.io/optboost/api/#optboost.api.boost
     """
     if valid is not None and validation_fraction not in (None, "auto"):
         raise ParameterError("pass valid= or validation_fraction=, not both")

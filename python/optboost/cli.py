@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._extras import DOCS_URL
 from .errors import OptboostError
 
 if TYPE_CHECKING:
@@ -70,7 +71,9 @@ def parse_param(text: str) -> tuple[str, str]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="optboost", description="Boosting algorithms from optimization theory."
+        prog="optboost",
+        description="Boosting algorithms from optimization theory.",
+        epilog=f"Documentation: {DOCS_URL} (this command: {DOCS_URL}cli/)",
     )
     parser.add_argument("--version", action="version", version=_version())
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -8,6 +8,8 @@ folds per iteration, the best iteration by the minimum and by the
 one-standard-error rule (Breiman et al., "Classification and Regression
 Trees", §3.4.3: the fewest iterations whose mean validation loss is within one
 standard error of the minimum), and optionally the fold models.
+
+Documentation: https://optboost.github.io/optboost/explain/
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import numpy as np
 import polars as pl
 
 from . import _core
+from ._extras import require
 from .errors import ParameterError
 from .formula import _parse
 from .frames import to_polars
@@ -63,8 +66,7 @@ class CVResult:
         """Mean train and validation loss against iterations, a band of ±1
         standard error, and both best iterations (matplotlib). Returns the
         figure; with ``path`` also saves it."""
-        import matplotlib
-
+        matplotlib = require("matplotlib", "CVResult.plot")
         if path is not None and ax is None:
             matplotlib.use("Agg", force=False)
         import matplotlib.pyplot as plt
@@ -113,6 +115,8 @@ def cv(
         predictions, evaluated on every fold's held-out rows.
     **params: anything :func:`optboost.boost` takes (method, loss, n_iter,
         weights, early_stopping_rounds, ...).
+
+    Documentation: https://optboost.github.io/optboost/api/#optboost.crossval.cv
     """
     from .api import boost
 

@@ -1,5 +1,7 @@
 """The exceptions optboost raises. Every error of the Rust core arrives as one of
 these classes, with the core's message; all derive from :class:`OptboostError`.
+
+Documentation: https://optboost.github.io/optboost/api/#errors
 """
 
 from __future__ import annotations
@@ -47,6 +49,11 @@ class ParameterTypeError(ParameterError, TypeError):
 
 class NotTrainableError(OptboostError, RuntimeError):
     """Continued training asked of a model that no longer holds its training state."""
+
+
+class MissingDependencyError(OptboostError, ImportError):
+    """A feature needs an optional package; the message says which ``pip install "optboost[...]"``
+    installs it."""
 
 
 class WorseThanConstantWarning(UserWarning):

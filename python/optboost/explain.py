@@ -10,6 +10,8 @@ from several columns (an interaction ``a:b``, a transform of two columns)
 gives its contribution to its source columns in equal parts, and the levels of
 a categorical column are one feature already. ``by="feature"`` gives them per
 model feature instead.
+
+Documentation: https://optboost.github.io/optboost/explain/
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import numpy as np
 import polars as pl
 
 from . import _core
+from ._extras import require
 from .errors import DataError, ParameterError
 from .features import per_column
 from .fitted import FittedModel
@@ -135,12 +138,7 @@ def explain(model: FittedModel, newdata: Any, by: By = "column") -> Any:
     the ``shap`` package: ``pip install "optboost[explain]"``). Its ``data``
     holds the original column values (``by="column"``) or the model's feature
     columns (``by="feature"``; categorical features as level codes)."""
-    try:
-        import shap
-    except ImportError:
-        raise ImportError(
-            'model.explain needs the shap package: pip install "optboost[explain]"'
-        ) from None
+    shap = require("shap", "model.explain")
     values, names = contribution_array(model, newdata, by)
     frame = to_polars(newdata)
     if by == "column":
@@ -313,8 +311,7 @@ def plot_partial_dependence(
     output against one numeric column (ICE: a thin line per row and their mean
     in bold), points for a categorical one, and against two columns one line
     per value of the second. Returns the figure; with ``path`` also saves it."""
-    import matplotlib
-
+    matplotlib = require("matplotlib", "plot_partial_dependence")
     if path is not None and ax is None:
         matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt

@@ -18,6 +18,8 @@ leads to the same subtree when it holds: that subtree is shared, not copied
 (a node with several parents, which onnxruntime accepts; copying would
 multiply the size of trees with nested categorical rules). Missing values
 (NaN) follow the rule's default direction.
+
+Documentation: https://optboost.github.io/optboost/explain/
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from ._extras import require
 from .errors import ParameterError
 from .features import per_column
 from .fitted import FittedModel
@@ -61,11 +64,8 @@ def to_onnx(model: FittedModel, path: str | os.PathLike | None = None) -> Any:
     """The model as an ``onnx.ModelProto`` (needs the onnx package); with
     ``path`` also written there."""
     _refuse_target_stats(model, "to_onnx")
-    try:
-        import onnx
-        from onnx import TensorProto, helper, numpy_helper
-    except ImportError:
-        raise ImportError('to_onnx needs the onnx package: pip install "optboost[onnx]"') from None
+    onnx = require("onnx", "to_onnx")
+    from onnx import TensorProto, helper, numpy_helper
     core = core_dict(model)
     names = model.feature_names
     level_counts = [len(f.levels or ()) for f in model.spec.features]
@@ -248,17 +248,13 @@ def to_treelite(model: FittedModel) -> Any:
     going left; missing values follow each rule's default direction.
     """
     _refuse_target_stats(model, "to_treelite")
-    try:
-        from treelite.model_builder import (
-            Metadata,
-            ModelBuilder,
-            PostProcessorFunc,
-            TreeAnnotation,
-        )
-    except ImportError:
-        raise ImportError(
-            'to_treelite needs the treelite package: pip install "optboost[treelite]"'
-        ) from None
+    require("treelite.model_builder", "to_treelite")
+    from treelite.model_builder import (
+        Metadata,
+        ModelBuilder,
+        PostProcessorFunc,
+        TreeAnnotation,
+    )
     core = core_dict(model)
     n_outputs = core["n_outputs"]
     # treelite's postprocessor for the model's link (the core's loss vocabulary gives it); a

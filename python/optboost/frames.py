@@ -21,7 +21,8 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
-from .errors import DataError, DataTypeError, OptboostError
+from ._extras import install_hint
+from .errors import DataError, DataTypeError, MissingDependencyError, OptboostError
 from .warn import warn_once_per_call
 
 Kind = Literal["numeric", "categorical"]
@@ -66,6 +67,11 @@ def to_polars(data: Any) -> pl.DataFrame:
         return converter(data)
     except OptboostError:
         raise
+    except ImportError as error:  # polars reads pandas' string columns through pyarrow
+        raise MissingDependencyError(
+            f"reading a {type(data).__name__} needs {error.name or 'pyarrow'}, an optional "
+            f"dependency of optboost: {install_hint('pandas')}"
+        ) from error
     except Exception as error:  # pyarrow and polars raise their own types
         raise DataTypeError(
             f"cannot convert the {type(data).__name__} to columns: {type(error).__name__}: "

@@ -1,6 +1,8 @@
 """Loss objects for losses with a parameter. Each renders to the core's
 spelling (``str(Pinball(0.9)) == "pinball(0.9)"``); plain strings such as
 ``"squared"`` or ``"pinball(0.9)"`` are accepted wherever a loss is.
+
+Documentation: https://optboost.github.io/optboost/method_guide/
 """
 
 from __future__ import annotations

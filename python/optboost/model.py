@@ -4,6 +4,8 @@ Its file format and checks live in :mod:`.model_files`, the history's columns in
 :mod:`.history`, prediction's checks in :mod:`.prediction`, its summary and importance tables in
 :mod:`.report`. Explaining, tree tables and export (:mod:`.explain`, :mod:`.trees`,
 :mod:`.export`) read a model and never import this module: imports run one way.
+
+Documentation: https://optboost.github.io/optboost/getting_started/
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ class Model:
     has one row per iteration; ``save``/``optboost.load`` and pickling keep
     everything needed to predict; ``update(n_iter)`` trains more while the
     model still holds its training state (not after loading or unpickling).
+
+    Documentation: https://optboost.github.io/optboost/api/#optboost.model.Model
     """
 
     def __init__(
@@ -477,5 +481,8 @@ def _check_rounds(rounds: Any) -> None:
 
 def load(path: str | os.PathLike, *, context: Mapping[str, Any] | None = None) -> Model:
     """Read a model written by ``Model.save``. A model whose formula calls your
-    own functions needs them again in ``context`` (a file cannot carry code)."""
+    own functions needs them again in ``context`` (a file cannot carry code).
+
+    Documentation: https://optboost.github.io/optboost/api/#optboost.model.load
+    """
     return Model._from_saved(read_model(path, context))

@@ -1,4 +1,7 @@
-"""Learning curves with matplotlib (an optional extra: ``pip install 'optboost[plot]'``)."""
+"""Learning curves with matplotlib (an optional extra: ``pip install "optboost[plot]"``).
+
+Documentation: https://optboost.github.io/optboost/api/#plots-and-demo-data
+"""
 
 from __future__ import annotations
 
@@ -6,20 +9,15 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from ._extras import require
+
 
 COSINE_WINDOW = 10
 
 
 def pyplot():
-    """matplotlib.pyplot, or an ImportError that says how to get it."""
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as error:
-        raise ImportError(
-            "plotting needs matplotlib, an optional dependency of optboost: "
-            "pip install 'optboost[plot]' (or pip install matplotlib)"
-        ) from error
-    return plt
+    """matplotlib.pyplot, or a MissingDependencyError that says how to get it."""
+    return require("matplotlib.pyplot", "plotting")
 
 
 def plot_history(

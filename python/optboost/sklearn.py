@@ -7,6 +7,8 @@ columns as native categorical features (level maps learnt in ``fit``), numeric
 columns without a copy; a matrix is validated by scikit-learn as float64 (NaN =
 missing) and its columns x0, x1, ... reach the core in place, in C or Fortran
 order.
+
+Documentation: https://optboost.github.io/optboost/explain/#scikit-learn
 """
 
 from __future__ import annotations
@@ -16,9 +18,15 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from ._extras import missing
+
+try:
+    from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+    from sklearn.utils.multiclass import check_classification_targets
+    from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+except ImportError as error:
+    raise missing("sklearn", "optboost.sklearn") from error
 
 from . import _core
 from .class_weights import class_weight_values

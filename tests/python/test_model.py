@@ -250,5 +250,5 @@ def test_plot_returns_a_figure_and_saves_png(model, tmp_path):
 def test_plot_without_matplotlib_says_how_to_install(model, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
-    with pytest.raises(ImportError, match=r"pip install 'optboost\[plot\]'"):
+    with pytest.raises(ImportError, match=r'pip install "optboost\[plot\]"'):
         model.plot()

@@ -10,7 +10,18 @@ the same booster on that worker's rows; the Rust core sums histograms, losses an
 terms and merges the bin sketches over a TCP star rooted at rank 0, so every rank grows the
 same trees. Raw rows never pass through the client: it sees schemas, a few sample rows, the
 categorical levels and class counts. Needs ``pip install "optboost[dask]"``.
+
+Documentation: https://optboost.github.io/optboost/dask/
 """
+
+from .._extras import EXTRAS, missing
+
+try:  # what the modules below import where they need it: checked here to name the extra
+    import distributed  # noqa: F401
+    import pandas  # noqa: F401
+except ImportError as error:
+    name = (error.name or "").split(".")[0]
+    raise missing(name if name in EXTRAS else "distributed", "optboost.dask") from error
 
 from ._fit import boost
 from ._predict import predict
