@@ -20,70 +20,13 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import _core
 from .errors import ParameterError
 from .formula import _parse
 from .frames import to_polars
-from .losses import loss_text
+from .metrics import BUILT_IN
+from .plan import FitPlan
 
 Metric = Callable[[np.ndarray, np.ndarray], float]
-
-
-def _log_loss(y: np.ndarray, p: np.ndarray) -> float:
-    eps = 1e-15
-    if p.ndim == 1:
-        p = np.clip(p, eps, 1 - eps)
-        return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
-    chosen = np.clip(p[np.arange(len(y)), y.astype(np.int64)], eps, 1.0)
-    return float(-np.mean(np.log(chosen)))
-
-
-def _error_rate(y: np.ndarray, p: np.ndarray) -> float:
-    predicted = (p > 0.5).astype(np.int64) if p.ndim == 1 else np.argmax(p, axis=1)
-    return float(np.mean(predicted != y.astype(np.int64)))
-
-
-def _poisson_deviance(y: np.ndarray, mu: np.ndarray) -> float:
-    # 2 Σ (y ln(y/μ) − (y − μ)) / n, with y ln y = 0 at y = 0 (scikit-learn's
-    # mean_poisson_deviance).
-    y, mu = np.asarray(y, float), np.asarray(mu, float)
-    ratio = np.where(y > 0, y / np.where(y > 0, mu, 1.0), 1.0)
-    return float(2.0 * np.mean(y * np.log(ratio) - (y - mu)))
-
-
-def _gamma_deviance(y: np.ndarray, mu: np.ndarray) -> float:
-    # 2 Σ (ln(μ/y) + y/μ − 1) / n (scikit-learn's mean_gamma_deviance).
-    y, mu = np.asarray(y, float), np.asarray(mu, float)
-    return float(2.0 * np.mean(np.log(mu / y) + y / mu - 1.0))
-
-
-def tweedie_deviance(p: float) -> Metric:
-    """The mean Tweedie deviance of power ``p`` in (1, 2), as scikit-learn's
-    ``mean_tweedie_deviance(power=p)``."""
-
-    def deviance(y: np.ndarray, mu: np.ndarray) -> float:
-        y, mu = np.asarray(y, float), np.asarray(mu, float)
-        terms = (
-            np.maximum(y, 0.0) ** (2 - p) / ((1 - p) * (2 - p))
-            - y * mu ** (1 - p) / (1 - p)
-            + mu ** (2 - p) / (2 - p)
-        )
-        return float(2.0 * np.mean(terms))
-
-    return deviance
-
-
-# metric(encoded target, model.predict(valid)): the target as the model encodes
-# it (0/1 for binary, class index for multiclass), response-scale predictions.
-METRICS: dict[str, Metric] = {
-    "mse": lambda y, p: float(np.mean((y - p) ** 2)),
-    "rmse": lambda y, p: float(np.sqrt(np.mean((y - p) ** 2))),
-    "mae": lambda y, p: float(np.mean(np.abs(y - p))),
-    "logloss": _log_loss,
-    "error": _error_rate,
-    "poisson_deviance": _poisson_deviance,
-    "gamma_deviance": _gamma_deviance,
-}
 
 
 @dataclass
@@ -167,9 +110,11 @@ def cv(
         fold (group k-fold: groups shuffled, then each given to the fold with
         the fewest rows so far).
     seed: the fold assignment's and the training's seed.
-    metrics: names ("mse", "rmse", "mae", "logloss", "error") or functions
+    metrics: the core's metric names (as ``boost``'s ``metrics=``: auc, rmse,
+        mae, logloss, error, poisson_deviance, gamma_deviance) or functions
         ``f(y, prediction)`` of the encoded target and the response-scale
-        predictions, evaluated on every fold's held-out rows.
+        predictions, evaluated on every fold's held-out rows with the fold
+        model's kept iteration.
     **params: anything :func:`optboost.boost` takes (method, loss, n_iter,
         weights, early_stopping_rounds, ...).
     """
@@ -179,11 +124,18 @@ def cv(
     n = frame.height
     if "valid" in params:
         raise ParameterError("cv makes each fold's validation data itself; do not pass valid=")
-    task = _core.loss_task(loss_text(params.get("loss", "squared")))
+    # The fit plan of the folds' common parameters: the loss (inferred once, from all rows,
+    # when none is given) and the task that stratifies the folds.
+    plan = FitPlan.make({**params, "seed": seed}, formula=formula, data=frame)
+    if plan.fit["cv_folds"] is not None:
+        raise ParameterError("cv makes the folds itself (folds=): pass no cv.folds")
+    params = {**params, "loss": plan.loss}
+    task = plan.task
     weights_column = params.get("weights") if isinstance(params.get("weights"), str) else None
     target = _parse(formula, frame, weights_column)[0]
     validation_rows = make_folds(frame, folds, task, target, stratified, groups, seed)
     metric_functions = _metric_functions(metrics)
+    callable_metrics = any(f is not None for f in metric_functions.values())
     weights = params.pop("weights", None)
     histories, models, metric_values = [], [], {name: [] for name in metric_functions}
     for rows in validation_rows:
@@ -203,9 +155,15 @@ def cv(
         if metric_functions:
             valid = frame[rows]
             y = model.spec.target_values(valid)
-            prediction = model.predict(valid)
+            prediction = model.predict(valid) if callable_metrics else None
             for name, function in metric_functions.items():
-                metric_values[name].append(float(function(y, prediction)))
+                if function is None:  # the core's metric
+                    columns = model.spec.columns(valid)
+                    target = np.ascontiguousarray(y, dtype=np.float64).ravel()
+                    value = model._core.metric(name, columns, target)
+                else:
+                    value = function(y, prediction)
+                metric_values[name].append(float(value))
         if keep_models:
             models.append(model)
     history = fold_statistics(histories)
@@ -350,17 +308,24 @@ def best_iterations(history: pl.DataFrame) -> tuple[int, int]:
     return best + 1, int(within[0]) + 1
 
 
-def _metric_functions(metrics: Any) -> dict[str, Metric]:
+def _metric_functions(metrics: Any) -> dict[str, Metric | None]:
+    """The metrics by name: a function, or None for the core's metric of that name."""
     if metrics is None:
         return {}
     if isinstance(metrics, Mapping):
         return dict(metrics)
-    functions = {}
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    functions: dict[str, Metric | None] = {}
     for metric in metrics:
         if isinstance(metric, str):
-            if metric not in METRICS:
-                raise ParameterError(f"unknown metric {metric!r}; use one of {sorted(METRICS)}")
-            functions[metric] = METRICS[metric]
+            name = metric.strip().lower()
+            if name not in BUILT_IN:
+                raise ParameterError(
+                    f"unknown metric {metric!r}; use one of {', '.join(BUILT_IN)} or a function "
+                    "f(y, prediction)"
+                )
+            functions[name] = None
         elif callable(metric):
             functions[getattr(metric, "__name__", f"metric{len(functions)}")] = metric
         else:

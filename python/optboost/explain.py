@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import polars as pl
 
-from . import _core
 from .errors import DataError, ParameterError
 from .formula import per_column
 from .frames import polars_text, to_polars
@@ -433,22 +432,9 @@ def _needs(data: Any, kind: str) -> None:
 def default_metric(model: Model) -> Callable[[np.ndarray, np.ndarray], float]:
     """The loss-like metric permutation importance uses: f(encoded target,
     response-scale prediction)."""
-    from .crossval import METRICS, tweedie_deviance
+    from .metrics import loss_metric
 
-    # The core's loss vocabulary names the metric; the parametric ones take the loss's parameter.
-    info = _core.loss_info(model.loss)
-    name = info["default_metric"]
-    if name == "tweedie_deviance":
-        return tweedie_deviance(info["parameter"][1])
-    if name == "pinball":
-        tau = info["parameter"][1]
-
-        def pinball(y: np.ndarray, p: np.ndarray) -> float:
-            r = y - p
-            return float(np.mean(np.maximum(tau * r, (tau - 1) * r)))
-
-        return pinball
-    return METRICS[name]
+    return loss_metric(model.loss)
 
 
 def _permutation(

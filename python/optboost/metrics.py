@@ -17,9 +17,13 @@ from typing import Any
 
 import numpy as np
 
+from . import _core
 from .errors import ParameterError
 
-BUILT_IN = ("auc", "rmse", "mae", "error", "logloss", "poisson_deviance", "gamma_deviance")
+Metric = Callable[[np.ndarray, np.ndarray], float]
+
+BUILT_IN = tuple(_core.metric_names())
+"""The core's metrics (it computes them, in training and for ``Model.metric``)."""
 
 
 def split_metrics(metrics: Any) -> tuple[list[str], dict[str, Callable[..., Any]]]:
@@ -106,3 +110,79 @@ def _value(name: str, function: Callable[..., Any], y: np.ndarray, p: np.ndarray
     if math.isnan(number):
         raise ParameterError(f"metric {name!r} returned NaN")
     return number
+
+
+def _log_loss(y: np.ndarray, p: np.ndarray) -> float:
+    eps = 1e-15
+    if p.ndim == 1:
+        p = np.clip(p, eps, 1 - eps)
+        return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
+    chosen = np.clip(p[np.arange(len(y)), y.astype(np.int64)], eps, 1.0)
+    return float(-np.mean(np.log(chosen)))
+
+
+def _error_rate(y: np.ndarray, p: np.ndarray) -> float:
+    predicted = (p > 0.5).astype(np.int64) if p.ndim == 1 else np.argmax(p, axis=1)
+    return float(np.mean(predicted != y.astype(np.int64)))
+
+
+def _poisson_deviance(y: np.ndarray, mu: np.ndarray) -> float:
+    # 2 Σ (y ln(y/μ) − (y − μ)) / n, with y ln y = 0 at y = 0 (scikit-learn's
+    # mean_poisson_deviance).
+    y, mu = np.asarray(y, float), np.asarray(mu, float)
+    ratio = np.where(y > 0, y / np.where(y > 0, mu, 1.0), 1.0)
+    return float(2.0 * np.mean(y * np.log(ratio) - (y - mu)))
+
+
+def _gamma_deviance(y: np.ndarray, mu: np.ndarray) -> float:
+    # 2 Σ (ln(μ/y) + y/μ − 1) / n (scikit-learn's mean_gamma_deviance).
+    y, mu = np.asarray(y, float), np.asarray(mu, float)
+    return float(2.0 * np.mean(np.log(mu / y) + y / mu - 1.0))
+
+
+def tweedie_deviance(p: float) -> Metric:
+    """The mean Tweedie deviance of power ``p`` in (1, 2), as scikit-learn's
+    ``mean_tweedie_deviance(power=p)``."""
+
+    def deviance(y: np.ndarray, mu: np.ndarray) -> float:
+        y, mu = np.asarray(y, float), np.asarray(mu, float)
+        terms = (
+            np.maximum(y, 0.0) ** (2 - p) / ((1 - p) * (2 - p))
+            - y * mu ** (1 - p) / (1 - p)
+            + mu ** (2 - p) / (2 - p)
+        )
+        return float(2.0 * np.mean(terms))
+
+    return deviance
+
+
+# The loss-like metrics by the name a loss's row in the core's vocabulary gives
+# (``default_metric``), as f(encoded target, response-scale predictions) over many
+# predictions of one model (permutation importance); the parametric ones are
+# ``loss_metric``'s.
+LOSS_METRICS: dict[str, Metric] = {
+    "mse": lambda y, p: float(np.mean((y - p) ** 2)),
+    "mae": lambda y, p: float(np.mean(np.abs(y - p))),
+    "logloss": _log_loss,
+    "error": _error_rate,
+    "poisson_deviance": _poisson_deviance,
+    "gamma_deviance": _gamma_deviance,
+}
+
+
+def loss_metric(loss: str) -> Metric:
+    """The loss-like metric of `loss` (its row of the core's loss vocabulary names it; the
+    parametric ones take the loss's parameter): f(encoded target, response prediction)."""
+    info = _core.loss_info(loss)
+    name = info["default_metric"]
+    if name == "tweedie_deviance":
+        return tweedie_deviance(info["parameter"][1])
+    if name == "pinball":
+        tau = info["parameter"][1]
+
+        def pinball(y: np.ndarray, p: np.ndarray) -> float:
+            r = y - p
+            return float(np.mean(np.maximum(tau * r, (tau - 1) * r)))
+
+        return pinball
+    return LOSS_METRICS[name]

@@ -87,6 +87,10 @@ class Model:
         self.interrupted = interrupted
         # Callable metrics of a model in training (optboost.metrics); not saved.
         self._callable_metrics: Any = None
+        # How the loss was chosen when the fit was given none (optboost.plan.infer_loss), and
+        # the cross-validation of a fit with cv.folds (optboost.CVResult); not saved.
+        self.loss_note: str | None = None
+        self.cv: Any = None
 
     @classmethod
     def _from_booster(cls, booster: Any, spec: DesignSpec, params: Mapping[str, str]) -> Model:
@@ -518,6 +522,13 @@ class Model:
         elif self.task == "multiclass":
             target += f"; {len(self.classes)} classes"
         lines.append(f"  method {self.method}, loss {self.loss}, {target})")
+        if getattr(self, "loss_note", None):
+            lines.append(f"  loss chosen from the target (no loss given): {self.loss_note}")
+        if getattr(self, "cv", None) is not None:
+            lines.append(
+                f"  iterations chosen by {len(self.cv.folds)}-fold cross-validation "
+                f"(cv.folds): {self.cv.best_iteration}"
+            )
         lines.append(f"  {self.n_iter} iterations, {self.n_trees} trees; {self.stop_reason}")
         lines.append(f"  the model {self._kept_text()}")
         if self.n_iter:
