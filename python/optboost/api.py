@@ -53,10 +53,10 @@ def boost(
         ``optboost.Pinball(tau=0.9)``. A binary loss takes a target of 0/1, bool
         or two strings (the second in sorted order is the positive class); a
         multiclass loss takes integer or string classes. None: chosen from the
-        target as R's gbm chooses its distribution, with a LossInferredWarning
-        saying which (the summary records it): ``Surv(...)`` cox, two distinct
-        values logistic, more than two string, categorical or boolean labels
-        softmax, anything else squared.
+        target as R's gbm chooses its distribution (the summary records it):
+        ``Surv(...)`` cox, two distinct values logistic, more than two string,
+        categorical or boolean labels softmax (each said by a
+        LossInferredWarning), anything else squared.
     n_iter, learning_rate, seed, n_threads: None is the core's default (100,
         0.1, 0, all cores).
     valid: a validation frame with the same columns, for ``history`` and

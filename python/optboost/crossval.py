@@ -24,7 +24,7 @@ from .errors import ParameterError
 from .formula import _parse
 from .frames import to_polars
 from .metrics import BUILT_IN
-from .plan import FitPlan
+from .plan import R_NAMES, FitPlan
 
 Metric = Callable[[np.ndarray, np.ndarray], float]
 
@@ -129,7 +129,8 @@ def cv(
     plan = FitPlan.make({**params, "seed": seed}, formula=formula, data=frame)
     if plan.fit["cv_folds"] is not None:
         raise ParameterError("cv makes the folds itself (folds=): pass no cv.folds")
-    params = {**params, "loss": plan.loss}
+    params = {name: value for name, value in params.items() if R_NAMES.get(name, name) != "loss"}
+    params["loss"] = plan.loss
     task = plan.task
     weights_column = params.get("weights") if isinstance(params.get("weights"), str) else None
     target = _parse(formula, frame, weights_column)[0]

@@ -8,6 +8,7 @@ arguments of the core's Booster, so that the entry points differ only in how the
 from __future__ import annotations
 
 import numbers
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -101,11 +102,14 @@ class FitPlan:
         if given["loss"] is None:
             given["loss"] = DEFAULTS["loss"]
             if formula is not None and data is not None:
-                given["loss"], loss_note = infer_loss(formula, data, fit["weights"])
-                warn(
-                    f"no loss given: {loss_note} (pass loss= to choose another)",
-                    LossInferredWarning,
-                )
+                given["loss"], loss_note = infer_loss(formula, data)
+                # A numeric target keeps the default loss, as before (recorded, not said): what
+                # is said is a loss that makes the fit a classification or a survival model.
+                if given["loss"] != DEFAULTS["loss"]:
+                    warn(
+                        f"no loss given: {loss_note} (pass loss= to choose another)",
+                        LossInferredWarning,
+                    )
         loss = given["loss"]
         given["loss"] = loss_text(loss)
         given["method"] = method_name(given["method"])
@@ -245,18 +249,24 @@ def new_booster(
 ) -> Any:
     """The core's Booster: `valid` is (features, y, weights) of validation data, `offsets` the
     training and validation offsets, `row_roles` what each row is for (``FitPlan.row_roles``),
-    `distributed` a rank's place in a data-parallel fit (optboost.dask)."""
-    return _core.Booster(
-        pairs,
-        features,
-        y,
-        weights,
-        *valid,
-        *offsets,
-        custom_loss=custom_loss,
-        row_roles=row_roles,
-        distributed=distributed,
-    )
+    `distributed` a rank's place in a data-parallel fit (optboost.dask). The core's warnings
+    (more threads than the machine runs) point at the user's call."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        booster = _core.Booster(
+            pairs,
+            features,
+            y,
+            weights,
+            *valid,
+            *offsets,
+            custom_loss=custom_loss,
+            row_roles=row_roles,
+            distributed=distributed,
+        )
+    for warning in caught:
+        warn(str(warning.message), warning.category)
+    return booster
 
 
 # ---------------------------------------------------------------------- R's names
@@ -339,7 +349,7 @@ def method_name(method: Any) -> Any:
 # ---------------------------------------------------------------------- the loss
 
 
-def infer_loss(formula: str, data: Any, weights: Any = None) -> tuple[str, str]:
+def infer_loss(formula: str, data: Any) -> tuple[str, str]:
     """The loss R's gbm would choose for the formula's target, and why: ``Surv(...)`` cox, two
     distinct values logistic, more than two labels (strings, categories, booleans) softmax,
     anything else squared."""
@@ -375,6 +385,8 @@ def _target_column(data: Any, name: str) -> Any:
 
     from .frames import to_polars
 
+    if isinstance(data, Mapping):
+        return pl.Series(name, data[name]) if name in data else None
     columns = getattr(data, "columns", None)
     if columns is None or name not in list(columns):
         return None

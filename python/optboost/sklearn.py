@@ -346,8 +346,9 @@ class _BoostEstimator(BaseEstimator):
         return Model(self.core_model_, spec, params, history, getattr(self, "_stop_", None))
 
     def staged_predict(self, X: Any):
-        """The predictions after each iteration 1, 2, ..., n_iter_ (a generator, as
-        scikit-learn's gradient boosting gives), every tree evaluated once."""
+        """The predictions after each iteration 1, 2, ... up to the one the model keeps
+        (n_iter_ unless early stopping or a momentum method kept an earlier one): a generator,
+        as scikit-learn's gradient boosting gives, every tree evaluated once."""
         check_is_fitted(self)
         columns = self._predict_columns(X)
         model = self.core_model_

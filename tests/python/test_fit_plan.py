@@ -145,8 +145,7 @@ def test_cv_folds_keeps_the_cross_validated_iteration_as_gbm_perf():
 
 
 @pytest.mark.parametrize(
-    "formula, loss",
-    [("hit ~ a + b", "logistic"), ("grade ~ a + b", "softmax"), ("y ~ a + b", "squared")],
+    "formula, loss", [("hit ~ a + b", "logistic"), ("grade ~ a + b", "softmax")]
 )
 def test_the_loss_is_inferred_from_the_target_and_said_once(formula, loss):
     data = frame()
@@ -160,6 +159,15 @@ def test_the_loss_is_inferred_from_the_target_and_said_once(formula, loss):
         given = optboost.boost(formula, data, n_iter=5, loss=loss)
     np.testing.assert_array_equal(given.predict(data), model.predict(data))
     assert given.loss_note is None
+
+
+def test_a_numeric_target_keeps_the_default_loss_without_a_warning():
+    data = frame()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LossInferredWarning)
+        model = optboost.boost("y ~ a + b", data, n_iter=5)
+    assert model.loss == "squared"
+    assert "the squared loss" in model.summary()
 
 
 def test_inference_rules():
