@@ -216,7 +216,12 @@ def _fit_with_cv(formula: str, data: Any, plan: FitPlan, arguments: dict[str, An
     }
     given["loss"] = plan.loss
     result = cv(formula, data, folds=plan.fit["cv_folds"], **{**given, "progress": False})
-    given = {name: value for name, value in given.items() if R_NAMES.get(name, name) != "n_iter"}
+    # The full fit trains the cross-validated number of iterations (no early stopping).
+    given = {
+        name: value
+        for name, value in given.items()
+        if R_NAMES.get(name, name) not in ("n_iter", "early_stopping_rounds")
+    }
     best = FitPlan.make({**given, "n_iter": result.best_iteration})
     best.loss_note = plan.loss_note
     model = fit(formula, data, best)

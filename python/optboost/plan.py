@@ -293,7 +293,9 @@ def with_r_names(arguments: Mapping[str, Any]) -> dict[str, Any]:
             continue
         if out.get(own) is not None:
             raise ParameterError(f"{name!r} and {own!r} are one parameter: pass one of them")
-        out[own] = distribution_loss(value) if own == "loss" and isinstance(value, Mapping) else value
+        if own == "loss" and isinstance(value, Mapping):
+            value = distribution_loss(value)
+        out[own] = value
     return out
 
 

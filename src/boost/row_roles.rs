@@ -198,11 +198,15 @@ mod tests {
             y: &[1.0, 2.0],
             weights: None,
         };
-        let err = RowSplit::split(&[0, 7], &data, None).unwrap_err().to_string();
+        let err = RowSplit::split(&[0, 7], &data, None)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("row 1 has 7"), "{err}");
         let err = RowSplit::split(&[0], &data, None).unwrap_err().to_string();
         assert!(err.contains("1 entries for the 2 rows"), "{err}");
-        let err = RowSplit::split(&[0, 1], &data, Some(&[0.0; 3])).unwrap_err().to_string();
+        let err = RowSplit::split(&[0, 1], &data, Some(&[0.0; 3]))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("the offset has 3 values"), "{err}");
     }
 }

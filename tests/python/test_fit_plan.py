@@ -142,6 +142,10 @@ def test_cv_folds_keeps_the_cross_validated_iteration_as_gbm_perf():
     same_model(model, optboost.boost("y ~ a + b + c", data, n_iter=result.best_iteration,
                                      learning_rate=0.3, loss="squared"), data)
     assert "3-fold cross-validation" in model.summary()
+    # Early stopping stops each fold; the full fit trains the cross-validated iterations.
+    stopped = optboost.boost("y ~ a + b + c", data, n_iter=40, learning_rate=0.3, loss="squared",
+                             early_stopping_rounds=3, **{"cv.folds": 3})
+    assert stopped.n_iter == stopped.cv.best_iteration
 
 
 @pytest.mark.parametrize(
