@@ -40,7 +40,9 @@ mod threads;
 mod tree;
 
 pub use alloc::{LargeBlocks, LARGE_BLOCK};
-pub use boost::{Booster, Checkpoint, History, Offsets, Record, Step, StopReason, TrainData};
+pub use boost::{
+    Booster, Checkpoint, History, Offsets, Record, RowSplit, Step, StopReason, TrainData,
+};
 pub use data::{
     BinMapper, BinningParams, CatEncoding, CatEncodings, Feature, FeatureKind, FeatureValues,
     Frame, Strided, StridedIter, TargetStat,

@@ -34,6 +34,7 @@ _EXPORTS = {
     "ParameterTypeError": "errors",
     "TrainingError": "errors",
     "WorseThanConstantWarning": "errors",
+    "LossInferredWarning": "errors",
     "MissingColumnError": "frames",
     "TargetError": "frames",
     "WeightsError": "frames",

@@ -6,23 +6,20 @@ Documentation: https://optboost.github.io/optboost/method_guide/
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from . import _core
 from .class_weights import class_weight_values
-from .constraints import CONSTRAINTS, constraint_params, parse_interactions, parse_monotone
 from .errors import ParameterError
 from .formula import DesignSpec, build_design
-from .holdout import TRAINS, VALIDATES, held_roles, held_rows, resolve_fraction
-from .losses import CustomLoss, LossLike, loss_text
-from .metrics import BUILT_IN, CallableMetrics, split_metrics
+from .holdout import TRAINS, VALIDATES
+from .losses import LossLike
+from .metrics import CallableMetrics
 from .model import Model
 from .offsets import offset_values, without_column
-from .params import param_pairs, resolve
-from .terms import is_survival, parse_factor
+from .plan import R_NAMES, FitPlan
 from .training import Callback, Progress
 
 
@@ -30,18 +27,18 @@ def boost(
     formula: str,
     data: Any,
     *,
-    method: str = "gbm",
-    loss: LossLike = "squared",
-    n_iter: int = 100,
-    learning_rate: float = 0.1,
+    method: str | None = None,
+    loss: LossLike | Mapping[str, Any] | None = None,
+    n_iter: int | None = None,
+    learning_rate: float | None = None,
     valid: Any = None,
     validation_fraction: float | str | None = "auto",
     weights: Any = None,
     offset: Any = None,
     class_weight: Any = None,
     early_stopping_rounds: int | None = None,
-    seed: int = 0,
-    n_threads: int = 0,
+    seed: int | None = None,
+    n_threads: int | None = None,
     progress: Progress = None,
     callback: Callback | None = None,
     context: Mapping[str, Any] | None = None,
@@ -53,11 +50,18 @@ def boost(
         columns); bare columns go to the core without copying, string and
         categorical columns become native categorical features.
     data: a polars or pandas DataFrame (never modified; no row is dropped).
-    method: "gbm", "rgbm", "agbm", "agbmr", "vagbm", "proximal", ... (docs/algorithms.md §4).
+    method: "gbm" (the default), "rgbm", "agbm", "agbmr", "vagbm", "proximal", ...
+        (docs/algorithms.md §4), in any case.
     loss: "squared", "absolute", "logistic", ... or a loss object such as
         ``optboost.Pinball(tau=0.9)``. A binary loss takes a target of 0/1, bool
         or two strings (the second in sorted order is the positive class); a
-        multiclass loss takes integer or string classes.
+        multiclass loss takes integer or string classes. None: chosen from the
+        target as R's gbm chooses its distribution (the summary records it):
+        ``Surv(...)`` cox, two distinct values logistic, more than two string,
+        categorical or boolean labels softmax (each said by a
+        LossInferredWarning), anything else squared.
+    n_iter, learning_rate, seed, n_threads: None is the core's default (100,
+        0.1, 0, all cores).
     valid: a validation frame with the same columns, for ``history`` and
         ``early_stopping_rounds``; a momentum method keeps the iterate of lowest
         validation loss.
@@ -107,24 +111,58 @@ def boost(
         mean with weight ``cat_prior_weight`` (1); one per class for multiclass
         losses. Not in Dask fits or the ONNX/treelite exports.
 
+    R's gbm and mboost argument names are accepted with their meaning (pass
+    them as ``**{"n.trees": 500}``): ``n.trees`` and ``mstop`` (n_iter),
+    ``shrinkage`` and ``nu`` (learning_rate), ``bag.fraction`` (subsample),
+    ``n.minobsinnode`` (min_samples_leaf), ``interaction.depth`` = k (k splits
+    per tree: leaf-wise growth with k + 1 leaves), ``distribution`` (a loss, or
+    R's list as a dict: ``{"name": "quantile", "alpha": 0.9}``),
+    ``train.fraction`` (the first rows train, the rest validate) and
+    ``cv.folds`` = k (k-fold ``optboost.cv`` first; the model is then fitted on
+    every row with the best iteration's number of iterations, as
+    ``gbm.perf(method="cv")`` picks it, and keeps the cross-validation as
+    ``model.cv``).
+
     Documentation: https://optboost.github.io/optboost/api/#optboost.api.boost
     """
-    if valid is not None and validation_fraction not in (None, "auto"):
-        raise ParameterError("pass valid= or validation_fraction=, not both")
-    prepared = prepare_settings(
-        method, loss, n_iter, learning_rate, early_stopping_rounds, seed, n_threads, params
+    arguments = dict(
+        method=method,
+        loss=loss,
+        n_iter=n_iter,
+        learning_rate=learning_rate,
+        valid=valid,
+        validation_fraction=validation_fraction,
+        weights=weights,
+        offset=offset,
+        class_weight=class_weight,
+        early_stopping_rounds=early_stopping_rounds,
+        seed=seed,
+        n_threads=n_threads,
+        progress=progress,
+        callback=callback,
+        context=context,
+        **params,
     )
-    task = prepared.task
+    plan = FitPlan.make(arguments, formula=formula, data=data)
+    if plan.fit["cv_folds"] is not None:
+        return _fit_with_cv(formula, data, plan, arguments)
+    return fit(formula, data, plan)
+
+
+def fit(formula: str, data: Any, plan: FitPlan) -> Model:
+    """``boost``'s fit of `plan` (``FitPlan.make`` of boost's arguments)."""
+    task, fit_args = plan.task, plan.fit
+    valid, weights, offset = fit_args["valid"], fit_args["weights"], fit_args["offset"]
     design = build_design(
         formula,
         without_column(data, offset),
         task=task,
         weights=weights,
-        context=context,
+        context=fit_args["context"],
         left_out=[offset] if isinstance(offset, str) else (),
     )
     spec = design.spec
-    pairs, offset = design_pairs(formula, spec, prepared, offset)
+    pairs, offset = plan.design_pairs(formula, spec, offset)
     valid_args: tuple[Any, Any, Any] = (None, None, None)
     if valid is not None:
         valid_args = (
@@ -142,6 +180,7 @@ def boost(
             else None,
         )
     weights_values = design.weights
+    class_weight = fit_args["class_weight"]
     if class_weight is not None:
         if task == "regression":
             raise ParameterError("class_weight needs a classification loss")
@@ -149,30 +188,49 @@ def boost(
         by_class = class_weight_values(class_weight, design.y, labels)
         weights_values = by_class if weights_values is None else weights_values * by_class
     features, y = design.features, design.y
-    roles = None  # what each row is for (holdout.TRAINS, ...); None: every row trains
-    fraction = None if valid is not None else resolve_fraction(validation_fraction, method, len(y))
-    if fraction is not None:
-        roles = held_roles(held_rows(y, fraction, seed, stratify=task != "regression"))
-    if early_stopping_rounds is not None and valid_args[0] is None and roles is None:
-        raise ParameterError(
-            "early_stopping_rounds needs validation data: pass valid= or validation_fraction="
-        )
+    roles = plan.row_roles(y, stratify=task != "regression")
+    plan.check_validation(
+        valid is not None or roles is not None,
+        "pass valid= or validation_fraction=",
+    )
     y, valid_args = flat_targets(spec, y, valid_args)
-    booster = _core.Booster(
-        pairs,
-        features,
-        y,
-        weights_values,
-        *valid_args,
-        *offsets,
-        custom_loss=loss if isinstance(loss, CustomLoss) else None,
+    booster = plan.booster(
+        pairs, features, y, weights=weights_values, valid=valid_args, offsets=offsets,
         row_roles=roles,
     )
     model = Model._from_booster(booster, spec, dict(pairs))
-    if prepared.functions:
+    model.loss_note = plan.loss_note
+    if plan.functions:
         train_y, valid_y = (y, valid_args[1]) if roles is None else split_by_roles(y, roles)
-        model._callable_metrics = CallableMetrics(prepared.functions, train_y, valid_y)
-    model._train(int(n_iter), progress, callback)
+        model._callable_metrics = CallableMetrics(plan.functions, train_y, valid_y)
+    model._train(plan.n_iter, fit_args["progress"], fit_args["callback"])
+    return model
+
+
+def _fit_with_cv(formula: str, data: Any, plan: FitPlan, arguments: dict[str, Any]) -> Model:
+    """R gbm's ``cv.folds = k``: k-fold cross-validation of the same parameters
+    (``optboost.cv``), then the model on every row with the best iteration's number of
+    iterations, which ``gbm.perf(method="cv")`` reports; the model keeps the cross-validation
+    as ``model.cv``."""
+    from .crossval import cv
+
+    given = {
+        name: value
+        for name, value in arguments.items()
+        if value is not None and R_NAMES.get(name, name) not in ("cv_folds", "loss")
+    }
+    given["loss"] = plan.loss
+    result = cv(formula, data, folds=plan.fit["cv_folds"], **{**given, "progress": False})
+    # The full fit trains the cross-validated number of iterations (no early stopping).
+    given = {
+        name: value
+        for name, value in given.items()
+        if R_NAMES.get(name, name) not in ("n_iter", "early_stopping_rounds")
+    }
+    best = FitPlan.make({**given, "n_iter": result.best_iteration})
+    best.loss_note = plan.loss_note
+    model = fit(formula, data, best)
+    model.cv = result
     return model
 
 
@@ -181,91 +239,6 @@ def split_by_roles(y: np.ndarray, roles: np.ndarray) -> tuple[np.ndarray, np.nda
     takes them by ``row_roles``."""
     by_row = y.reshape(len(roles), -1)
     return by_row[roles == TRAINS].reshape(-1), by_row[roles == VALIDATES].reshape(-1)
-
-
-@dataclass
-class PreparedSettings:
-    """The training parameters checked and resolved before the data are read: the core's
-    (name, value) pairs, the resolved settings (task, loss, ...), the constraints by column
-    name (mapped to features once the design exists) and the callable metrics by name."""
-
-    pairs: list
-    resolved: dict[str, Any]
-    constraints: dict[str, Any]
-    functions: dict[str, Any]
-
-    @property
-    def task(self) -> str:
-        return self.resolved["task"]
-
-
-def prepare_settings(
-    method: str,
-    loss: LossLike,
-    n_iter: int,
-    learning_rate: float,
-    early_stopping_rounds: int | None,
-    seed: int,
-    n_threads: int,
-    params: Mapping[str, Any],
-) -> PreparedSettings:
-    """``boost``'s parameters checked and resolved (shared with ``optboost.dask.boost``)."""
-    settings = {
-        "method": method,
-        "loss": loss_text(loss),
-        "n_iter": n_iter,
-        "learning_rate": learning_rate,
-        "early_stopping_rounds": early_stopping_rounds,
-        "seed": seed,
-        "n_threads": n_threads,
-        **params,
-    }
-    functions: dict[str, Any] = {}
-    if settings.get("metrics") is not None:
-        names, functions = split_metrics(settings["metrics"])
-        first = settings["metrics"]
-        first = first if isinstance(first, str) or callable(first) else next(iter(first), None)
-        settings["metrics"] = ",".join(names) or None
-        if early_stopping_rounds is not None and callable(first):
-            raise ParameterError(
-                "early stopping follows the first metric, which must be a built-in one "
-                f"({', '.join(BUILT_IN)}); callable metrics are recorded in the history only"
-            )
-    # Constraints name columns: checked now, mapped to the model's features once they exist.
-    constraints = {name: settings.pop(name) for name in CONSTRAINTS if name in settings}
-    parse_monotone(constraints.get("monotone") or {})
-    parse_interactions(constraints.get("interactions") or [])
-    pairs, resolved = resolve(settings)
-    return PreparedSettings(pairs, resolved, constraints, functions)
-
-
-def design_pairs(
-    formula: str, spec: DesignSpec, prepared: PreparedSettings, offset: Any
-) -> tuple[list, Any]:
-    """The core's parameters once the design is known (the loss of several targets, the
-    constraints by feature), and the offset (the formula's offset(column) if it has one);
-    checks that a Surv() target comes with a survival loss."""
-    pairs, resolved = prepared.pairs, prepared.resolved
-    survival = spec.target_expression is not None and is_survival(
-        parse_factor(spec.target_expression)
-    )
-    if survival and _core.loss_info(resolved["loss"])["task"] != "survival":
-        raise ParameterError(
-            f"formula {formula!r}: a Surv(time, event) target needs loss="
-            f"{' or '.join(repr(name) for name in _losses_of_task('survival'))}, "
-            f"not {resolved['loss']!r}"
-        )
-    if spec.targets:
-        pairs = _multi_output_loss(pairs, resolved["loss"], spec.targets)
-    if spec.offset_column is not None:
-        if offset is not None:
-            raise ParameterError(
-                f"formula {formula!r} has offset({spec.offset_column}); pass no offset= too"
-            )
-        offset = spec.offset_column
-    if prepared.constraints:
-        pairs = pairs + param_pairs(constraint_params(prepared.constraints, spec.features))
-    return pairs, offset
 
 
 def flat_targets(
@@ -278,25 +251,6 @@ def flat_targets(
         if valid_args[1] is not None:
             valid_args = (valid_args[0], np.ascontiguousarray(valid_args[1]).ravel(), valid_args[2])
     return y, valid_args
-
-
-def _losses_of_task(task: str) -> list[str]:
-    """The core's losses for `task` (its loss vocabulary says)."""
-    return [name for name in _core.loss_names() if _core.loss_info(name)["task"] == task]
-
-
-def _multi_output_loss(pairs: list, loss: str, targets: tuple[str, ...]) -> list:
-    """The parameters with the loss of several targets: the core's loss that fits `loss` (the
-    loss in force) to several target columns (the squared loss over K outputs)."""
-    multi_output = _core.loss_info(loss)["multi_output"]
-    if multi_output is None:
-        raise ParameterError(
-            f"{len(targets)} targets ({', '.join(targets)}) need the squared loss "
-            f"(multi-output regression); got loss {loss!r}"
-        )
-    return [(name, multi_output if name == "loss" else value) for name, value in pairs] + (
-        [] if "loss" in dict(pairs) else [("loss", multi_output)]
-    )
 
 
 def param_names() -> list[str]:

@@ -82,18 +82,22 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("data", help="training data (.parquet, .csv, .ipc, .ndjson)")
     fit.add_argument("formula", help='R-style formula, e.g. "y ~ a + b + C(c)"')
     fit.add_argument("-o", "--output", required=True, help="model file to write (.json)")
-    fit.add_argument("--method", default="gbm", help=_method_help())
-    fit.add_argument("--loss", default="squared", help='e.g. squared, absolute, "pinball(0.9)"')
-    fit.add_argument("--n-iter", type=int, default=100)
-    fit.add_argument("--learning-rate", type=float, default=0.1)
+    fit.add_argument("--method", help=_method_help())
+    fit.add_argument(
+        "--loss",
+        help='e.g. squared, absolute, "pinball(0.9)" (default: chosen from the target, as R\'s '
+        "gbm does, and said)",
+    )
+    fit.add_argument("--n-iter", type=int, help="iterations (default 100)")
+    fit.add_argument("--learning-rate", type=float, help="default 0.1")
     fit.add_argument("--valid", help="validation data for the history and early stopping")
     fit.add_argument("--early-stopping-rounds", type=int)
     fit.add_argument("--weights", help="column holding sample weights")
     fit.add_argument(
         "--offset", help="column added to the link (give it to 'predict --offset' too)"
     )
-    fit.add_argument("--seed", type=int, default=0)
-    fit.add_argument("--n-threads", type=int, default=0, help="0: all cores")
+    fit.add_argument("--seed", type=int, help="default 0")
+    fit.add_argument("--n-threads", type=int, help="0 (the default): all cores")
     fit.add_argument(
         "--param",
         "-p",
@@ -148,10 +152,10 @@ def build_parser() -> argparse.ArgumentParser:
     cv.add_argument("formula", help='R-style formula, e.g. "y ~ a + b + C(c)"')
     cv.add_argument("--folds", type=int, default=5)
     cv.add_argument("--groups", help="column whose groups stay within one fold")
-    cv.add_argument("--method", default="gbm", help=_method_help())
-    cv.add_argument("--loss", default="squared")
-    cv.add_argument("--n-iter", type=int, default=100)
-    cv.add_argument("--learning-rate", type=float, default=0.1)
+    cv.add_argument("--method", help=_method_help())
+    cv.add_argument("--loss", help="default: chosen from the target, as R's gbm does")
+    cv.add_argument("--n-iter", type=int, help="iterations (default 100)")
+    cv.add_argument("--learning-rate", type=float, help="default 0.1")
     cv.add_argument("--seed", type=int, default=0)
     cv.add_argument("--param", "-p", action="append", type=parse_param, default=[],
                     metavar="NAME=VALUE", help="any other training parameter (repeatable)")

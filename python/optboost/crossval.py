@@ -22,13 +22,15 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import _core
 from ._extras import require
 from .errors import ParameterError
 from .formula import _parse
 from .frames import to_polars
-from .losses import loss_text
-from .metrics import METRICS, Metric
+from .metrics import BUILT_IN
+from .plan import R_NAMES, FitPlan
+
+Metric = Callable[[np.ndarray, np.ndarray], float]
+
 
 @dataclass
 class CVResult:
@@ -110,9 +112,11 @@ def cv(
         fold (group k-fold: groups shuffled, then each given to the fold with
         the fewest rows so far).
     seed: the fold assignment's and the training's seed.
-    metrics: names ("mse", "rmse", "mae", "logloss", "error") or functions
+    metrics: the core's metric names (as ``boost``'s ``metrics=``: auc, rmse,
+        mae, logloss, error, poisson_deviance, gamma_deviance) or functions
         ``f(y, prediction)`` of the encoded target and the response-scale
-        predictions, evaluated on every fold's held-out rows.
+        predictions, evaluated on every fold's held-out rows with the fold
+        model's kept iteration.
     **params: anything :func:`optboost.boost` takes (method, loss, n_iter,
         weights, early_stopping_rounds, ...).
 
@@ -124,11 +128,19 @@ def cv(
     n = frame.height
     if "valid" in params:
         raise ParameterError("cv makes each fold's validation data itself; do not pass valid=")
-    task = _core.loss_task(loss_text(params.get("loss", "squared")))
+    # The fit plan of the folds' common parameters: the loss (inferred once, from all rows,
+    # when none is given) and the task that stratifies the folds.
+    plan = FitPlan.make({**params, "seed": seed}, formula=formula, data=frame)
+    if plan.fit["cv_folds"] is not None:
+        raise ParameterError("cv makes the folds itself (folds=): pass no cv.folds")
+    params = {name: value for name, value in params.items() if R_NAMES.get(name, name) != "loss"}
+    params["loss"] = plan.loss
+    task = plan.task
     weights_column = params.get("weights") if isinstance(params.get("weights"), str) else None
     target = _parse(formula, frame, weights_column)[0]
     validation_rows = make_folds(frame, folds, task, target, stratified, groups, seed)
     metric_functions = _metric_functions(metrics)
+    callable_metrics = any(f is not None for f in metric_functions.values())
     weights = params.pop("weights", None)
     histories, models, metric_values = [], [], {name: [] for name in metric_functions}
     for rows in validation_rows:
@@ -148,9 +160,15 @@ def cv(
         if metric_functions:
             valid = frame[rows]
             y = model.spec.target_values(valid)
-            prediction = model.predict(valid)
+            prediction = model.predict(valid) if callable_metrics else None
             for name, function in metric_functions.items():
-                metric_values[name].append(float(function(y, prediction)))
+                if function is None:  # the core's metric
+                    columns = model.spec.columns(valid)
+                    target = np.ascontiguousarray(y, dtype=np.float64).ravel()
+                    value = model._core.metric(name, columns, target)
+                else:
+                    value = function(y, prediction)
+                metric_values[name].append(float(value))
         if keep_models:
             models.append(model)
     history = fold_statistics(histories)
@@ -295,17 +313,24 @@ def best_iterations(history: pl.DataFrame) -> tuple[int, int]:
     return best + 1, int(within[0]) + 1
 
 
-def _metric_functions(metrics: Any) -> dict[str, Metric]:
+def _metric_functions(metrics: Any) -> dict[str, Metric | None]:
+    """The metrics by name: a function, or None for the core's metric of that name."""
     if metrics is None:
         return {}
     if isinstance(metrics, Mapping):
         return dict(metrics)
-    functions = {}
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    functions: dict[str, Metric | None] = {}
     for metric in metrics:
         if isinstance(metric, str):
-            if metric not in METRICS:
-                raise ParameterError(f"unknown metric {metric!r}; use one of {sorted(METRICS)}")
-            functions[metric] = METRICS[metric]
+            name = metric.strip().lower()
+            if name not in BUILT_IN:
+                raise ParameterError(
+                    f"unknown metric {metric!r}; use one of {', '.join(BUILT_IN)} or a function "
+                    "f(y, prediction)"
+                )
+            functions[name] = None
         elif callable(metric):
             functions[getattr(metric, "__name__", f"metric{len(functions)}")] = metric
         else:

@@ -61,3 +61,9 @@ class WorseThanConstantWarning(UserWarning):
     constant (0 trees): its trees fit noise there. Early stopping keeps the best iterate, the
     constant included, so this is said of fits that keep their last iterate (no early stopping)
     or that monitor a metric other than the loss."""
+
+
+class LossInferredWarning(UserWarning):
+    """No ``loss=`` was given and the loss was chosen from the target, as R's gbm chooses its
+    distribution and says so (``warnings.simplefilter("ignore", LossInferredWarning)``
+    silences it; the model's summary records the choice)."""

@@ -30,7 +30,7 @@ from .errors import DataError, ParameterError
 from .features import per_column
 from .fitted import FittedModel
 from .frames import polars_text, to_polars
-from .metrics import METRICS, tweedie_deviance
+from .metrics import loss_metric
 
 
 By = Literal["column", "feature"]
@@ -431,20 +431,7 @@ def default_metric(model: FittedModel) -> Callable[[np.ndarray, np.ndarray], flo
     """The loss-like metric permutation importance uses: f(encoded target,
     response-scale prediction)."""
 
-    # The core's loss vocabulary names the metric; the parametric ones take the loss's parameter.
-    info = _core.loss_info(model.loss)
-    name = info["default_metric"]
-    if name == "tweedie_deviance":
-        return tweedie_deviance(info["parameter"][1])
-    if name == "pinball":
-        tau = info["parameter"][1]
-
-        def pinball(y: np.ndarray, p: np.ndarray) -> float:
-            r = y - p
-            return float(np.mean(np.maximum(tau * r, (tau - 1) * r)))
-
-        return pinball
-    return METRICS[name]
+    return loss_metric(model.loss)
 
 
 def _permutation(

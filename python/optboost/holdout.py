@@ -20,7 +20,7 @@ from .errors import DataError, ParameterError
 # What each row of a fit's features is for, as the core's ``row_roles`` reads it: both sides
 # read the features in place at their rows, and the core takes y, weights and offsets (given
 # for every row) row by row, so that holding rows out copies nothing in Python.
-TRAINS, VALIDATES, LEFT_OUT = 0, 1, 2
+TRAINS, VALIDATES, LEFT_OUT = _core.ROW_ROLES
 
 AUTO_FRACTION = 0.1
 # Below this many held-out rows the selected iteration is mostly noise: "auto" then trains on

@@ -17,9 +17,13 @@ from typing import Any
 
 import numpy as np
 
+from . import _core
 from .errors import ParameterError
 
-BUILT_IN = ("auc", "rmse", "mae", "error", "logloss", "poisson_deviance", "gamma_deviance")
+Metric = Callable[[np.ndarray, np.ndarray], float]
+
+BUILT_IN = tuple(_core.metric_names())
+"""The core's metrics (it computes them, in training and for ``Model.metric``)."""
 
 
 def split_metrics(metrics: Any) -> tuple[list[str], dict[str, Callable[..., Any]]]:
@@ -108,11 +112,6 @@ def _value(name: str, function: Callable[..., Any], y: np.ndarray, p: np.ndarray
     return number
 
 
-# The metrics of held-out predictions (optboost.cv's metrics=, permutation importance):
-# functions of the target as the model encodes it and the response-scale predictions.
-Metric = Callable[[np.ndarray, np.ndarray], float]
-
-
 def _log_loss(y: np.ndarray, p: np.ndarray) -> float:
     eps = 1e-15
     if p.ndim == 1:
@@ -157,14 +156,33 @@ def tweedie_deviance(p: float) -> Metric:
     return deviance
 
 
-# metric(encoded target, model.predict(valid)): the target as the model encodes
-# it (0/1 for binary, class index for multiclass), response-scale predictions.
-METRICS: dict[str, Metric] = {
+# The loss-like metrics by the name a loss's row in the core's vocabulary gives
+# (``default_metric``), as f(encoded target, response-scale predictions) over many
+# predictions of one model (permutation importance); the parametric ones are
+# ``loss_metric``'s.
+LOSS_METRICS: dict[str, Metric] = {
     "mse": lambda y, p: float(np.mean((y - p) ** 2)),
-    "rmse": lambda y, p: float(np.sqrt(np.mean((y - p) ** 2))),
     "mae": lambda y, p: float(np.mean(np.abs(y - p))),
     "logloss": _log_loss,
     "error": _error_rate,
     "poisson_deviance": _poisson_deviance,
     "gamma_deviance": _gamma_deviance,
 }
+
+
+def loss_metric(loss: str) -> Metric:
+    """The loss-like metric of `loss` (its row of the core's loss vocabulary names it; the
+    parametric ones take the loss's parameter): f(encoded target, response prediction)."""
+    info = _core.loss_info(loss)
+    name = info["default_metric"]
+    if name == "tweedie_deviance":
+        return tweedie_deviance(info["parameter"][1])
+    if name == "pinball":
+        tau = info["parameter"][1]
+
+        def pinball(y: np.ndarray, p: np.ndarray) -> float:
+            r = y - p
+            return float(np.mean(np.maximum(tau * r, (tau - 1) * r)))
+
+        return pinball
+    return LOSS_METRICS[name]

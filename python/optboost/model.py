@@ -73,6 +73,10 @@ class Model:
         self.interrupted = interrupted
         # Callable metrics of a model in training (optboost.metrics); not saved.
         self._callable_metrics: Any = None
+        # How the loss was chosen when the fit was given none (optboost.plan.infer_loss), and
+        # the cross-validation of a fit with cv.folds (optboost.CVResult); not saved.
+        self.loss_note: str | None = None
+        self.cv: Any = None
 
     @classmethod
     def _from_booster(cls, booster: Any, spec: DesignSpec, params: Mapping[str, str]) -> Model:

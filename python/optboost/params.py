@@ -42,13 +42,15 @@ def resolve(params: Mapping[str, Any]) -> tuple[list[tuple[str, str]], dict[str,
     ``rho`` in force. Unknown names raise ParameterError listing the valid
     ones; values are validated by the core."""
     valid = _core.param_names()
+    loss = params.get("loss")
+    loss = loss if isinstance(loss, str) else None
     pairs = []
     for name, value in params.items():
         if name not in valid and name.endswith("_") and name[:-1] in valid:
             name = name[:-1]  # lambda_ for lambda, a Python keyword
         if name not in valid:
             raise ParameterError(
-                f"unknown parameter {name!r}{_hint(name, valid)}; valid parameters: "
+                f"unknown parameter {name!r}{_hint(name, valid, loss)}; valid parameters: "
                 f"{', '.join(valid)}"
             )
         if value is not None:
@@ -57,20 +59,13 @@ def resolve(params: Mapping[str, Any]) -> tuple[list[tuple[str, str]], dict[str,
     return pairs, _core.resolve_params(pairs)
 
 
-# R's gbm() argument names, for the users who arrive with them.
-R_NAMES = {
-    "n.trees": "n_iter",
-    "interaction.depth": "max_depth",
-    "shrinkage": "learning_rate",
-    "n.minobsinnode": "min_samples_leaf",
-    "distribution": "loss",
-    "bag.fraction": "subsample",
+# Other libraries' names for optboost's parameters, for the users who arrive with them (R's
+# gbm and mboost names are accepted as they are: plan.R_NAMES).
+OTHER_NAMES = {
     "bagging_fraction": "subsample",
     "feature_fraction": "colsample_bytree",
     "feature_fraction_bynode": "colsample_bynode",
     "data_sample_strategy": "sample_strategy",
-    "cv.folds": "(cross-validation is not supported yet)",
-    "train.fraction": "valid= (a validation frame)",
     "eta": "learning_rate",
     "num_boost_round": "n_iter",
     "n_estimators": "n_iter",
@@ -80,10 +75,21 @@ R_NAMES = {
     "reg_lambda": "l2_leaf",
 }
 
+# Names of a loss's parameter, which optboost takes inside the loss.
+LOSS_PARAMETERS = ("alpha", "tau", "quantile", "delta", "beta", "power", "p")
 
-def _hint(name: str, valid: list[str]) -> str:
-    if name in R_NAMES:
-        return f" (optboost calls it {R_NAMES[name]})"
+
+def _hint(name: str, valid: list[str], loss: str | None = None) -> str:
+    if name in OTHER_NAMES:
+        return f" (optboost calls it {OTHER_NAMES[name]})"
+    if name in LOSS_PARAMETERS and loss is not None:
+        example = "'quantile(0.9)' or optboost.Pinball(0.9)"
+        if loss.split("(")[0].strip() not in ("pinball", "quantile"):
+            example = "'quantile(0.9)', 'huber(1.0)' or 'tweedie(1.5)'"
+        return (
+            f" (a loss's parameter goes in the loss: loss={example}, or R's "
+            "distribution={'name': 'quantile', 'alpha': 0.9})"
+        )
     close = difflib.get_close_matches(name, valid, n=3) if len(name) <= 200 else []
     return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
 

@@ -73,6 +73,13 @@ def model_summary(model: FittedModel) -> str:
     elif model.task == "multiclass":
         target += f"; {len(model.classes)} classes"
     lines.append(f"  method {model.method}, loss {model.loss}, {target})")
+    if getattr(model, "loss_note", None):
+        lines.append(f"  loss chosen from the target (no loss given): {model.loss_note}")
+    if getattr(model, "cv", None) is not None:
+        lines.append(
+            f"  iterations chosen by {len(model.cv.folds)}-fold cross-validation "
+            f"(cv.folds): {model.cv.best_iteration}"
+        )
     lines.append(f"  {model.n_iter} iterations, {model.n_trees} trees; {model.stop_reason}")
     lines.append(f"  the model {_kept_text(model)}")
     if model.n_iter:

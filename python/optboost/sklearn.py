@@ -33,6 +33,7 @@ from .class_weights import class_weight_values
 from .constraints import constraint_params
 from .errors import DataError, ParameterError
 from .formula import (
+    DesignSpec,
     Feature,
     FeatureBlock,
     FeatureColumn,
@@ -41,12 +42,12 @@ from .formula import (
     matrix_block,
     matrix_features,
 )
-from .holdout import LEFT_OUT, TRAINS, VALIDATES, held_roles, held_rows, resolve_fraction
-from .frames import to_polars
+from .holdout import LEFT_OUT, TRAINS, VALIDATES
+from .frames import TargetEncoding, to_polars
 from .losses import CustomLoss, loss_text
-from .metrics import split_metrics
-from .model import HISTORY_SCHEMA, is_margin
+from .model import HISTORY_SCHEMA, Model, is_margin
 from .params import param_pairs
+from .plan import DEFAULTS, FIT_ARGUMENTS, R_NAMES, FitPlan
 from .training import train
 
 
@@ -60,14 +61,14 @@ class _BoostEstimator(BaseEstimator):
 
     def __init__(
         self,
-        method: str = "gbm",
+        method: str | None = None,
         loss: Any = None,
-        n_iter: int = 100,
-        learning_rate: float = 0.1,
+        n_iter: int | None = None,
+        learning_rate: float | None = None,
         max_depth: int | None = None,
         params: dict | None = None,
         random_state: int | None = 0,
-        n_threads: int = 0,
+        n_threads: int | None = None,
         progress: bool | None = None,
         early_stopping_rounds: int | None = None,
         validation_fraction: float | str | None = "auto",
@@ -76,6 +77,8 @@ class _BoostEstimator(BaseEstimator):
         colsample_bynode: float | None = None,
         monotone: dict | None = None,
         interactions: list | None = None,
+        n_estimators: int | None = None,
+        warm_start: bool = False,
     ):
         self.method = method
         self.loss = loss
@@ -93,6 +96,8 @@ class _BoostEstimator(BaseEstimator):
         self.colsample_bynode = colsample_bynode
         self.monotone = monotone
         self.interactions = interactions
+        self.n_estimators = n_estimators
+        self.warm_start = warm_start
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -195,7 +200,13 @@ class _BoostEstimator(BaseEstimator):
             given["interactions"] = groups
         return constraint_params(given, self._features_)
 
-    def _settings(self, loss: str) -> dict[str, Any]:
+    def _plan(self, loss: Any) -> FitPlan:
+        """The fit's plan: the estimator's parameters, those in ``params`` and the loss."""
+        return FitPlan.make(self._arguments(loss), callable_metrics=False)
+
+    def _arguments(self, loss: Any) -> dict[str, Any]:
+        """The fit's arguments as ``optboost.boost`` takes them (constraints aside): the
+        estimator's parameters, those in ``params`` and the loss."""
         settings = dict(self.params or {})
         own = {
             "subsample": self.subsample,
@@ -204,8 +215,8 @@ class _BoostEstimator(BaseEstimator):
         }
         clash = {"method", "loss", "n_iter", "learning_rate", "max_depth", "seed", "n_threads"}
         clash |= {name for name, value in own.items() if value is not None}
-        clash |= {"monotone", "interactions"}
-        given = clash & set(settings)
+        clash |= {"monotone", "interactions", *FIT_ARGUMENTS}
+        given = clash & {R_NAMES.get(name, name) for name in settings}
         if given:
             raise ParameterError(
                 f"set {sorted(given)} through the estimator's own parameters, not params="
@@ -213,27 +224,33 @@ class _BoostEstimator(BaseEstimator):
         settings.update(
             method=self.method,
             loss=loss,
-            n_iter=self.n_iter,
+            n_iter=self._n_iter(),
             learning_rate=self.learning_rate,
             max_depth=self.max_depth,
             seed=0 if self.random_state is None else self.random_state,
             n_threads=self.n_threads,
+            validation_fraction=self.validation_fraction,
+            early_stopping_rounds=self.early_stopping_rounds,
+            progress=self.progress,
         )
         settings.update({name: value for name, value in own.items() if value is not None})
-        if settings.get("metrics") is not None:
-            names, functions = split_metrics(settings["metrics"])
-            if functions:
-                raise ParameterError(
-                    "the estimators take built-in metric names in params['metrics']; "
-                    "callable metrics need optboost.boost"
-                )
-            settings["metrics"] = ",".join(names) or None
         return settings
 
-    def _train(self, columns, y, sample_weight, loss: str, valid=None) -> None:
+    def _n_iter(self) -> int | None:
+        """n_iter, or scikit-learn's name for it, n_estimators."""
+        if self.n_estimators is not None and self.n_iter is not None:
+            raise ParameterError(
+                "n_estimators is scikit-learn's name for n_iter: pass one of them"
+            )
+        return self.n_iter if self.n_estimators is None else self.n_estimators
+
+    def _train(self, columns, y, sample_weight, loss: Any, valid=None) -> None:
         """valid: None, or (columns, y) of validation data, y already encoded."""
-        settings = self._settings(loss)
-        settings.update(self._constraint_settings())
+        plan = self._plan(loss)
+        if self._warm_continued(plan, y):
+            return
+        constraints = self._constraint_settings()
+        pairs = plan.pairs + (param_pairs(constraints) if constraints else [])
         y = np.ascontiguousarray(y, dtype=np.float64)
         weights = None
         roles = None  # what each row is for (holdout.TRAINS, ...); None: every row trains
@@ -243,58 +260,120 @@ class _BoostEstimator(BaseEstimator):
                 # Rows of weight 0 would still shape the bin thresholds; scikit-learn
                 # expects them to act as if absent.
                 roles = np.where(weights > 0, TRAINS, LEFT_OUT).astype(np.uint8)
-        if valid is None and self.validation_fraction is not None:
-            roles = self._hold_out(y, roles)
-        if self.early_stopping_rounds is not None:
-            if valid is None and (roles is None or not (roles == VALIDATES).any()):
-                raise ParameterError(
-                    "early_stopping_rounds needs validation data: pass "
-                    "fit(..., eval_set=(X_valid, y_valid)) or set validation_fraction"
-                )
-            settings["early_stopping_rounds"] = self.early_stopping_rounds
-        pairs = param_pairs(settings)
+        if valid is None:
+            roles = plan.row_roles(y, stratify=isinstance(self, ClassifierMixin), roles=roles)
+        plan.check_validation(
+            valid is not None or (roles is not None and (roles == VALIDATES).any()),
+            "pass fit(..., eval_set=(X_valid, y_valid)) or set validation_fraction",
+        )
         # A 2-D target (n, K) goes to the core row-major, n × K values.
         y = np.ascontiguousarray(y).ravel()
         valid_args = (None, None, None)
         if valid is not None:
             valid_y = np.ascontiguousarray(valid[1], dtype=np.float64).ravel()
             valid_args = (valid[0], valid_y, None)
-        custom_loss = self.loss if isinstance(self.loss, CustomLoss) else None
-        booster = _core.Booster(
-            pairs, columns, y, weights, *valid_args, custom_loss=custom_loss, row_roles=roles
+        booster = plan.booster(
+            pairs, columns, y, weights=weights, valid=valid_args, row_roles=roles
         )
-        outcome = train(booster, int(self.n_iter), progress=self.progress)
+        self._params_ = dict(pairs)
+        self._booster_ = booster
+        self._fit_y_ = y
+        train(booster, plan.n_iter, progress=self.progress)
+        self._take_booster()
+        if not self.warm_start:
+            del self._booster_, self._fit_y_  # its training state (the bins, the per-row vectors)
+
+    def _warm_continued(self, plan: FitPlan, y: Any) -> bool:
+        """With warm_start and a kept booster: trains it on to plan.n_iter iterations, as
+        scikit-learn's warm start adds estimators, and returns True. The booster holds the
+        first fit's data (binned), so the data must be the same."""
+        booster = getattr(self, "_booster_", None)
+        if not self.warm_start or booster is None:
+            return False
+        kept_y = self._fit_y_
+        if kept_y.shape != np.ravel(y).shape or not np.array_equal(kept_y, np.ravel(y)):
+            raise DataError(
+                "warm_start continues training on the data of the first fit (the booster holds "
+                "it binned); this y differs. Fit with warm_start=False to train anew"
+            )
+        done = booster.iteration
+        if plan.n_iter < done:
+            raise ParameterError(
+                f"warm_start: n_iter={plan.n_iter} is below the {done} iterations already "
+                "trained; set n_iter (or n_estimators) to at least that"
+            )
+        if plan.n_iter > int(self._params_["n_iter"]):
+            booster.extend(plan.n_iter - int(self._params_["n_iter"]))
+            self._params_["n_iter"] = str(plan.n_iter)
+        train(booster, plan.n_iter - done, progress=self.progress)
+        self._take_booster()
+        return True
+
+    def _take_booster(self) -> None:
+        """The fitted attributes from the booster."""
+        booster = self._booster_
         self.core_model_ = booster.model()
+        self._stop_ = booster.finished
         history = dict(booster.history())
-        del booster  # its training state (the bins, the per-row vectors), before the history frame
         metrics = [name for name in history if name not in HISTORY_SCHEMA]
         self.history_ = pl.DataFrame(
             history, schema={**HISTORY_SCHEMA, **{name: pl.Float64 for name in metrics}}
         )
-        self.n_iter_ = outcome.iterations
+        self.n_iter_ = booster.iteration
 
-    def _hold_out(self, y: np.ndarray, roles: np.ndarray | None) -> np.ndarray | None:
-        """Hold out validation_fraction of the training rows (those `roles` says train; all
-        without roles) at random, seeded by random_state and stratified by class for
-        classifiers; "auto" as in ``optboost.boost``. Returns the rows' roles."""
-        training = None if roles is None else np.flatnonzero(roles == TRAINS)
-        kept_y = y if training is None else y[training]
-        fraction = resolve_fraction(self.validation_fraction, self.method, len(kept_y))
-        if fraction is None:
-            return roles
-        seed = 0 if self.random_state is None else self.random_state
-        held = held_rows(kept_y, fraction, seed, stratify=isinstance(self, ClassifierMixin))
-        if training is None:
-            return held_roles(held)
-        roles = roles.copy()
-        roles[training[held]] = VALIDATES
-        return roles
+    @property
+    def model_(self) -> Model:
+        """The fitted model as an ``optboost.Model`` (``explain``, ``partial_dependence``,
+        ``to_onnx``, ``save``, ``summary``): it reads frames with the columns of X (x0, x1,
+        ... for a matrix); the target is named y."""
+        check_is_fitted(self)
+        fitted = self.__dict__.get("_model_")  # optboost.dask's estimators keep theirs
+        if fitted is not None:
+            return fitted
+        names = [f.name for f in self._features_]
+        n_targets = getattr(self, "n_targets_", 1)
+        targets = tuple(f"y{k}" for k in range(n_targets)) if n_targets > 1 else ()
+        if isinstance(self, ClassifierMixin):
+            task = _core.loss_task(self.core_model_.loss)
+            labels = tuple(label.item() if hasattr(label, "item") else label
+                           for label in self.classes_)
+            encoding = TargetEncoding(task, labels)
+        else:
+            encoding = TargetEncoding("regression")
+        spec = DesignSpec(
+            formula=f"{' + '.join(targets) or 'y'} ~ {' + '.join(names)}",
+            target="y",
+            target_encoding=encoding,
+            features=tuple(self._features_),
+            targets=targets,
+        )
+        params = getattr(self, "_params_", None) or {
+            "method": self.core_model_.method, "loss": self.core_model_.loss
+        }
+        history = self.history_.to_dict(as_series=False)
+        return Model(self.core_model_, spec, params, history, getattr(self, "_stop_", None))
+
+    def staged_predict(self, X: Any):
+        """The predictions after each iteration 1, 2, ... up to the one the model keeps
+        (n_iter_ unless early stopping or a momentum method kept an earlier one): a generator,
+        as scikit-learn's gradient boosting gives, every tree evaluated once."""
+        check_is_fitted(self)
+        columns = self._predict_columns(X)
+        model = self.core_model_
+        iterations = list(range(1, model.n_iterations + 1))
+        response = self._staged_response()
+        stages = model.predict_staged(columns, iterations, response, self._threads())
+        for scores in stages:
+            yield self._finish_scores(np.asarray(scores))
+
+    def _threads(self) -> int:
+        return 0 if self.n_threads is None else self.n_threads
 
     def _scores(self, X: Any, response: bool) -> np.ndarray:
         columns = self._predict_columns(X)
         model = self.core_model_
         predict = model.predict_response if response else model.predict
-        return predict(columns, None, self.n_threads)
+        return predict(columns, None, self._threads())
 
     @property
     def feature_importances_(self) -> np.ndarray:
@@ -308,9 +387,13 @@ class _BoostEstimator(BaseEstimator):
 
     def __getstate__(self):
         state = super().__getstate__()
-        if "core_model_" in state:
+        if "core_model_" in state or "_booster_" in state:
             state = dict(state)
-            state["core_model_"] = state["core_model_"].to_json()
+            # The training state of a warm start is not kept: an unpickled estimator fits anew.
+            state.pop("_booster_", None)
+            state.pop("_fit_y_", None)
+            if "core_model_" in state:
+                state["core_model_"] = state["core_model_"].to_json()
         return state
 
     def __setstate__(self, state):
@@ -343,7 +426,7 @@ class BoostRegressor(RegressorMixin, _BoostEstimator):
         self, X: Any, y: Any, sample_weight: Any = None, eval_set: Any = None
     ) -> BoostRegressor:
         """eval_set: (X_valid, y_valid) for the history and early stopping."""
-        loss = loss_text(self.loss if self.loss is not None else "squared")
+        loss = loss_text(self.loss if self.loss is not None else DEFAULTS["loss"])
         if _core.loss_task(loss) != "regression":
             raise ParameterError(f"BoostRegressor needs a regression loss; got {loss!r}")
         columns, y = self._fit_columns(X, y)
@@ -360,13 +443,19 @@ class BoostRegressor(RegressorMixin, _BoostEstimator):
                     "they need the same number of columns"
                 )
             valid = (self._predict_columns(X_valid), y_valid)
-        self._train(columns, y, sample_weight, loss, valid)
+        custom = self.loss if isinstance(self.loss, CustomLoss) else None
+        self._train(columns, y, sample_weight, custom or loss, valid)
         return self
 
     def predict(self, X: Any) -> np.ndarray:
-        # A custom loss has no response function: its predictions are the link.
         check_is_fitted(self)
-        scores = self._scores(X, response=self.core_model_.loss != "custom")
+        return self._finish_scores(self._scores(X, response=self._staged_response()))
+
+    def _staged_response(self) -> bool:
+        # A custom loss has no response function: its predictions are the link.
+        return self.core_model_.loss != "custom"
+
+    def _finish_scores(self, scores: np.ndarray) -> np.ndarray:
         # (n, K) for a 2-D y at fit; a model pickled before multi-output has one target.
         return scores if getattr(self, "n_targets_", 1) > 1 else scores[:, 0]
 
@@ -385,14 +474,14 @@ class BoostClassifier(ClassifierMixin, _BoostEstimator):
 
     def __init__(
         self,
-        method: str = "gbm",
+        method: str | None = None,
         loss: Any = None,
-        n_iter: int = 100,
-        learning_rate: float = 0.1,
+        n_iter: int | None = None,
+        learning_rate: float | None = None,
         max_depth: int | None = None,
         params: dict | None = None,
         random_state: int | None = 0,
-        n_threads: int = 0,
+        n_threads: int | None = None,
         progress: bool | None = None,
         early_stopping_rounds: int | None = None,
         validation_fraction: float | str | None = "auto",
@@ -401,6 +490,8 @@ class BoostClassifier(ClassifierMixin, _BoostEstimator):
         colsample_bynode: float | None = None,
         monotone: dict | None = None,
         interactions: list | None = None,
+        n_estimators: int | None = None,
+        warm_start: bool = False,
         class_weight: Any = None,
     ):
         super().__init__(
@@ -420,6 +511,8 @@ class BoostClassifier(ClassifierMixin, _BoostEstimator):
             colsample_bynode=colsample_bynode,
             monotone=monotone,
             interactions=interactions,
+            n_estimators=n_estimators,
+            warm_start=warm_start,
         )
         self.class_weight = class_weight
 
@@ -491,7 +584,13 @@ class BoostClassifier(ClassifierMixin, _BoostEstimator):
         return probabilities
 
     def predict(self, X: Any) -> np.ndarray:
-        scores = self._scores(X, response=False)
+        return self._finish_scores(self._scores(X, response=False))
+
+    def _staged_response(self) -> bool:
+        return False
+
+    def _finish_scores(self, scores: np.ndarray) -> np.ndarray:
+        """The classes of link scores."""
         index = (scores[:, 0] > 0).astype(np.intp) if scores.shape[1] == 1 else scores.argmax(1)
         return self.classes_[index]
 

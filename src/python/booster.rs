@@ -1,12 +1,13 @@
 //! `optboost._core.Booster`: a training run driven from Python in short batches of `step()`s,
 //! each with the GIL released, so that a progress bar can update and Ctrl-C is seen between
-//! batches while the booster keeps a valid model of every finished iteration.
+//! batches while the booster keeps a valid model of every finished iteration. The binding only
+//! converts Python's arguments: the core deals rows out by their roles (`RowSplit`).
 
 use super::convert::{contiguous, Columns};
 use super::custom_loss::{Failure, PyLoss};
 use super::errors::{guarded, DataError, ParameterError, TrainingError};
 use super::model::PyModel;
-use crate::boost::{Booster, Offsets, Step, StopReason, TrainData};
+use crate::boost::{Booster, Offsets, RowSplit, Step, StopReason, TrainData};
 use crate::collective::Tcp;
 use crate::loss::Scalar;
 use crate::params::Params;
@@ -14,7 +15,6 @@ use numpy::PyReadonlyArray1;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyUserWarning};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
@@ -79,105 +79,6 @@ impl PyBooster {
                 "internal error in the optboost core (please report it): an earlier call on \
                  this model failed midway; the model cannot train further",
             ),
-        })
-    }
-}
-
-/// Optional values of the training side and of the validation side.
-type OptionalPair<'a> = (Option<Cow<'a, [f64]>>, Option<Cow<'a, [f64]>>);
-
-/// The training and validation sides of a fit's inputs: features, y, weights and offsets.
-struct Sides<'a> {
-    columns: (Columns<'a>, Option<Columns<'a>>),
-    y: (Cow<'a, [f64]>, Option<Cow<'a, [f64]>>),
-    weights: OptionalPair<'a>,
-    offset: OptionalPair<'a>,
-}
-
-/// `row_roles` values: a row of the training side's inputs trains, validates, or is left out
-/// (a row of weight 0).
-const TRAINS: u8 = 0;
-const VALIDATES: u8 = 1;
-const LEFT_OUT: u8 = 2;
-
-impl<'a> Sides<'a> {
-    /// The training side's rows dealt out by `roles` (one per row: `TRAINS`, `VALIDATES` or
-    /// `LEFT_OUT`): both sides read the features in place at their rows, so that holding rows
-    /// out copies no floats; y, weights and offsets (row-major, several values a row for several
-    /// outputs) are taken row by row. Validation data may not be given as well.
-    fn split_by_roles(self, roles: &[u8]) -> PyResult<Sides<'a>> {
-        let validation_given = self.columns.1.is_some()
-            || self.y.1.is_some()
-            || self.weights.1.is_some()
-            || self.offset.1.is_some();
-        if validation_given {
-            return Err(DataError::new_err(
-                "row_roles hold rows out for validation: pass no validation data as well",
-            ));
-        }
-        let n = roles.len();
-        let n_rows = self.columns.0.frame()?.n_rows();
-        if n != n_rows {
-            return Err(DataError::new_err(format!(
-                "row_roles has {n} entries for the {n_rows} rows of the features"
-            )));
-        }
-        let (mut train, mut valid) = (Vec::new(), Vec::new());
-        for (row, &role) in roles.iter().enumerate() {
-            match role {
-                TRAINS => train.push(row),
-                VALIDATES => valid.push(row),
-                LEFT_OUT => {}
-                other => {
-                    return Err(DataError::new_err(format!(
-                        "row_roles must be {TRAINS} (train), {VALIDATES} (validate) or \
-                         {LEFT_OUT} (leave out); row {row} has {other}"
-                    )))
-                }
-            }
-        }
-        let take = |name: &str, values: &[f64], rows: &[usize]| -> PyResult<Vec<f64>> {
-            if !values.len().is_multiple_of(n.max(1)) || (n == 0) != values.is_empty() {
-                return Err(DataError::new_err(format!(
-                    "{name} has {} values for the {n} rows of row_roles",
-                    values.len()
-                )));
-            }
-            let width = values.len() / n.max(1);
-            Ok(rows
-                .iter()
-                .flat_map(|&r| &values[r * width..(r + 1) * width])
-                .copied()
-                .collect())
-        };
-        let split = |name: &str, values: &[f64]| -> PyResult<(Cow<'a, [f64]>, _)> {
-            let valid_values = (!valid.is_empty())
-                .then(|| take(name, values, &valid))
-                .transpose()?;
-            Ok((
-                Cow::Owned(take(name, values, &train)?),
-                valid_values.map(Cow::Owned),
-            ))
-        };
-        let split_optional = |name: &str, values: Option<Cow<'a, [f64]>>| {
-            values.map_or(Ok((None, None)), |values| {
-                split(name, &values).map(|(train, valid)| (Some(train), valid))
-            })
-        };
-        let y = split("the target", &self.y.0)?;
-        let weights = split_optional("the weights", self.weights.0)?;
-        let offset = split_optional("the offset", self.offset.0)?;
-        let columns = self.columns.0;
-        let valid_columns = if valid.is_empty() {
-            None
-        } else {
-            Some(columns.clone().select_rows(valid)?)
-        };
-        Ok(Sides {
-            columns: (columns.select_rows(train)?, valid_columns),
-            y,
-            weights,
-            offset,
         })
     }
 }
@@ -264,37 +165,51 @@ impl PyBooster {
         let valid_offset = (valid_offset.as_ref())
             .map(|o| contiguous("validation offset", o))
             .transpose()?;
-        let given = Sides {
-            columns: (columns, valid_columns),
-            y: (Cow::Borrowed(y), valid_y.map(Cow::Borrowed)),
-            weights: (weights.map(Cow::Borrowed), valid_weights.map(Cow::Borrowed)),
-            offset: (offset.map(Cow::Borrowed), valid_offset.map(Cow::Borrowed)),
+        let frame = columns.frame()?;
+        let given = TrainData {
+            frame: frame.clone(),
+            y,
+            weights,
         };
-        let sides = match row_roles {
-            Some(roles) => given.split_by_roles(contiguous("row_roles", &roles)?)?,
-            None => given,
-        };
-        let train = TrainData {
-            frame: sides.columns.0.frame()?,
-            y: &sides.y.0,
-            weights: sides.weights.0.as_deref(),
-        };
-        let valid = match (&sides.columns.1, &sides.y.1) {
-            (Some(columns), Some(y)) => Some(TrainData {
-                frame: columns.frame()?,
-                y,
-                weights: sides.weights.1.as_deref(),
-            }),
-            (None, None) => None,
-            _ => {
-                return Err(DataError::new_err(
-                    "validation data needs both features and a target",
-                ))
+        let split = match row_roles {
+            Some(roles) => {
+                if valid_columns.is_some()
+                    || valid_y.is_some()
+                    || valid_weights.is_some()
+                    || valid_offset.is_some()
+                {
+                    return Err(DataError::new_err(
+                        "row_roles hold rows out for validation: pass no validation data as well",
+                    ));
+                }
+                let roles = contiguous("row_roles", &roles)?;
+                Some(guarded(|| RowSplit::split(roles, &given, offset))?)
             }
+            None => None,
         };
-        let offsets = Offsets {
-            train: sides.offset.0.as_deref(),
-            valid: sides.offset.1.as_deref(),
+        let valid_frame = valid_columns.as_ref().map(Columns::frame).transpose()?;
+        let (train, valid, offsets) = match &split {
+            Some(split) => guarded(|| split.sides(&frame))?,
+            None => {
+                let valid = match (valid_frame, valid_y) {
+                    (Some(frame), Some(y)) => Some(TrainData {
+                        frame,
+                        y,
+                        weights: valid_weights,
+                    }),
+                    (None, None) => None,
+                    _ => {
+                        return Err(DataError::new_err(
+                            "validation data needs both features and a target",
+                        ))
+                    }
+                };
+                let offsets = Offsets {
+                    train: offset,
+                    valid: valid_offset,
+                };
+                (given, valid, offsets)
+            }
         };
         let custom = custom_loss
             .map(|loss| -> PyResult<PyLoss> {

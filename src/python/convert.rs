@@ -9,7 +9,7 @@
 //! core reads either in place, so a C-order matrix is never copied to columns.
 
 use super::errors::DataError;
-use crate::data::{Feature, FeatureValues, Frame};
+use crate::data::{Feature, Frame};
 use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::{PyAnyMethods, PyList};
@@ -28,17 +28,11 @@ enum Values<'py> {
     },
 }
 
-/// Named feature columns held (and borrowed read-only) for the duration of one call; a clone
-/// borrows the same arrays.
-#[derive(Clone)]
+/// Named feature columns held (and borrowed read-only) for the duration of one call.
 pub struct Columns<'py> {
     names: Vec<String>,
     values: Vec<Values<'py>>,
     blocks: Vec<PyReadonlyArray2<'py, f64>>,
-    /// The rows to read (`select_rows`), and the categorical codes of those rows, a vector per
-    /// categorical column in column order: numeric columns are read at the rows in place.
-    rows: Option<Vec<usize>>,
-    selected_codes: Vec<Vec<i32>>,
 }
 
 impl<'py> Columns<'py> {
@@ -105,29 +99,7 @@ impl<'py> Columns<'py> {
             names,
             values,
             blocks,
-            rows: None,
-            selected_codes: Vec::new(),
         })
-    }
-
-    /// Reads only rows `rows` (in that order) of every column, rows of the frame the columns
-    /// make (`split_by_roles` checks it): either side of a held-out split, without a copy of the
-    /// floats (the int32 categorical codes of those rows are copied, a small fraction of the
-    /// data).
-    pub fn select_rows(mut self, rows: Vec<usize>) -> PyResult<Self> {
-        let mut selected_codes = Vec::new();
-        for (name, values) in self.names.iter().zip(&self.values) {
-            if let Values::Categorical { codes, .. } = values {
-                let codes = contiguous(name, codes)?;
-                // A row past the codes leaves them short: `frame` then refuses the lengths.
-                let selected: Option<Vec<i32>> =
-                    rows.iter().map(|&r| codes.get(r).copied()).collect();
-                selected_codes.push(selected.unwrap_or_default());
-            }
-        }
-        self.rows = Some(rows);
-        self.selected_codes = selected_codes;
-        Ok(self)
     }
 
     pub fn names(&self) -> &[String] {
@@ -137,9 +109,8 @@ impl<'py> Columns<'py> {
     /// The columns as a core frame borrowing the numpy buffers.
     pub fn frame(&self) -> PyResult<Frame<'_>> {
         let mut features = Vec::with_capacity(self.values.len());
-        let mut selected_codes = self.selected_codes.iter();
         for (name, values) in self.names.iter().zip(&self.values) {
-            let mut feature = match values {
+            let feature = match values {
                 Values::Numeric(array) => Feature::numeric(name.clone(), contiguous(name, array)?),
                 &Values::InBlock { block, column } => {
                     let block = &self.blocks[block];
@@ -159,22 +130,10 @@ impl<'py> Columns<'py> {
                         Feature::strided(name.clone(), values, n_columns, column)
                     }
                 }
-                Values::Categorical { codes, n_levels } => match &self.rows {
-                    Some(_) => {
-                        let codes = selected_codes.next().ok_or_else(|| {
-                            DataError::new_err(format!("no selected rows of column `{name}`"))
-                        })?;
-                        Feature::categorical(name.clone(), codes, *n_levels)
-                    }
-                    None => Feature::categorical(name.clone(), contiguous(name, codes)?, *n_levels),
-                },
+                Values::Categorical { codes, n_levels } => {
+                    Feature::categorical(name.clone(), contiguous(name, codes)?, *n_levels)
+                }
             };
-            if let (Some(rows), Some(column)) = (&self.rows, feature.values.numeric()) {
-                let selected = column.select(rows).ok_or_else(|| {
-                    DataError::new_err(format!("a selected row is not a row of column `{name}`"))
-                })?;
-                feature.values = FeatureValues::Strided(selected);
-            }
             features.push(feature);
         }
         Frame::new(features).map_err(super::errors::to_py_err)

@@ -7,6 +7,7 @@ mod custom_loss;
 mod errors;
 mod model;
 
+use crate::boost::RowSplit;
 use crate::loss::LossSpec;
 use crate::metric::Metric;
 use crate::params::{Method, Params};
@@ -23,6 +24,27 @@ static ALLOCATOR: LargeBlocks = LargeBlocks;
 #[pyfunction]
 fn param_names() -> Vec<&'static str> {
     Params::NAMES.to_vec()
+}
+
+/// The defaults of the parameters every front end shows (method, loss, n_iter, learning_rate,
+/// seed, n_threads), as training uses them when they are not given.
+#[pyfunction]
+fn param_defaults<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    let params = Params::default();
+    let out = PyDict::new(py);
+    out.set_item("method", params.method.name())?;
+    out.set_item("loss", params.loss.to_string())?;
+    out.set_item("n_iter", params.n_iter)?;
+    out.set_item("learning_rate", params.learning_rate)?;
+    out.set_item("seed", params.seed)?;
+    out.set_item("n_threads", params.n_threads)?;
+    Ok(out)
+}
+
+/// Every built-in metric name (the `metrics` parameter's vocabulary).
+#[pyfunction]
+fn metric_names() -> Vec<&'static str> {
+    Metric::NAMES.to_vec()
 }
 
 /// Every method name.
@@ -116,10 +138,17 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MODEL_FORMAT_VERSION", crate::model::FORMAT_VERSION)?;
     m.add("HISTORY_SCHEMA", booster::HISTORY_SCHEMA.to_vec())?;
+    // What a row is for, as `Booster(row_roles=)` reads it: (trains, validates, left out).
+    m.add(
+        "ROW_ROLES",
+        (RowSplit::TRAINS, RowSplit::VALIDATES, RowSplit::LEFT_OUT),
+    )?;
     m.add_class::<booster::PyBooster>()?;
     m.add_class::<model::PyModel>()?;
     m.add_function(wrap_pyfunction!(param_names, m)?)?;
     m.add_function(wrap_pyfunction!(method_names, m)?)?;
+    m.add_function(wrap_pyfunction!(param_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(metric_names, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_params, m)?)?;
     m.add_function(wrap_pyfunction!(loss_names, m)?)?;
     m.add_function(wrap_pyfunction!(loss_task, m)?)?;

@@ -1,9 +1,12 @@
 //! `optboost._core.CoreModel`: a trained model (immutable), its JSON form and prediction.
 
-use super::convert::Columns;
+use super::convert::{contiguous, Columns};
 use super::errors::{guarded, DataError};
+use crate::metric::Metric;
 use crate::model::Model;
-use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
+use numpy::{
+    PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
+};
 use pyo3::prelude::*;
 
 /// Runs `work` on `n_threads` threads (the pool training with that count uses; 0: rayon's global
@@ -110,6 +113,53 @@ impl PyModel {
         n_threads: usize,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         self.scores(py, features, (false, iteration, n_threads))
+    }
+
+    /// The built-in metric `name` of the model on rows `features` with targets `y` as the front
+    /// end encodes them (0/1, class indices; n × K row-major for K outputs) and `weights`
+    /// (None: 1): the core's metric, as the history records it.
+    #[pyo3(signature = (name, features, y, weights=None, n_threads=0))]
+    fn metric(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        features: &Bound<'_, PyAny>,
+        y: PyReadonlyArray1<'_, f64>,
+        weights: Option<PyReadonlyArray1<'_, f64>>,
+        n_threads: usize,
+    ) -> PyResult<f64> {
+        let metric: Metric = guarded(|| name.trim().parse())?;
+        guarded(|| metric.check(&self.model.loss))?;
+        let columns = Columns::extract(features)?;
+        self.check_names(&columns)?;
+        let frame = columns.frame()?;
+        let n = frame.n_rows();
+        let y = contiguous("target", &y)?;
+        let ones;
+        let weights = match &weights {
+            Some(w) => contiguous("weights", w)?,
+            None => {
+                ones = vec![1.0; n];
+                &ones
+            }
+        };
+        let width = guarded(|| self.model.loss())?.target_width();
+        if y.len() != n * width || weights.len() != n {
+            return Err(DataError::new_err(format!(
+                "metric {name}: {} targets and {} weights for {n} rows",
+                y.len(),
+                weights.len()
+            )));
+        }
+        let model = &self.model;
+        py.detach(|| {
+            guarded(|| {
+                in_threads(n_threads, || {
+                    let scores = model.predict(&frame)?;
+                    Ok(metric.evaluate(&*model.loss()?, y, &scores, weights))
+                })
+            })
+        })
     }
 
     /// Response-scale predictions (probabilities for classification losses), shape (n, n_outputs).

@@ -262,7 +262,7 @@ def test_target_with_nan_and_null_counts_rows():
 
 def test_non_numeric_target_for_regression_loss():
     with pytest.raises(optboost.TargetError, match="regression needs a numeric target"):
-        optboost.boost("s ~ a + b", regression_frame(), progress=False)
+        optboost.boost("s ~ a + b", regression_frame(), loss="squared", progress=False)
 
 
 def test_wrong_number_of_classes_for_binary_loss():
@@ -427,7 +427,7 @@ def test_numeric_columns_are_passed_zero_copy():
     assert np.shares_memory(design.features[0].values, buffer)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        optboost.boost("y ~ a + b", frame, n_iter=1, progress=False)
+        optboost.boost("y ~ a + b", frame, loss="squared", n_iter=1, progress=False)
 
 
 def test_one_core_call_validates_and_returns_what_training_uses():

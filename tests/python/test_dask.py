@@ -502,3 +502,23 @@ def test_a_flood_at_the_root_before_the_workers_join_changes_no_model(client, pi
     data = whole(pieces)
     np.testing.assert_array_equal(flooded.predict(data), plain.predict(data))
     assert flooded.n_trees == plain.n_trees
+
+
+def test_an_in_memory_validation_frame_and_the_client_given_to_the_estimator(client, pieces):
+    train, valid = pieces, piece(200, 9)
+    settings = dict(n_iter=12, loss="squared", validation_fraction=None)
+    local = optboost.boost("y ~ x1 + x2 + shop", whole(train), valid=valid, **settings)
+    for frame in (valid, __import__("polars").from_pandas(valid)):
+        model = odask.boost("y ~ x1 + x2 + shop", frame_on(client, train, "two"), client=client,
+                            valid=frame, timeout=30, **settings)
+        np.testing.assert_allclose(model.history["valid_loss"].to_numpy(),
+                                   local.history["valid_loss"].to_numpy(), rtol=RTOL)
+    data = whole(pieces)
+    ddf = dd.from_pandas(data, npartitions=2).persist()
+    classifier = odask.DaskBoostClassifier(client=client, n_iter=5, validation_fraction=None)
+    assert classifier.get_params()["client"] is client
+    classifier.fit(ddf[["x1", "x2"]], ddf["cls"])
+    assert isinstance(classifier.model_, optboost.Model)
+    assert sorted(classifier.classes_) == ["high", "low", "mid"]
+    with pytest.raises(ParameterError, match="cv.folds"):
+        odask.boost("y ~ x1", ddf, client=client, **{"cv.folds": 3})

@@ -30,11 +30,12 @@ def test_r_distribution_names_are_the_same_models(data):
 
 @pytest.mark.parametrize(
     ("name", "answer"),
-    [("n.trees", "n_iter"), ("interaction.depth", "max_depth"), ("shrinkage", "learning_rate")],
+    [("num_boost_round", "n_iter"), ("eta", "learning_rate"), ("num_leaves", "max_leaves")],
 )
-def test_r_argument_names_are_answered_with_ours(data, name, answer):
+def test_other_libraries_argument_names_are_answered_with_ours(data, name, answer):
+    # R's names are accepted as they are (test_fit_plan.py); LightGBM's and XGBoost's answered.
     with pytest.raises(ParameterError, match=f"optboost calls it {answer}"):
-        optboost.boost("y ~ x", data, **{name: 3})
+        optboost.boost("y ~ x", data, loss="logistic", **{name: 3})
 
 
 def test_missing_r_distributions_say_so(data):

@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 import optboost
-from optboost.metrics import METRICS, tweedie_deviance
+from optboost.metrics import LOSS_METRICS as METRICS, tweedie_deviance
 
 # (optboost loss, LightGBM objective and parameters, variance power p)
 PEERS = [

@@ -35,8 +35,9 @@ def test_subsampling_reaches_the_core_and_is_seeded():
 def test_subsample_out_of_range_is_a_parameter_error():
     with pytest.raises(optboost.ParameterError, match="subsample"):
         optboost.boost("y ~ a", regression_frame(), subsample=0.0, progress=False)
+    # R's bag.fraction is subsample: accepted, with subsample's checks.
     with pytest.raises(optboost.ParameterError, match="subsample"):
-        optboost.boost("y ~ a", regression_frame(), **{"bag.fraction": 0.5})
+        optboost.boost("y ~ a", regression_frame(), **{"bag.fraction": 1.5})
 
 
 def test_goss_draws_seeded_rows_and_refuses_a_subsample_beside_it():

@@ -365,3 +365,74 @@ def test_estimators_pickled_before_the_shared_pipeline_still_predict():
         old = BoostRegressor.__new__(BoostRegressor)
         old.__setstate__(state)
         np.testing.assert_array_equal(old.predict(data), fitted.predict(data))
+
+
+def _xy(n: int = 300, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    y = X[:, 0] + 2 * X[:, 1] ** 2 + rng.normal(scale=0.3, size=n)
+    return X, y
+
+
+def test_n_estimators_is_n_iter():
+    X, y = _xy()
+    by_sklearn_name = BoostRegressor(n_estimators=12).fit(X, y)
+    by_own_name = BoostRegressor(n_iter=12).fit(X, y)
+    assert by_sklearn_name.n_iter_ == 12
+    np.testing.assert_array_equal(by_sklearn_name.predict(X), by_own_name.predict(X))
+    with pytest.raises(optboost.ParameterError, match="n_estimators"):
+        BoostRegressor(n_estimators=5, n_iter=5).fit(X, y)
+
+
+@pytest.mark.parametrize("method", ["gbm", "rgbm"])
+def test_warm_start_trains_on_to_the_longer_fit(method):
+    X, y = _xy()
+    warm = BoostRegressor(method=method, n_iter=10, warm_start=True).fit(X, y)
+    first = warm.predict(X)
+    warm.set_params(n_iter=25).fit(X, y)
+    assert warm.n_iter_ == 25
+    longer = BoostRegressor(method=method, n_iter=25).fit(X, y)
+    np.testing.assert_array_equal(warm.predict(X), longer.predict(X))
+    assert not np.array_equal(first, warm.predict(X))
+    with pytest.raises(optboost.ParameterError, match="below the 25 iterations"):
+        warm.set_params(n_iter=5).fit(X, y)
+    with pytest.raises(optboost.DataError, match="warm_start"):
+        warm.set_params(n_iter=30).fit(X, y + 1)
+    # Without warm_start a fit starts anew (and keeps no training state).
+    cold = BoostRegressor(method=method, n_iter=10).fit(X, y)
+    cold.set_params(n_iter=25).fit(X, y)
+    np.testing.assert_array_equal(cold.predict(X), longer.predict(X))
+    assert not hasattr(cold, "_booster_")
+    restored = pickle.loads(pickle.dumps(warm))
+    np.testing.assert_array_equal(restored.predict(X), warm.predict(X))
+
+
+def test_staged_predict_gives_every_iteration():
+    X, y = _xy()
+    regressor = BoostRegressor(n_iter=15).fit(X, y)
+    stages = list(regressor.staged_predict(X))
+    assert len(stages) == 15
+    np.testing.assert_array_equal(stages[-1], regressor.predict(X))
+    assert not np.array_equal(stages[0], stages[-1])
+    labels = np.where(y > np.median(y), "up", "down")
+    classifier = BoostClassifier(n_iter=8).fit(X, labels)
+    stages = list(classifier.staged_predict(X))
+    assert len(stages) == 8 and set(stages[0]) <= {"up", "down"}
+    np.testing.assert_array_equal(stages[-1], classifier.predict(X))
+
+
+def test_model_is_the_optboost_model():
+    X, y = _xy()
+    regressor = BoostRegressor(n_iter=10).fit(X, y)
+    model = regressor.model_
+    assert isinstance(model, optboost.Model)
+    frame = pl.DataFrame({f"x{j}": X[:, j] for j in range(4)})
+    np.testing.assert_array_equal(model.predict(frame), regressor.predict(X))
+    assert model.n_iter == 10 and "x0" in model.summary()
+    labels = np.where(y > np.median(y), "up", "down")
+    classifier = BoostClassifier(n_iter=6).fit(pd.DataFrame(X, columns=list("abcd")), labels)
+    model = classifier.model_
+    data = pd.DataFrame(X, columns=list("abcd"))
+    assert model.classes == ["down", "up"]
+    np.testing.assert_array_equal(model.predict(data), classifier.predict_proba(data)[:, 1])
+    assert list(model.predict(data, type="class")) == list(classifier.predict(data))

@@ -7,51 +7,36 @@ builds the spec and starts the tasks, in two rounds: every rank first builds its
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from ..api import design_pairs, prepare_settings
-from ..class_weights import class_weight_values
 from .. import _core
+from ..class_weights import class_weight_values
 from ..errors import ParameterError
 from ..holdout import GlobalHoldout, check_held, resolve_fraction
-from ..losses import CustomLoss, LossLike
 from ..model import Model
+from ..plan import FitPlan
 from . import _worker
 from ._design import distributed_design
-from ._placement import partitions_of
+from ._placement import is_dask_frame, partitions_of
 from ._ranks import train_ranks
+
 
 def boost(
     formula: str,
     data: Any,
     *,
     client: Any = None,
-    method: str = "gbm",
-    loss: LossLike = "squared",
-    n_iter: int = 100,
-    learning_rate: float = 0.1,
-    valid: Any = None,
-    validation_fraction: float | str | None = "auto",
-    weights: str | None = None,
-    offset: str | None = None,
-    class_weight: Any = None,
-    early_stopping_rounds: int | None = None,
-    seed: int = 0,
-    n_threads: int = 0,
-    progress: Any = None,
-    callback: Any = None,
-    context: Mapping[str, Any] | None = None,
     timeout: float = 600.0,
-    **params: Any,
+    **arguments: Any,
 ) -> Model:
     """``optboost.boost`` on a Dask cluster; returns the same ``optboost.Model``.
 
     data: a dask DataFrame of pandas partitions, or a list of Parquet paths that every worker
         can read (each file is read on the worker that trains on it).
-    valid: validation data of the same kinds.
+    valid: validation data of the same kinds, or an in-memory pandas or polars frame (sent to
+        one worker as one partition).
     client: a ``distributed.Client`` (None: the default client).
     weights, offset: column names (arrays cannot be split over workers).
     validation_fraction: as in ``optboost.boost``: the rows held out are those
@@ -62,43 +47,40 @@ def boost(
     One rank per worker holding rows (a worker with no partition, or only empty ones, takes no
     part), rank 0 on the worker of the first partition.
 
-    Every other parameter as in ``optboost.boost``. Not supported: custom losses
-    (``CustomLoss``), the cox and multiclass_hinge losses, callable metrics and the AUC
-    metric, ``callback`` and ``progress=True``. A worker lost while training raises
+    Every other argument as in ``optboost.boost`` (checked by its fit plan, R's names among
+    them), except that without ``loss=`` the loss is the squared one (the target is not read on
+    the client to infer it). Not supported: custom losses (``CustomLoss``), the cox and
+    multiclass_hinge losses, callable metrics and the AUC metric, ``callback``,
+    ``progress=True``, ``train.fraction`` and ``cv.folds``. A worker lost while training raises
     ``DistributedTrainingError`` (an ``OptboostError``) naming it and the iteration, with the
     model of the last finished iteration as its ``model``. The model's ``traffic`` (not saved
     with it) lists, per rank, the bytes and messages it exchanged.
     """
-    _refuse_unsupported(loss, params, progress, callback, weights, offset, timeout)
-    if valid is not None and validation_fraction not in (None, "auto"):
-        raise ParameterError("pass valid= or validation_fraction=, not both")
-    prepared = prepare_settings(
-        method, loss, n_iter, learning_rate, early_stopping_rounds, seed, n_threads, params
-    )
-    if prepared.functions:
-        raise ParameterError(
-            "optboost.dask takes built-in metric names only; callable metrics would run on "
-            "one worker's rows"
-        )
-    if "auc" in str(dict(prepared.pairs).get("metrics", "")).split(","):
+    plan = FitPlan.make(arguments)
+    fit = plan.fit
+    _refuse_unsupported(plan, timeout)
+    if "auc" in str(dict(plan.pairs).get("metrics", "")).split(","):
         raise ParameterError("optboost.dask does not compute the AUC metric (it ranks all rows)")
-    if not _core.loss_info(prepared.resolved["loss"])["distributable"]:
+    if not _core.loss_info(plan.resolved["loss"])["distributable"]:
         raise ParameterError(
-            f"optboost.dask does not fit the {prepared.resolved['loss']} loss, whose value is not "
+            f"optboost.dask does not fit the {plan.resolved['loss']} loss, whose value is not "
             "a sum of the workers' parts (docs/algorithms.md §12)"
         )
-    task = prepared.task
+    task, seed = plan.task, plan.seed
+    weights, offset, valid = fit["weights"], fit["offset"], fit["valid"]
     client = resolve_client(client)
     parts = partitions_of(client, data, "data")
-    valid_parts = partitions_of(client, valid, "valid") if valid is not None else None
+    valid_parts = None
+    if valid is not None:
+        valid_parts = partitions_of(client, _distributed_valid(valid), "valid")
     design = distributed_design(
-        client, formula, parts, task=task, weights=weights, offset=offset, context=context
+        client, formula, parts, task=task, weights=weights, offset=offset, context=fit["context"]
     )
     spec = design.spec
-    pairs, offset = design_pairs(formula, spec, prepared, offset)
+    pairs, offset = plan.design_pairs(formula, spec, offset)
     fraction = None
     if valid is None:
-        fraction = resolve_fraction(validation_fraction, method, parts.n_rows)
+        fraction = resolve_fraction(fit["validation_fraction"], plan.method, parts.n_rows)
     stratify = task != "regression"
     group_counts = (
         design.class_counts.astype(np.int64)
@@ -111,38 +93,62 @@ def boost(
         held = np.array([holdout.n_held(p) for p in range(len(parts.rows))], dtype=np.int64)
         check_held(int(held.sum()), parts.n_rows, fraction)
         train_rows = train_rows - held
-    if early_stopping_rounds is not None and fraction is None and valid is None:
-        raise ParameterError(
-            "early_stopping_rounds needs validation data: pass valid= or validation_fraction="
-        )
+    plan.check_validation(
+        fraction is not None or valid is not None, "pass valid= or validation_fraction="
+    )
     k = spec.target_encoding.n_classes if task == "multiclass" else len(spec.target_names)
-    plan = _worker.RankPlan(
+    class_weight = _class_weight(fit["class_weight"], spec, design.class_counts, parts.n_rows, task)
+    rank_plan = _worker.RankPlan(
         spec=spec.to_dict(),
-        context=dict(context) if context else None,
+        context=dict(fit["context"]) if fit["context"] else None,
         weights_column=weights,
         offset_column=offset,
         n_outputs=k,
-        class_weight=_class_weight(class_weight, spec, design.class_counts, parts.n_rows, task),
+        class_weight=class_weight,
         fraction=fraction,
         seed=seed,
         stratify=stratify,
         group_counts=group_counts.tolist(),
         train_starts=(np.cumsum(train_rows) - train_rows).tolist(),
     )
-    return train_ranks(client, parts, valid_parts, plan, pairs, int(n_iter), timeout)
+    return train_ranks(client, parts, valid_parts, rank_plan, pairs, plan.n_iter, timeout)
 
 
-def _refuse_unsupported(loss, params, progress, callback, weights, offset, timeout) -> None:
-    if isinstance(loss, CustomLoss):
+def _distributed_valid(valid: Any) -> Any:
+    """Validation data as ``partitions_of`` takes it: an in-memory pandas or polars frame
+    becomes a dask DataFrame of one partition."""
+    if is_dask_frame(valid) or isinstance(valid, (list, tuple)):
+        return valid
+    module = type(valid).__module__.split(".")[0]
+    if module in ("pandas", "polars") and hasattr(valid, "columns"):
+        import dask.dataframe as dd
+
+        frame = valid.to_pandas() if module == "polars" else valid
+        return dd.from_pandas(frame, npartitions=1)
+    return valid
+
+
+def _refuse_unsupported(plan: FitPlan, timeout: Any) -> None:
+    fit = plan.fit
+    if plan.custom_loss is not None:
         raise ParameterError(
             "optboost.dask does not take a CustomLoss: its Python functions would run on every "
             "worker at every iteration; use a built-in loss"
         )
-    if callback is not None:
+    if plan.functions:
+        raise ParameterError(
+            "optboost.dask takes built-in metric names only; callable metrics would run on "
+            "one worker's rows"
+        )
+    if fit["callback"] is not None:
         raise ParameterError("optboost.dask takes no callback (training runs on the workers)")
-    if progress is True:
+    if fit["progress"] is True:
         raise ParameterError("optboost.dask shows no progress bar (training runs on the workers)")
-    for name, value in (("weights", weights), ("offset", offset)):
+    for name in ("train_fraction", "cv_folds"):
+        if fit[name] is not None:
+            raise ParameterError(f"optboost.dask does not take {name.replace('_', '.')}")
+    for name in ("weights", "offset"):
+        value = fit[name]
         if value is not None and not isinstance(value, str):
             raise ParameterError(
                 f"optboost.dask takes {name}= as a column name of the data, got "

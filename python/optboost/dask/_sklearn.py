@@ -4,12 +4,14 @@ dask Series of the same partitions, ``predict`` / ``predict_proba`` returning da
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
 
 from ..errors import DataError, DataTypeError, ParameterError
 from ..losses import loss_text
+from ..plan import DEFAULTS
 from ..sklearn import BoostClassifier, BoostRegressor
 from ._fit import boost, resolve_client
 from ._placement import is_dask_frame
@@ -18,6 +20,23 @@ from ._predict import map_predictions, type_name
 # The columns the target and the sample weights take in the frame sent to optboost.dask.boost.
 TARGET_COLUMN = "optboost_target_"
 WEIGHT_COLUMN = "optboost_sample_weight_"
+
+
+def _with_client(parent: type) -> Any:
+    """``parent.__init__`` with one more keyword parameter, ``client`` (a
+    ``distributed.Client``; None: the default client, or fit's ``client=``), in the signature
+    scikit-learn reads the estimator's parameters from (``get_params``, ``clone``)."""
+
+    def __init__(self, *, client: Any = None, **parameters: Any) -> None:
+        parent.__init__(self, **parameters)
+        self.client = client
+
+    signature = inspect.signature(parent.__init__)
+    client = inspect.Parameter("client", inspect.Parameter.KEYWORD_ONLY, default=None)
+    own, *parameters = signature.parameters.values()  # self, then the estimator's parameters
+    parameters = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in parameters]
+    __init__.__signature__ = signature.replace(parameters=[own, *parameters, client])
+    return __init__
 
 
 class _DaskFit:
@@ -48,20 +67,17 @@ class _DaskFit:
         if sample_weight is not None:
             frame = frame.assign(**{WEIGHT_COLUMN: sample_weight})
             weights = WEIGHT_COLUMN
-        settings = self._settings(loss)
         model = boost(
             f"{TARGET_COLUMN} ~ .",
             frame,
-            client=client,
+            client=self.client if client is None else client,
             weights=weights,
             class_weight=class_weight,
-            validation_fraction=self.validation_fraction,
-            early_stopping_rounds=self.early_stopping_rounds,
             monotone=self.monotone,
             interactions=self.interactions,
-            **settings,
+            **self._arguments(loss),
         )
-        self.model_ = model
+        self._model_ = model
         self.core_model_ = model._core
         self._features_ = model.spec.features
         self._fitted_on_frame_ = True
@@ -85,13 +101,16 @@ def _call(part: Any, estimator: Any, method: Any, meta: np.ndarray) -> np.ndarra
 class DaskBoostRegressor(_DaskFit, BoostRegressor):
     """``optboost.BoostRegressor`` fitted on a Dask cluster (``optboost.dask.boost``): same
     parameters; ``monotone`` and ``interactions`` by column name. ``fit(X, y,
-    sample_weight=None, client=None)`` with dask collections of the same partitions."""
+    sample_weight=None, client=None)`` with dask collections of the same partitions; the
+    client may be given to the constructor too (``client=``)."""
+
+    __init__ = _with_client(BoostRegressor)
 
     def fit(
         self, X: Any, y: Any, sample_weight: Any = None, eval_set: Any = None, *,
         client: Any = None,
     ) -> DaskBoostRegressor:
-        loss = loss_text(self.loss if self.loss is not None else "squared")
+        loss = loss_text(self.loss if self.loss is not None else DEFAULTS["loss"])
         self._dask_fit(X, y, sample_weight, eval_set, loss, client)
         self.n_targets_ = 1
         return self
@@ -104,7 +123,10 @@ class DaskBoostRegressor(_DaskFit, BoostRegressor):
 
 class DaskBoostClassifier(_DaskFit, BoostClassifier):
     """``optboost.BoostClassifier`` fitted on a Dask cluster: same parameters (class_weight
-    "balanced" from the class counts of every partition)."""
+    "balanced" from the class counts of every partition; ``client=`` as for
+    DaskBoostRegressor)."""
+
+    __init__ = _with_client(BoostClassifier)
 
     def fit(
         self, X: Any, y: Any, sample_weight: Any = None, eval_set: Any = None, *,
@@ -113,10 +135,11 @@ class DaskBoostClassifier(_DaskFit, BoostClassifier):
         if not is_dask_frame(y):
             raise DataTypeError(f"y must be a dask Series, got {type_name(y)}")
         # The distinct labels only come to the client: they choose the default loss.
+        client = self.client if client is None else client
         n_classes = int(resolve_client(client).compute(y.nunique()).result())
         loss = self._loss_for(n_classes)
         self._dask_fit(X, y, sample_weight, eval_set, loss, client, self.class_weight)
-        self.classes_ = np.asarray(self.model_.classes)
+        self.classes_ = np.asarray(self._model_.classes)
         return self
 
     def predict(self, X: Any) -> Any:

@@ -273,20 +273,19 @@ def train_rank(
     timeout). Returns the model's pickled form, how training ended and the warnings to
     show; a failed collective (a worker lost) gives the model of the last finished iteration
     with the core's message."""
-    from .. import _core
+    from ..plan import new_booster
 
     spec = plan.design()
     rank, world, root, secret, timeout = distributed
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        booster = _core.Booster(
+        booster = new_booster(
             pairs,
             inputs.features,
             inputs.y,
             inputs.weights,
-            *inputs.valid,
-            *inputs.offsets,
-            custom_loss=None,
+            valid=inputs.valid,
+            offsets=inputs.offsets,
             row_roles=inputs.row_roles,
             distributed=(rank, world, root, secret.reveal(), timeout, inputs.rows),
         )
