@@ -10,6 +10,10 @@
 use super::{FlatNode, FlatTree, Rows, BOTH_RULES, CATEGORICAL_RULES, NUMERIC, NUMERIC_RULES};
 use crate::tree::oblivious::MAX_OBLIVIOUS_DEPTH;
 
+/// See `ObliviousTable::new`. A full oblivious tree has 2^depth entries for 2^(depth+1) − 1
+/// nodes.
+const MAX_ENTRIES_PER_NODE: usize = 4;
+
 #[derive(Debug, Clone)]
 pub(crate) struct ObliviousTable {
     /// The rule of each level, as the flat tree holds it.
@@ -23,10 +27,14 @@ pub(crate) struct ObliviousTable {
 
 impl ObliviousTable {
     /// The table of `flat`, if every level's splits share one rule, at depth 2 (a stump walks
-    /// as fast) to `MAX_OBLIVIOUS_DEPTH`.
+    /// as fast) to `MAX_OBLIVIOUS_DEPTH`, and the table is at most `MAX_ENTRIES_PER_NODE` times
+    /// the tree's nodes (a sparse tree, such as a chain of one split per level, would cost more
+    /// to tabulate at each prediction than its walk).
     pub(crate) fn new(flat: &FlatTree) -> Option<ObliviousTable> {
         let depth = flat.depth;
-        if !(2..=MAX_OBLIVIOUS_DEPTH).contains(&depth) {
+        if !(2..=MAX_OBLIVIOUS_DEPTH).contains(&depth)
+            || (1 << depth) > MAX_ENTRIES_PER_NODE * flat.nodes.len()
+        {
             return None;
         }
         let is_leaf = |i: u32| flat.nodes[i as usize].children[0] == i;
