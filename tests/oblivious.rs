@@ -26,7 +26,11 @@ impl Mixed {
             let effect = [0.0, 1.0, -1.0, 0.5, 2.0, -0.5, 0.0, 1.5][code.max(0) as usize];
             y.push(2.0 * x[0] - x[1] * x[2] + effect + 0.3 * rng.normal());
             for (j, v) in x.into_iter().enumerate() {
-                columns[j].push(if j == 1 && rng.chance(0.1) { f64::NAN } else { v });
+                columns[j].push(if j == 1 && rng.chance(0.1) {
+                    f64::NAN
+                } else {
+                    v
+                });
             }
             codes.push(code);
         }
@@ -42,7 +46,10 @@ impl Mixed {
     }
 
     fn classes(&self) -> Vec<f64> {
-        self.y.iter().map(|&y| (y.clamp(-0.5, 2.49) + 0.5).floor()).collect()
+        self.y
+            .iter()
+            .map(|&y| (y.clamp(-0.5, 2.49) + 0.5).floor())
+            .collect()
     }
 }
 
@@ -121,7 +128,10 @@ fn every_method_and_loss_fits_oblivious_trees_and_the_leaf_table_predicts_as_the
             y,
         );
         assert!(model.trees.iter().all(is_oblivious), "{case}");
-        assert!(model.trees.iter().any(|t| t.depth() >= 3), "{case}: deep trees");
+        assert!(
+            model.trees.iter().any(|t| t.depth() >= 3),
+            "{case}: deep trees"
+        );
         let frame = data.frame();
         let by_table = model.predict(&frame).unwrap();
         let by_walk = model.predict_walking(&frame).unwrap();
@@ -131,7 +141,11 @@ fn every_method_and_loss_fits_oblivious_trees_and_the_leaf_table_predicts_as_the
         // Saved and loaded bit for bit.
         let loaded = Model::from_json(&model.to_json()).unwrap();
         assert_eq!(loaded, model, "{case}");
-        assert_eq!(bits(&loaded.predict(&frame).unwrap()), bits(&by_table), "{case}");
+        assert_eq!(
+            bits(&loaded.predict(&frame).unwrap()),
+            bits(&by_table),
+            "{case}"
+        );
     }
 }
 
@@ -161,7 +175,10 @@ fn oblivious_models_are_the_same_with_one_and_two_threads_and_explain_their_scor
     let width = model.features.len() + 1;
     for (row, block) in contributions.chunks(width).enumerate() {
         let sum: f64 = block.iter().sum();
-        assert!((sum - scores[row]).abs() < 1e-9 * (1.0 + scores[row].abs()), "row {row}");
+        assert!(
+            (sum - scores[row]).abs() < 1e-9 * (1.0 + scores[row].abs()),
+            "row {row}"
+        );
     }
 }
 
@@ -186,7 +203,10 @@ fn oblivious_trees_respect_monotone_and_interaction_constraints() {
             .filter(|n| !n.is_leaf())
             .map(|n| n.feature)
             .collect();
-        assert!(sets.iter().any(|s| used.iter().all(|f| s.contains(f))), "{used:?}");
+        assert!(
+            sets.iter().any(|s| used.iter().all(|f| s.contains(f))),
+            "{used:?}"
+        );
     }
     // Scores along a grid of x0 (increasing) and of x1 (decreasing), the other columns fixed.
     let grid: Vec<f64> = (0..=200).map(|k| k as f64 / 200.0).collect();
@@ -218,9 +238,17 @@ fn the_tree_parameter_is_checked() {
     assert!(error.contains("oblivious"), "{error}");
     params.set("tree", "oblivious").unwrap();
     params.set("max_depth", "17").unwrap();
-    assert!(params.validate().unwrap_err().to_string().contains("max_depth"));
+    assert!(params
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("max_depth"));
     params.set("max_depth", "16").unwrap();
     params.validate().unwrap();
     params.set("growth", "leafwise").unwrap();
-    assert!(params.validate().unwrap_err().to_string().contains("growth"));
+    assert!(params
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("growth"));
 }

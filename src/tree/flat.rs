@@ -442,7 +442,9 @@ impl<'t> Predictor<'t> {
     /// `numeric[j]`: feature j of the model is numeric.
     pub(crate) fn new(tree: &'t Tree, numeric: &[bool]) -> Self {
         match FlatTree::new(tree, numeric) {
-            Some(flat) => ObliviousTable::new(&flat).map_or(Predictor::Flat(flat), Predictor::Oblivious),
+            Some(flat) => {
+                ObliviousTable::new(&flat).map_or(Predictor::Flat(flat), Predictor::Oblivious)
+            }
             None => Predictor::General(tree),
         }
     }

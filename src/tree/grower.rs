@@ -1,8 +1,9 @@
 //! Growing one tree: depth-wise (level by level, as in the papers) or leaf-wise (best gain
 //! first, as in LightGBM); oblivious trees in oblivious.rs. This file chooses how a tree is
 //! grown (which features' histograms, with or without bin counts, exact or quantized
-//! statistics) and drives the phases of growing it, each in a file of its own: the histograms (node_histograms.rs), the split search
-//! (node_search.rs), the splits with their partitions and leaf values (growing_tree.rs).
+//! statistics) and drives the phases of growing it, each in a file of its own: the histograms
+//! (node_histograms.rs), the split search (node_search.rs), the splits with their partitions
+//! and leaf values (growing_tree.rs).
 
 use super::candidates::Candidates;
 use super::constraints::{Constraints, NodeLimits};
@@ -183,7 +184,7 @@ pub fn grow_with_options(
     };
     let ranks = Ranks::of(options.collective);
     if params.tree == TreeKind::Oblivious {
-        // Exact counts: a level's rule is checked against every node's leaf minimum.
+        // With bin counts: a level's rule is checked against every node's leaf minimum.
         let quantization = (options.quantize_seed)
             .filter(|_| ranks.alone())
             .and_then(|seed| row_stats.quantized(options.rows, seed, params.max_depth));

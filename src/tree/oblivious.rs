@@ -335,7 +335,11 @@ impl Sums {
     }
 
     /// The best of candidates `ks` (ascending): (gain, k, missing values left).
-    fn best(&self, ks: impl Iterator<Item = usize>, total_count: u64) -> Option<(f64, usize, bool)> {
+    fn best(
+        &self,
+        ks: impl Iterator<Item = usize>,
+        total_count: u64,
+    ) -> Option<(f64, usize, bool)> {
         let mut best: Option<(f64, usize, bool)> = None;
         for k in ks {
             let options = if self.any_missing {

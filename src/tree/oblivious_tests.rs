@@ -11,7 +11,9 @@ fn case(seed: u64, n: usize) -> (Vec<Vec<f64>>, Vec<i32>, Vec<f64>, Vec<f64>) {
     let mut columns = vec![Vec::new(); 3];
     let (mut codes, mut vt, mut v) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..n {
-        let x: Vec<f64> = (0..3).map(|_| (uniform(&mut state) * 12.0).floor()).collect();
+        let x: Vec<f64> = (0..3)
+            .map(|_| (uniform(&mut state) * 12.0).floor())
+            .collect();
         let code = (uniform(&mut state) * 7.0) as i32 - 1;
         let noise = uniform(&mut state) - 0.5;
         let y = x[0] * (x[1] > 5.0) as u8 as f64 - 0.5 * x[2] + 2.0 * f64::from(code % 3) + noise;
@@ -67,7 +69,11 @@ fn rows_of_nodes(tree: &Tree, data: &BinnedData) -> Vec<Vec<usize>> {
                 break;
             }
             let bin = data.column(n.feature as usize).get(row);
-            i = if goes_left(tree, i, bin) { n.left } else { n.right } as usize;
+            i = if goes_left(tree, i, bin) {
+                n.left
+            } else {
+                n.right
+            } as usize;
         }
     }
     rows
@@ -99,10 +105,8 @@ fn naive_level_gain(
             }
         }
         let nr = rows.len() - nl;
-        let admissible = nl >= m
-            && nr >= m
-            && hl >= params.min_weight_leaf
-            && h - hl >= params.min_weight_leaf;
+        let admissible =
+            nl >= m && nr >= m && hl >= params.min_weight_leaf && h - hl >= params.min_weight_leaf;
         if admissible {
             sum += score(gl, hl) + score(g - gl, h - hl) - score(g, h);
         }
@@ -122,7 +126,12 @@ fn each_level_takes_the_rule_of_largest_summed_gain_and_every_split_of_it_shares
             tree: TreeKind::Oblivious,
             ..TreeParams::default()
         };
-        let grown = grow(&data, FitStats { vt: &vt, v: &v }, &params, &Candidates::All);
+        let grown = grow(
+            &data,
+            FitStats { vt: &vt, v: &v },
+            &params,
+            &Candidates::All,
+        );
         let tree = &grown.tree;
         let depth = depths(tree);
         let rows = rows_of_nodes(tree, &data);
@@ -138,7 +147,13 @@ fn each_level_takes_the_rule_of_largest_summed_gain_and_every_split_of_it_shares
                 let last = data.mappers()[feature].n_bins() - 1;
                 for k in 1..=last {
                     for missing_left in [false, true] {
-                        let left = |b: u8| if b == 0 { missing_left } else { b as usize <= k };
+                        let left = |b: u8| {
+                            if b == 0 {
+                                missing_left
+                            } else {
+                                b as usize <= k
+                            }
+                        };
                         let sums = (&vt[..], &v[..]);
                         let gain =
                             naive_level_gain(&level_rows, &data, sums, &params, feature, left);
@@ -165,24 +180,26 @@ fn each_level_takes_the_rule_of_largest_summed_gain_and_every_split_of_it_shares
             }
             // The nodes the rule left unsplit cannot take it: a child would be too small.
             let feature = tree.nodes[first].feature as usize;
-            let chosen = naive_level_gain(
-                &level_rows,
-                &data,
-                (&vt, &v),
-                &params,
-                feature,
-                |b| goes_left(tree, first, b),
-            );
+            let chosen = naive_level_gain(&level_rows, &data, (&vt, &v), &params, feature, |b| {
+                goes_left(tree, first, b)
+            });
             let stored: f64 = splits.iter().map(|&i| tree.nodes[i].gain).sum();
             for &i in level.iter().filter(|i| !splits.contains(i)) {
-                let alone = naive_level_gain(&[&rows[i]], &data, (&vt, &v), &params, feature, |b| {
-                    goes_left(tree, first, b)
-                });
+                let alone =
+                    naive_level_gain(&[&rows[i]], &data, (&vt, &v), &params, feature, |b| {
+                        goes_left(tree, first, b)
+                    });
                 assert_eq!(alone, 0.0, "{case}: node {i} stayed a leaf");
             }
             let tol = 1e-9 * (1.0 + chosen.abs());
-            assert!((stored - chosen).abs() <= tol, "{case}: {stored} vs {chosen}");
-            assert!(chosen >= best_numeric - tol, "{case}: {chosen} < {best_numeric}");
+            assert!(
+                (stored - chosen).abs() <= tol,
+                "{case}: {stored} vs {chosen}"
+            );
+            assert!(
+                chosen >= best_numeric - tol,
+                "{case}: {chosen} < {best_numeric}"
+            );
             if !data.is_categorical(feature) {
                 assert!((chosen - best_numeric).abs() <= tol, "{case}");
             }
@@ -207,7 +224,12 @@ fn a_categorical_rule_is_the_best_subset_of_levels_where_the_category_explains_t
         l2_leaf: 0.0,
         ..TreeParams::default()
     };
-    let grown = grow(&data, FitStats { vt: &vt, v: &v }, &params, &Candidates::All);
+    let grown = grow(
+        &data,
+        FitStats { vt: &vt, v: &v },
+        &params,
+        &Candidates::All,
+    );
     let tree = &grown.tree;
     assert_eq!(tree.nodes[0].feature, 3);
     // At the root (one node), the best of every subset of the 6 levels, by brute force.
@@ -278,18 +300,31 @@ fn a_level_stops_before_exceeding_max_leaves_and_the_parameters_are_checked() {
         tree: TreeKind::Oblivious,
         ..TreeParams::default()
     };
-    let grown = grow(&data, FitStats { vt: &vt, v: &v }, &params, &Candidates::All);
+    let grown = grow(
+        &data,
+        FitStats { vt: &vt, v: &v },
+        &params,
+        &Candidates::All,
+    );
     assert!(grown.tree.n_leaves() <= 7 && grown.tree.depth() == 2);
     let deep = TreeParams {
         max_depth: MAX_OBLIVIOUS_DEPTH + 1,
         ..params
     };
-    assert!(deep.validate().unwrap_err().to_string().contains("max_depth"));
+    assert!(deep
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("max_depth"));
     let leafwise = TreeParams {
         growth: Growth::Leafwise,
         ..params
     };
-    assert!(leafwise.validate().unwrap_err().to_string().contains("growth"));
+    assert!(leafwise
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("growth"));
     assert!("symmetric".parse::<TreeKind>().is_err());
 }
 
@@ -306,7 +341,12 @@ fn prediction_takes_the_leaf_table_of_oblivious_trees_only_and_predicts_as_the_w
             tree,
             ..TreeParams::default()
         };
-        let grown = grow(&data, FitStats { vt: &vt, v: &v }, &params, &Candidates::All);
+        let grown = grow(
+            &data,
+            FitStats { vt: &vt, v: &v },
+            &params,
+            &Candidates::All,
+        );
         assert_eq!(grown.tree.depth(), 4, "{tree:?}");
         let predictor = Predictor::new(&grown.tree, &numeric);
         let by_table = matches!(predictor, Predictor::Oblivious(_));
@@ -317,7 +357,11 @@ fn prediction_takes_the_leaf_table_of_oblivious_trees_only_and_predicts_as_the_w
         for row in 0..800 {
             let leaf = grown.tree.leaf_of_bins(data.matrix().row(row));
             assert_eq!(walk[row].to_bits(), grown.tree.nodes[leaf].value.to_bits());
-            assert_eq!(table[row].to_bits(), walk[row].to_bits(), "{tree:?} row {row}");
+            assert_eq!(
+                table[row].to_bits(),
+                walk[row].to_bits(),
+                "{tree:?} row {row}"
+            );
         }
     }
 }
