@@ -8,12 +8,14 @@ train, 20% validation, 20% test (stratified by class for classification); gbm wi
 library's defaults otherwise, learning_rate 0.1, up to 2,000 iterations, early stopping after
 50 without improvement of the validation loss, 1 thread; the test loss of the kept iterate
 (log-loss for classification, squared error for regression). Learners: ordinary trees at the
-default depth, oblivious trees at depth 6 (CatBoost's default) and at the default depth. Per
-set: mean ± one standard error, the paired difference of each oblivious learner against the
-ordinary one (negative = oblivious better) with its standard error, trees and seconds per fit.
+default depth, oblivious trees at depth 6 (CatBoost's default) and at the default depth, and
+ordinary trees at depth 6. Per set: mean ± one standard error, the paired difference of each
+learner against the first (negative = better) with its standard error, trees and seconds per
+fit.
 
     nice -n 10 python benches/oblivious.py
     nice -n 10 python benches/oblivious.py --sets pima_diabetes,concrete --seeds 3
+    nice -n 10 python benches/oblivious.py --learners "ordinary d6,oblivious d6"
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ LEARNERS = {
     "ordinary": {},
     "oblivious d6": {"tree": "oblivious", "max_depth": 6},
     "oblivious": {"tree": "oblivious"},
+    "ordinary d6": {"max_depth": 6},
 }
 
 
@@ -75,17 +78,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sets", default=",".join(SETS))
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--learners", default=",".join(LEARNERS), help="the first is the baseline")
     parser.add_argument("--data", default=os.environ.get("OPTBOOST_DATASETS", "/work/shared/datasets"))
     args = parser.parse_args()
     print(f"optboost {optboost.__file__}")
     for name in args.sets.split(","):
         loss = SETS[name]
         data = pl.read_parquet(f"{args.data}/{name}.parquet")
-        results: dict[str, list[tuple[float, int, float]]] = {learner: [] for learner in LEARNERS}
+        learners = {name: LEARNERS[name] for name in args.learners.split(",")}
+        results: dict[str, list[tuple[float, int, float]]] = {learner: [] for learner in learners}
         for seed in range(args.seeds):
             y = data["y"].to_numpy()
             train, valid, test = (data[rows] for rows in split(len(data), y, seed, loss != "squared"))
-            for learner, settings in LEARNERS.items():
+            for learner, settings in learners.items():
                 started = time.perf_counter()
                 model = optboost.boost(
                     "y ~ .", train, valid=valid, loss=loss, n_iter=2000, learning_rate=0.1,
@@ -102,12 +107,13 @@ def main() -> None:
                 f"   trees {np.mean([r[1] for r in runs]):6.0f}   {np.mean([r[2] for r in runs]):.3f} s/fit"
                 f"   per seed {' '.join(f'{v:.4f}' for v in values)}"
             )
-        for learner in list(LEARNERS)[1:]:
-            diff = np.array([o[0] - d[0] for o, d in zip(results[learner], results["ordinary"])])
+        baseline = next(iter(learners))
+        for learner in list(learners)[1:]:
+            diff = np.array([o[0] - d[0] for o, d in zip(results[learner], results[baseline])])
             se = diff.std(ddof=1) / np.sqrt(len(diff))
-            relative = diff.mean() / np.mean([d[0] for d in results["ordinary"]])
+            relative = diff.mean() / np.mean([d[0] for d in results[baseline]])
             print(
-                f"  {learner} − ordinary: {diff.mean():+.4f} ± {se:.4f} ({relative:+.1%}, "
+                f"  {learner} − {baseline}: {diff.mean():+.4f} ± {se:.4f} ({relative:+.1%}, "
                 f"{diff.mean() / max(se, 1e-300):+.1f} se); better on {int((diff < 0).sum())}/{len(diff)} seeds"
             )
 
