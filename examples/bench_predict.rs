@@ -2,6 +2,10 @@
 //! `benches/first_contact.py` measures the same through the front end):
 //!
 //!     cargo run --release --example bench_predict -- [--rows 200000] [--repeats 7] [--threads 1]
+//!         [--oblivious]
+//!
+//! With `--oblivious` the trees are oblivious (`tree="oblivious"`), and raw prediction by their
+//! leaf table is timed against the walk of the same trees (`Model::predict_walking`).
 //!
 //! Trains 100 depth-6 trees on 20,000 rows of 3 columns of codes 0..20, once as numbers and once
 //! as categories, then prints the median seconds of `predict` (raw rows) and `predict_binned`
@@ -67,6 +71,7 @@ fn main() -> optboost::Result<()> {
     let rows = arg(&args, "--rows", 200_000);
     let repeats = arg(&args, "--repeats", 7);
     let threads = arg(&args, "--threads", 1);
+    let oblivious = args.iter().any(|a| a == "--oblivious");
     let mut state = 2u64;
     let codes: Vec<Vec<i32>> = (0..3)
         .map(|_| {
@@ -92,6 +97,9 @@ fn main() -> optboost::Result<()> {
         let mut params = Params::default();
         for (name, value) in [("n_iter", "100"), ("max_depth", "6"), ("n_threads", "1")] {
             params.set(name, value)?;
+        }
+        if oblivious {
+            params.set("tree", "oblivious")?;
         }
         let data = TrainData {
             frame: frame(&head_codes, &head_numbers, categorical),
@@ -121,6 +129,7 @@ fn main() -> optboost::Result<()> {
         let binned = BinnedMatrix::from_frame(&data, &mappers)?;
         let (mut raw, mut bins, mut raw_cpu, mut bins_cpu) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut walked, mut walked_cpu) = (Vec::new(), Vec::new());
         let mut check = 0.0;
         for _ in 0..repeats {
             let (started, cpu) = (Instant::now(), cpu_seconds());
@@ -132,6 +141,20 @@ fn main() -> optboost::Result<()> {
             bins.push(started.elapsed().as_secs_f64());
             bins_cpu.push(cpu_seconds() - cpu);
             check = scores.iter().sum::<f64>() + binned_scores.iter().sum::<f64>();
+            if oblivious {
+                let (started, cpu) = (Instant::now(), cpu_seconds());
+                let walked_scores = pool.install(|| model.predict_walking(&data))?;
+                walked.push(started.elapsed().as_secs_f64());
+                walked_cpu.push(cpu_seconds() - cpu);
+                assert_eq!(walked_scores, scores, "the table predicts as the walk");
+            }
+        }
+        if oblivious {
+            println!(
+                "{name:>11}: raw by walking the same trees {:.4} s (cpu {:.4} s)",
+                median(walked),
+                median(walked_cpu)
+            );
         }
         println!(
             "{name:>11}: raw {:.4} s (cpu {:.4} s), binned {:.4} s (cpu {:.4} s) (checksum \

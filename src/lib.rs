@@ -58,7 +58,10 @@ pub use params::{
     Selection, StepRule,
 };
 pub use threads::available_threads;
-pub use tree::{BinSet, CategoricalParams, CategorySplit, Growth, Node, Tree, TreeParams};
+pub use tree::{
+    BinSet, CategoricalParams, CategorySplit, Growth, Node, Tree, TreeKind, TreeParams,
+    MAX_OBLIVIOUS_DEPTH,
+};
 
 /// The weak learner on its own: binning ([`BinnedData`](learner::BinnedData)) and the histogram
 /// regression tree ([`grow`](learner::grow)) that every method fits (docs/algorithms.md §7).

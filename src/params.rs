@@ -6,7 +6,7 @@ use crate::data::{BinningParams, CatEncodings};
 use crate::error::{Error, Result};
 use crate::loss::LossSpec;
 use crate::metric::Metric;
-use crate::tree::{Growth, TreeParams};
+use crate::tree::{Growth, TreeKind, TreeParams};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::str::FromStr;
@@ -317,6 +317,7 @@ impl Params {
         "l2_leaf",
         "min_split_gain",
         "growth",
+        "tree",
         "max_bins",
         "min_category_count",
         "cat_smooth",
@@ -369,6 +370,7 @@ impl Params {
             "l2_leaf" => self.tree.l2_leaf = parse(name, value)?,
             "min_split_gain" => self.tree.min_split_gain = parse(name, value)?,
             "growth" => self.tree.growth = value.parse::<Growth>()?,
+            "tree" => self.tree.tree = value.parse::<TreeKind>()?,
             "max_bins" => self.binning.max_bins = parse(name, value)?,
             "min_category_count" => self.binning.min_category_count = parse(name, value)?,
             "cat_smooth" => self.tree.categorical.cat_smooth = parse(name, value)?,

@@ -222,6 +222,21 @@ fn every_method_fits_the_model_of_all_rows() {
 }
 
 #[test]
+fn oblivious_trees_fit_the_model_of_all_rows() {
+    // A level's rule is chosen from histograms summed over the ranks: every rank takes it.
+    let data = friedman(900, 5, 4);
+    for method in ["gbm", "proximal"] {
+        let settings = [
+            ("method", method),
+            ("tree", "oblivious"),
+            ("n_iter", "15"),
+            ("max_depth", "4"),
+        ];
+        assert_matches_one_process(&settings, &data, &[400, 300, 200], 1e-9);
+    }
+}
+
+#[test]
 fn piecewise_linear_leaves_are_the_exact_kinks() {
     let data = friedman(700, 4, 5);
     for (method, loss) in [

@@ -5,14 +5,21 @@
 use super::{validate, value_buffer, Model};
 use crate::data::{BinMapper, BinnedMatrix, Feature, Frame};
 use crate::error::{Error, Result};
-use crate::tree::{Predictor, RawColumns, BLOCK_ROWS};
+use crate::tree::{Predictor, RawColumns, Tree, BLOCK_ROWS};
 use rayon::prelude::*;
 use std::collections::HashMap;
 
 impl Model {
     /// Link-scale scores, row-major n × `n_outputs`.
     pub fn predict(&self, frame: &Frame<'_>) -> Result<Vec<f64>> {
-        self.predict_with(frame, &self.weights)
+        self.predict_with(frame, &self.weights, Predictor::new)
+    }
+
+    /// `predict` with every tree walked, oblivious ones too (instead of indexing their leaf
+    /// table: tree/flat_oblivious.rs). The same scores; for measuring the table's speed.
+    #[doc(hidden)]
+    pub fn predict_walking(&self, frame: &Frame<'_>) -> Result<Vec<f64>> {
+        self.predict_with(frame, &self.weights, Predictor::walking)
     }
 
     /// Link-scale scores of the model after `iteration` iterations (0: the initial constant):
@@ -20,7 +27,7 @@ impl Model {
     /// `n_iter = iteration` (bit for bit).
     pub fn predict_iteration(&self, frame: &Frame<'_>, iteration: usize) -> Result<Vec<f64>> {
         let weights = self.weights_at(iteration)?;
-        self.predict_with(frame, &weights)
+        self.predict_with(frame, &weights, Predictor::new)
     }
 
     /// `predict_iteration` at each of `iterations`, evaluating every tree once per row block:
@@ -105,7 +112,12 @@ impl Model {
             .collect()
     }
 
-    fn predict_with(&self, frame: &Frame<'_>, weights: &[f64]) -> Result<Vec<f64>> {
+    fn predict_with<'m>(
+        &'m self,
+        frame: &Frame<'_>,
+        weights: &[f64],
+        predictor: fn(&'m Tree, &[bool]) -> Predictor<'m>,
+    ) -> Result<Vec<f64>> {
         let derived = self.target_stats(frame)?;
         let frame = &self.aligned(&derived.frame(frame)?)?;
         let columns = RawColumns::new(frame);
@@ -113,6 +125,7 @@ impl Model {
         self.accumulate(
             &mut out,
             weights,
+            predictor,
             |start, rows| columns.block(start, rows),
             |tree, block, start, weight, out| tree.add_raw(frame, block, start, weight, out),
         );
@@ -132,6 +145,7 @@ impl Model {
         self.accumulate(
             &mut out,
             &self.weights,
+            Predictor::new,
             |_, _| (),
             |tree, (), start, weight, out| tree.add_binned(matrix, start, weight, out),
         );
@@ -169,10 +183,11 @@ impl Model {
     /// `BLOCK_ROWS`: `block(start, rows)` prepares what the trees read from rows
     /// `start..start + rows`, and `add(tree, block, start, weight, out)` adds `weight · tree`
     /// for those rows to `out`.
-    fn accumulate<B>(
-        &self,
+    fn accumulate<'m, B>(
+        &'m self,
         out: &mut [f64],
         weights: &[f64],
+        predictor: fn(&'m Tree, &[bool]) -> Predictor<'m>,
         block: impl Fn(usize, usize) -> B + Sync,
         add: impl Fn(&Predictor<'_>, &B, usize, f64, &mut [f64]) + Sync,
     ) {
@@ -185,7 +200,7 @@ impl Model {
             .zip(&self.tree_outputs)
             .filter(|((_, &weight), _)| weight != 0.0)
             .map(|((tree, &weight), &output)| {
-                (Predictor::new(tree, &numeric), weight, output as usize)
+                (predictor(tree, &numeric), weight, output as usize)
             })
             .collect();
         out.par_chunks_mut(BLOCK_ROWS * k)

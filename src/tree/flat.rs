@@ -433,6 +433,7 @@ impl<const MISSING: bool> Rows for BinnedRows<'_, MISSING> {
 
 /// A tree in the form prediction uses.
 pub(crate) enum Predictor<'t> {
+    Oblivious(ObliviousTable),
     Flat(FlatTree),
     General(&'t Tree),
 }
@@ -440,6 +441,17 @@ pub(crate) enum Predictor<'t> {
 impl<'t> Predictor<'t> {
     /// `numeric[j]`: feature j of the model is numeric.
     pub(crate) fn new(tree: &'t Tree, numeric: &[bool]) -> Self {
+        match FlatTree::new(tree, numeric) {
+            Some(flat) => {
+                ObliviousTable::new(&flat).map_or(Predictor::Flat(flat), Predictor::Oblivious)
+            }
+            None => Predictor::General(tree),
+        }
+    }
+
+    /// `new` without the leaf table of oblivious trees: they are walked (what the table is
+    /// measured against).
+    pub(crate) fn walking(tree: &'t Tree, numeric: &[bool]) -> Self {
         FlatTree::new(tree, numeric).map_or(Predictor::General(tree), Predictor::Flat)
     }
 
@@ -454,6 +466,10 @@ impl<'t> Predictor<'t> {
         out: &mut [f64],
     ) {
         match self {
+            Predictor::Oblivious(table) if block.has_nan => {
+                table.add_to(&RawRows::<true>(block), 0, weight, out)
+            }
+            Predictor::Oblivious(table) => table.add_to(&RawRows::<false>(block), 0, weight, out),
             Predictor::Flat(flat) if block.has_nan => {
                 flat.add_to(&RawRows::<true>(block), 0, weight, out)
             }
@@ -475,6 +491,9 @@ impl<'t> Predictor<'t> {
         out: &mut [f64],
     ) {
         match self {
+            Predictor::Oblivious(table) => {
+                table.add_to(&BinnedRows::<true>(matrix), start, weight, out)
+            }
             Predictor::Flat(flat) => flat.add_to(&BinnedRows::<true>(matrix), start, weight, out),
             Predictor::General(tree) => {
                 for (i, o) in out.iter_mut().enumerate() {
@@ -524,6 +543,10 @@ impl<'a> RawColumns<'a> {
         }
     }
 }
+
+#[path = "flat_oblivious.rs"]
+mod oblivious;
+use oblivious::ObliviousTable;
 
 #[cfg(test)]
 #[path = "flat_tests.rs"]

@@ -1,8 +1,9 @@
 //! Growing one tree: depth-wise (level by level, as in the papers) or leaf-wise (best gain
-//! first, as in LightGBM). This file chooses how a tree is grown (which features' histograms,
-//! with or without bin counts, exact or quantized statistics) and drives the phases of growing
-//! it, each in a file of its own: the histograms (node_histograms.rs), the split search
-//! (node_search.rs), the splits with their partitions and leaf values (growing_tree.rs).
+//! first, as in LightGBM); oblivious trees in oblivious.rs. This file chooses how a tree is
+//! grown (which features' histograms, with or without bin counts, exact or quantized
+//! statistics) and drives the phases of growing it, each in a file of its own: the histograms
+//! (node_histograms.rs), the split search (node_search.rs), the splits with their partitions
+//! and leaf values (growing_tree.rs).
 
 use super::candidates::Candidates;
 use super::constraints::{Constraints, NodeLimits};
@@ -13,11 +14,12 @@ use super::histogram::{Histogram, RowStats};
 use super::histogram_kernel::Features;
 use super::node_histograms::NodeHistograms;
 use super::node_search::SplitSearch;
+use super::oblivious::grow_oblivious;
 use super::pending::{PendingNodes, Ranked};
 use super::ranks::Ranks;
 use super::split::SplitCandidate;
 use super::support::KeptHistogram;
-use super::tree_params::TreeParams;
+use super::tree_params::{TreeKind, TreeParams};
 use crate::collective::Collective;
 use crate::data::BinnedData;
 
@@ -62,10 +64,10 @@ impl Ranked for Pending {
 #[derive(Debug, Default)]
 pub struct GrowBuffers {
     /// Row lists of finished trees, for the next fits.
-    rows: Vec<Vec<u32>>,
-    scratch: Vec<u32>,
+    pub(super) rows: Vec<Vec<u32>>,
+    pub(super) scratch: Vec<u32>,
     /// Histograms of finished trees (any contents), for the next fits.
-    histograms: Vec<Histogram>,
+    pub(super) histograms: Vec<Histogram>,
     /// Whether trees are grown with bin counts whatever their weights (see
     /// `SplitSearch::recounted_too_often`). The trees are the same either way; only their cost differs.
     always_count: bool,
@@ -181,6 +183,15 @@ pub fn grow_with_options(
         Features::Only(list) => list.iter().all(|&f| complete_numeric(f)),
     };
     let ranks = Ranks::of(options.collective);
+    if params.tree == TreeKind::Oblivious {
+        // With bin counts: a level's rule is checked against every node's leaf minimum.
+        let quantization = (options.quantize_seed)
+            .filter(|_| ranks.alone())
+            .and_then(|seed| row_stats.quantized(options.rows, seed, params.max_depth));
+        let row_stats =
+            (quantization.as_ref()).map_or(row_stats, |q| RowStats::Quantized(q.stats()));
+        return grow_oblivious(data, &row_stats, features, params, candidates, buffers, options);
+    }
     // Across ranks, rows are partitioned at every split (a rank's row ranges follow its own
     // counts) and counts come with the summed histograms.
     let one_feature = match allowed.as_deref() {

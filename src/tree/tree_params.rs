@@ -3,6 +3,7 @@
 
 use super::bins::BinStats;
 use super::categorical::CategoricalParams;
+use super::oblivious::MAX_OBLIVIOUS_DEPTH;
 use super::pending::Growth;
 use super::scan::SplitParams;
 use crate::error::{Error, Result};
@@ -17,6 +18,33 @@ pub const MAX_DEPTH: usize = 64;
 /// curvature shrinks, and a row minimum keeps such leaves from fitting a few rows.
 pub const MIN_SAMPLES_LEAF: usize = 10;
 
+/// The kind of tree a fit grows: ordinary (every node its own split) or oblivious (every node
+/// of a level the same split, as in CatBoost).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TreeKind {
+    #[default]
+    Ordinary,
+    Oblivious,
+}
+
+impl TreeKind {
+    fn is_ordinary(&self) -> bool {
+        *self == TreeKind::Ordinary
+    }
+}
+
+impl std::str::FromStr for TreeKind {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "ordinary" => Ok(TreeKind::Ordinary),
+            "oblivious" => Ok(TreeKind::Oblivious),
+            _ => Err(Error::param("tree", s, "\"ordinary\", \"oblivious\"")),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct TreeParams {
     /// Split levels: 1 is a stump; at most `MAX_DEPTH`.
@@ -30,6 +58,10 @@ pub struct TreeParams {
     pub l2_leaf: f64,
     pub min_split_gain: f64,
     pub growth: Growth,
+    /// Ordinary trees, or oblivious ones (one rule per level: oblivious.rs). Left out of
+    /// checkpoints when ordinary, so that those written before oblivious trees read the same.
+    #[serde(default, skip_serializing_if = "TreeKind::is_ordinary")]
+    pub tree: TreeKind,
     /// Checkpoints written before these parameters existed ran unguarded categorical splits.
     #[serde(default = "CategoricalParams::unguarded")]
     pub categorical: CategoricalParams,
@@ -46,6 +78,7 @@ impl Default for TreeParams {
             l2_leaf: 1.0,
             min_split_gain: 0.0,
             growth: Growth::Depthwise,
+            tree: TreeKind::Ordinary,
             categorical: CategoricalParams::default(),
         }
     }
@@ -75,6 +108,25 @@ impl TreeParams {
         ] {
             if !(value.is_finite() && value >= 0.0) {
                 return Err(Error::param(name, value, "a finite number ≥ 0"));
+            }
+        }
+        if self.tree == TreeKind::Oblivious {
+            if self.max_depth > MAX_OBLIVIOUS_DEPTH {
+                return Err(Error::param(
+                    "max_depth",
+                    self.max_depth,
+                    format!(
+                        "an integer in 1..={MAX_OBLIVIOUS_DEPTH} with tree=\"oblivious\" \
+                         (its leaf table has 2^max_depth entries)"
+                    ),
+                ));
+            }
+            if self.growth == Growth::Leafwise {
+                return Err(Error::param(
+                    "growth",
+                    "leafwise",
+                    "\"depthwise\" with tree=\"oblivious\" (an oblivious tree grows level by level)",
+                ));
             }
         }
         if self.categorical.max_cat_threshold == 0 {

@@ -156,6 +156,19 @@ pub fn base_models() -> Vec<(&'static str, String)> {
             ),
         ),
         (
+            "logistic/gbm oblivious",
+            train(
+                &set,
+                &set.binary,
+                &[
+                    ("loss", "logistic"),
+                    ("tree", "oblivious"),
+                    ("max_depth", "4"),
+                    ("n_iter", "4"),
+                ],
+            ),
+        ),
+        (
             "pinball/proximal",
             train(
                 &set,
@@ -413,6 +426,12 @@ fn load_and_predict(text: &str) -> Outcome {
                 }
             }
         }
+    }
+    // Trees whose splits share one rule per level predict by their leaf table: the walk's scores.
+    let bits = |scores: &[f64]| scores.iter().map(|s| s.to_bits()).collect::<Vec<_>>();
+    match (model.predict(&frame), model.predict_walking(&frame)) {
+        (Ok(by_table), Ok(walked)) if bits(&by_table) == bits(&walked) => {}
+        _ => return Outcome::PredictError("the leaf tables and the walk differ".into()),
     }
     // The models of earlier iterations (the iteration path and its weights), on both scales.
     let n = model.n_iterations();

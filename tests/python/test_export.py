@@ -40,13 +40,16 @@ def numeric_frame(seed: int, n: int = 500) -> pl.DataFrame:
         ("Surv(np.exp(y), yes) ~ a + b + c", "cox"),
     ],
 )
-def test_onnx_predictions_equal_optboost(formula, loss, tmp_path):
+@pytest.mark.parametrize("tree", ["ordinary", "oblivious"])
+def test_onnx_predictions_equal_optboost(formula, loss, tree, tmp_path):
     ort = pytest.importorskip("onnxruntime")
     pytest.importorskip("onnx")
     from optboost.export import onnx_inputs
 
     frame = numeric_frame(1)
-    model = optboost.boost(formula, frame, loss=loss, n_iter=20, max_depth=4, progress=False)
+    model = optboost.boost(
+        formula, frame, loss=loss, n_iter=20, max_depth=4, tree=tree, progress=False
+    )
     model.to_onnx(tmp_path / "model.onnx")
     session = ort.InferenceSession(str(tmp_path / "model.onnx"))
     outputs = session.run(None, {"X": onnx_inputs(model, frame)})
@@ -134,14 +137,16 @@ def treelite_case(name, request):
         ("german_credit", "y ~ status + purpose + duration + credit_amount", "exponential", "gbm"),
     ],
 )
-def test_treelite_predictions_equal_optboost(data, formula, loss, method, request):
+@pytest.mark.parametrize("tree", ["ordinary", "oblivious"])
+def test_treelite_predictions_equal_optboost(data, formula, loss, method, tree, request):
     treelite = pytest.importorskip("treelite")
     from optboost.export import treelite_inputs
 
     # rows without a target cannot be fitted
     frame = treelite_case(data, request).drop_nulls(formula.split("~")[0].strip())
     model = optboost.boost(
-        formula, frame, loss=loss, method=method, n_iter=30, max_depth=5, progress=False
+        formula, frame, loss=loss, method=method, n_iter=30, max_depth=5, tree=tree,
+        progress=False,
     )
     assert any(f.kind == "categorical" for f in model.spec.features)
     tl = model.to_treelite()
