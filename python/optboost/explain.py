@@ -448,6 +448,14 @@ def default_metric(model: Model) -> Callable[[np.ndarray, np.ndarray], float]:
             return float(np.mean(np.maximum(tau * r, (tau - 1) * r)))
 
         return pinball
+    if name == "quantiles":
+        levels = np.asarray(info["levels"])
+
+        def quantiles(y: np.ndarray, p: Any) -> float:
+            r = np.asarray(y)[:, None] - np.asarray(p)
+            return float(np.mean(np.sum(np.maximum(levels * r, (levels - 1) * r), axis=1)))
+
+        return quantiles
     return METRICS[name]
 
 

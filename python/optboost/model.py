@@ -46,6 +46,11 @@ def is_margin(core: Any) -> bool:
     return core.link[0] == "margin"
 
 
+def quantile_column(level: float) -> str:
+    """The prediction column of a quantile level: ``q0.05``."""
+    return f"q{level!r}"
+
+
 def metric_columns(params: Mapping[str, str]) -> list[str]:
     """The history columns of the ``metrics`` parameter: train_<name> and
     valid_<name> for each metric, in order."""
@@ -53,7 +58,7 @@ def metric_columns(params: Mapping[str, str]) -> list[str]:
     return [f"{side}_{name}" for name in names for side in ("train", "valid")]
 _UNCHANGED = object()  # update(): early_stopping_rounds not given
 
-PredictionType = Literal["response", "link", "class", "contrib", "interaction"]
+PredictionType = Literal["response", "link", "class", "contrib", "interaction", "interval", "set"]
 
 
 class Model:
@@ -87,6 +92,8 @@ class Model:
         self.interrupted = interrupted
         # Callable metrics of a model in training (optboost.metrics); not saved.
         self._callable_metrics: Any = None
+        # The calibration scores of a conformalized model (optboost.conformal), saved.
+        self.conformal: Any = None
 
     @classmethod
     def _from_booster(cls, booster: Any, spec: DesignSpec, params: Mapping[str, str]) -> Model:
@@ -239,9 +246,17 @@ class Model:
         by: str = "column",
         offset: Any = None,
         n_threads: int | None = None,
+        level: float | None = None,
     ) -> Any:
         """Predictions for the rows of ``newdata`` (polars or pandas frame),
         whose columns are found by name.
+
+        For a ``Quantiles`` loss, type="response" (the default) is a polars
+        frame with a column per level (``q0.05``, …), never crossing.
+        type="interval" (regression) and type="set" (classification), with
+        ``level`` (e.g. 0.9): conformal intervals (a polars frame ``lower``,
+        ``upper``) or prediction sets (a frame with a list column ``set``) of a
+        model made by ``conformalize`` (optboost.conformal).
 
         type=None (default): "response", except for the margin losses (hinge,
         multiclass_hinge), which give no probabilities: "link" (the margin).
@@ -267,6 +282,10 @@ class Model:
         ``n_threads``. The predictions do not depend on it. (The SHAP types run
         on all cores.)
         """
+        if type in ("interval", "set"):
+            from .conformal import predict as conformal_predict
+
+            return conformal_predict(self, newdata, type, level)
         threads = self._prediction_threads(n_threads)
         if type in ("contrib", "interaction"):
             from .explain import predict_explained
@@ -287,6 +306,21 @@ class Model:
         else:
             scores = self._core.predict(columns, k, threads)
         return self._finish(scores, type)
+
+    def conformalize(self, calibration: Any, *, score: str | None = None) -> Model:
+        """This model with split-conformal calibration on the rows of
+        ``calibration`` (a frame with the target, rows not used in training):
+        ``predict(new, type="interval", level=0.9)`` (regression) or
+        ``type="set"`` (classification) then covers the truth with probability
+        at least ``level`` on exchangeable data. ``score``: "absolute" (point
+        losses, the default), "cqr" (``Quantiles``, the default), "lac"
+        (classification, the default) or "aps" (optboost.conformal)."""
+        from .conformal import calibrate
+
+        calibrated = Model(self._core, self.spec, self.params, self._history, self._stop)
+        calibrated.interrupted = self.interrupted
+        calibrated.conformal = calibrate(self, calibration, score)
+        return calibrated
 
     def _prediction_threads(self, n_threads: int | None) -> int:
         """The thread count to predict with: the one given, else the fit's (0 when the model's
@@ -365,7 +399,18 @@ class Model:
             raise ParameterError(f"iteration must be in 0..{available}, got {iteration} ({detail})")
         return int(iteration)
 
-    def _finish(self, scores: np.ndarray, type: str) -> np.ndarray:
+    @property
+    def quantile_levels(self) -> list[float] | None:
+        """The levels of a ``Quantiles`` model (one output each), else None."""
+        return _core.loss_info(self.loss)["levels"]
+
+    def _finish(self, scores: np.ndarray, type: str) -> Any:
+        levels = self.quantile_levels
+        if type == "response" and levels is not None:
+            # The core has sorted each row (the rearrangement): the columns never cross.
+            return pl.DataFrame(
+                {quantile_column(level): scores[:, k] for k, level in enumerate(levels)}
+            )
         if type == "class":
             if scores.shape[1] == 1:
                 index = (scores[:, 0] > 0).astype(np.int64)
@@ -582,6 +627,7 @@ class Model:
             },
             "stop": None if self._stop is None else list(self._stop),
             "interrupted": self.interrupted,
+            **({} if self.conformal is None else {"conformal": self.conformal.to_dict()}),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -638,6 +684,15 @@ class Model:
                 _stop(data.get("stop")),
                 interrupted=data.get("interrupted", False) is True,
             )
+            if data.get("conformal") is not None:
+                from .conformal import Calibration, allowed_scores
+
+                model.conformal = Calibration.from_dict(data["conformal"])
+                if model.conformal.score not in allowed_scores(model):
+                    raise ModelFileError(
+                        f"conformal score {model.conformal.score!r} does not fit the loss "
+                        f"{model.loss!r}"
+                    )
         except ModelFileError:
             raise
         except FormulaError as error:
@@ -890,7 +945,11 @@ def _check_agreement(core: Any, spec: DesignSpec) -> None:
                 f"{len(spec.targets)} targets {list(spec.targets)}"
             )
         return
-    expected_outputs = encoding.n_classes if task == "multiclass" else 1
+    levels = _core.loss_info(core.loss)["levels"]
+    if task == "multiclass":
+        expected_outputs = encoding.n_classes
+    else:
+        expected_outputs = 1 if levels is None else len(levels)
     if core.n_outputs != expected_outputs:
         raise ModelFileError(
             f"the model has {core.n_outputs} outputs for a {task} target with "

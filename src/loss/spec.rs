@@ -412,6 +412,9 @@ fn parse_levels(arg: &str) -> Result<Vec<f64>> {
         .and_then(|rest| rest.trim_start().strip_prefix('='))
         .unwrap_or(arg);
     let list = list.trim().trim_start_matches('[').trim_end_matches(']');
+    if list.trim().is_empty() {
+        return Ok(Vec::new()); // refused by `validate_levels`, which says how many it takes
+    }
     (list.split(','))
         .map(|a| {
             (a.trim().parse::<f64>()).map_err(|_| Error::param("levels", a.trim(), "a number"))
@@ -663,7 +666,7 @@ mod tests {
             ("quantiles(0.5, 0.5)", "0.5 then 0.5"),
             ("quantiles(0, 0.5)", "(0, 1)"),
             ("quantiles(0.1, x)", "a number"),
-            ("quantiles()", "a number"),
+            ("quantiles()", "1 to 99"),
         ] {
             let err = text.parse::<LossSpec>().unwrap_err().to_string();
             assert!(err.contains(says), "{text}: {err}");
