@@ -6,7 +6,7 @@
 (c) Conformal intervals: coverage and mean width of optboost's split-conformal intervals
     (absolute residuals of a squared-loss model; CQR of a Quantiles(0.05, 0.95) model) at levels
     0.8/0.9/0.95, and of MAPIE's split conformal intervals around the same optboost model when
-    mapie is installed (pip install mapie).
+    mapie >= 1.6 is installed (pip install mapie).
 
     PYTHONPATH=python OPTBOOST_DATASETS=/work/shared/datasets python benches/uncertainty.py \
         [--splits 20] [--part crossing|conformal|all]
@@ -131,6 +131,12 @@ def conformal_part(n_splits: int) -> None:
             cqr = optboost.boost(
                 "y ~ .", fit, loss=optboost.Quantiles([0.05, 0.95]), **settings
             ).conformalize(cal)
+            if SplitConformalRegressor is not None:
+                from optboost.sklearn import BoostRegressor
+
+                regressor = BoostRegressor(**settings).fit(
+                    fit.select(features).to_numpy(), fit["y"].to_numpy()
+                )
             for level in (0.8, 0.9, 0.95):
                 for key, model in (("absolute", point), ("cqr", cqr)):
                     box = model.predict(test, type="interval", level=level)
@@ -139,11 +145,6 @@ def conformal_part(n_splits: int) -> None:
                     entry[0].append(np.mean((lo <= y) & (y <= hi)))
                     entry[1].append(np.mean(hi - lo))
                 if SplitConformalRegressor is not None:
-                    from optboost.sklearn import BoostRegressor
-
-                    regressor = BoostRegressor(**settings).fit(
-                        fit.select(features).to_numpy(), fit["y"].to_numpy()
-                    )
                     mapie = SplitConformalRegressor(
                         regressor, confidence_level=level, prefit=True
                     ).conformalize(cal.select(features).to_numpy(), cal["y"].to_numpy())

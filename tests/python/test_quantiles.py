@@ -131,3 +131,11 @@ def test_bad_levels_are_refused_with_the_value():
         optboost.Quantiles(0.5)
     with pytest.raises(ParameterError, match="newton"):
         optboost.boost("y ~ x", _frame(50, 6), loss=optboost.Quantiles(LEVELS), step="newton")
+
+
+def test_onnx_sorts_and_treelite_refuses():
+    pytest.importorskip("onnx")
+    model = optboost.boost("y ~ x + z", _frame(100, 13), loss=optboost.Quantiles(LEVELS), n_iter=5)
+    assert model.to_onnx() is not None
+    with pytest.raises(ParameterError, match="Quantiles"):
+        model.to_treelite()
