@@ -139,3 +139,11 @@ def test_onnx_sorts_and_treelite_refuses():
     assert model.to_onnx() is not None
     with pytest.raises(ParameterError, match="Quantiles"):
         model.to_treelite()
+
+
+def test_permutation_importance_reads_the_summed_pinball_loss():
+    train = _frame(300, 14)
+    model = optboost.boost("y ~ x + z", train, loss=optboost.Quantiles(LEVELS), n_iter=30)
+    table = model.feature_importance(kind="permutation", data=train, n_repeats=2)
+    ranked = table["column"].to_list()
+    assert ranked[0] == "x"  # y depends on x through sin(2x) and the noise's scale
