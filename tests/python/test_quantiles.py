@@ -147,3 +147,13 @@ def test_permutation_importance_reads_the_summed_pinball_loss():
     table = model.feature_importance(kind="permutation", data=train, n_repeats=2)
     ranked = table["column"].to_list()
     assert ranked[0] == "x"  # y depends on x through sin(2x) and the noise's scale
+
+
+def test_boost_regressor_predicts_the_sorted_levels():
+    from optboost.sklearn import BoostRegressor
+
+    train = _frame(200, 15)
+    X, y = train.select("x", "z").to_numpy(), train["y"].to_numpy()
+    regressor = BoostRegressor(loss=optboost.Quantiles(LEVELS), n_iter=20).fit(X, y)
+    model = optboost.boost("y ~ x + z", train, loss=optboost.Quantiles(LEVELS), n_iter=20)
+    np.testing.assert_array_equal(regressor.predict(X), model.predict(train).to_numpy())
