@@ -75,7 +75,7 @@ const METHODS: [&str; 11] = [
     "accelerated_gbm",
     "repeated_gbm",
 ];
-const LOSSES: [&str; 15] = [
+const LOSSES: [&str; 16] = [
     "squared",
     "logistic",
     "logistic(0.01)",
@@ -91,6 +91,7 @@ const LOSSES: [&str; 15] = [
     "tweedie(1.5)",
     "cox",
     "multi_squared",
+    "quantiles(0.1, 0.5, 0.9)",
 ];
 const STEPS: [&str; 5] = ["", "constant", "line_search", "leaf_line_search", "newton"];
 

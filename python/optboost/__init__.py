@@ -44,6 +44,7 @@ _EXPORTS = {
     "Huber": "losses",
     "Logistic": "losses",
     "Pinball": "losses",
+    "Quantiles": "losses",
     "Model": "model",
     "load": "model",
 }

@@ -30,13 +30,14 @@ def resolve_params(params: Sequence[tuple[str, str]]) -> dict[str, str | float]:
 def loss_task(loss: str) -> Literal["regression", "binary", "multiclass"]: ...
 
 # A loss's row of the core's loss vocabulary, from its text ("pinball(0.9)", "custom"):
-# name, parameter ((name, value) or None), task ("regression", "binary", "multiclass",
-# "multi_output", "survival"), target (the target encoding: "regression", "binary",
-# "multiclass"), link ("identity", "sigmoid", "softmax", "exp", "margin"), link_scale (the
+# name, parameter ((name, value) or None), levels (quantiles' levels, else None), task
+# ("regression", "binary", "multiclass", "multi_output", "survival", "quantiles"), target (the
+# target encoding: "regression", "binary", "multiclass"), link ("identity", "sigmoid",
+# "softmax", "exp", "margin", "sorted": quantiles sorted per row), link_scale (the
 # sigmoid's, else None), separable, piecewise_linear, sigma_from_data, distributable, metrics
 # (the built-in metrics that fit it), default_metric ("mse", "mae", "logloss", "error",
-# "poisson_deviance", "gamma_deviance", "tweedie_deviance", "pinball"; the last two take the
-# parameter), multi_output (the loss fitting it to several target columns, or None), r_gbm
+# "poisson_deviance", "gamma_deviance", "tweedie_deviance", "pinball", "quantiles"; the
+# tweedie deviance and pinball take the parameter, quantiles the levels), multi_output (the loss fitting it to several target columns, or None), r_gbm
 # (R gbm's distribution name for it, or None).
 def loss_info(loss: str) -> dict[str, Any]: ...
 

@@ -9,7 +9,8 @@ The graph's input ``X`` is a double matrix (rows × the model's features, in
 which :func:`onnx_inputs` computes from a frame (transforms and interactions
 are evaluated by optboost, not by the graph). Outputs: ``link`` (rows ×
 outputs, the raw scores) and, for a sigmoid, softmax or exp link (the
-probabilities or mean of ``model.predict``), ``response``. ONNX's tree
+probabilities or mean of ``model.predict``) or a Quantiles model (each row's
+quantiles sorted), ``response``. ONNX's tree
 outputs are floats, so scores agree with optboost to float precision.
 
 A categorical rule (a set of levels going left) becomes a chain of
@@ -173,6 +174,15 @@ def to_onnx(model: FittedModel, path: str | os.PathLike | None = None) -> Any:
         response = [helper.make_node("Softmax", ["link"], ["response"], axis=1)]
     elif link == "exp":
         response = [helper.make_node("Exp", ["link"], ["response"])]
+    elif link == "sorted":
+        # Quantiles: each row's scores in increasing order (the K smallest of K, ascending).
+        k = numpy_helper.from_array(np.asarray([n_outputs], np.int64), "k")
+        response = [
+            helper.make_node("Constant", [], ["k"], value=k),
+            helper.make_node(
+                "TopK", ["link", "k"], ["response", "order"], axis=1, largest=0, sorted=1
+            ),
+        ]
     if response is not None:
         nodes.extend(response)
         outputs.append(
@@ -257,6 +267,11 @@ def to_treelite(model: FittedModel) -> Any:
     )
     core = core_dict(model)
     n_outputs = core["n_outputs"]
+    if model._core.link[0] == "sorted":
+        raise ParameterError(
+            "to_treelite cannot export a Quantiles model (treelite has no postprocessor that "
+            "sorts a row's quantiles): use to_onnx, whose 'response' output is sorted"
+        )
     # treelite's postprocessor for the model's link (the core's loss vocabulary gives it); a
     # margin keeps its scores, as a classifier's when the target is classes.
     link, scale = model._core.link

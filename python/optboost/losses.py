@@ -68,6 +68,38 @@ class Tweedie:
 
 
 @dataclass(frozen=True)
+class Quantiles:
+    """Several quantiles of one target in one model: one output per level
+    (``levels`` strictly increasing in (0, 1)), each fitted by the pinball loss
+    of its level. ``predict`` gives a polars frame with one column per level
+    (``q0.05``, ``q0.5``, ``q0.95``), each row sorted across the levels so
+    that quantiles never cross (a rearrangement that never increases the
+    pinball loss: docs/algorithms.md §6)."""
+
+    levels: Any = (0.05, 0.5, 0.95)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.levels, (str, bytes)) or not hasattr(self.levels, "__iter__"):
+            raise ParameterTypeError(
+                f"Quantiles levels must be a list of numbers, got {type(self.levels).__name__}"
+            )
+        levels = []
+        for level in self.levels:
+            if isinstance(level, bool) or not isinstance(level, (int, float)):
+                raise ParameterTypeError(
+                    f"Quantiles levels must be numbers, got {level!r} ({type(level).__name__})"
+                )
+            levels.append(float(level))
+        if not levels:
+            raise ParameterError("Quantiles needs 1 to 99 levels, got none")
+        object.__setattr__(self, "levels", tuple(levels))
+        _core.loss_info(str(self))  # the core checks the levels, with its message
+
+    def __str__(self) -> str:
+        return f"quantiles({', '.join(repr(level) for level in self.levels)})"
+
+
+@dataclass(frozen=True)
 class CustomLoss:
     """A regression loss from vectorised callables of ``(y, f)`` (numpy arrays,
     one entry per row): ``value`` the loss, ``gradient`` its derivative in f,
@@ -95,7 +127,7 @@ class CustomLoss:
         return "custom"
 
 
-LossLike = Union[str, Pinball, Huber, Logistic, Exponential, Tweedie, CustomLoss]
+LossLike = Union[str, Pinball, Huber, Logistic, Exponential, Tweedie, Quantiles, CustomLoss]
 
 
 # R's gbm distributions and the optboost loss each one is, as the core's loss vocabulary says.
@@ -122,7 +154,7 @@ def loss_text(loss: LossLike) -> str:
         if name in R_MISSING:
             raise ParameterError(f"loss {loss!r}: {R_MISSING[name]}")
         return R_DISTRIBUTIONS.get(name, name) + parenthesis + rest if name else text
-    if isinstance(loss, (Pinball, Huber, Logistic, Exponential, Tweedie, CustomLoss)):
+    if isinstance(loss, (Pinball, Huber, Logistic, Exponential, Tweedie, Quantiles, CustomLoss)):
         return str(loss)
     raise ParameterTypeError(
         "loss must be a name such as 'squared' or 'pinball(0.9)', or a loss object such as "

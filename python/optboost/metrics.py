@@ -185,4 +185,12 @@ def loss_metric(loss: str) -> Metric:
             return float(np.mean(np.maximum(tau * r, (tau - 1) * r)))
 
         return pinball
+    if name == "quantiles":
+        levels = np.asarray(info["levels"])
+
+        def quantiles(y: np.ndarray, p: Any) -> float:
+            r = np.asarray(y)[:, None] - np.asarray(p)
+            return float(np.mean(np.sum(np.maximum(levels * r, (levels - 1) * r), axis=1)))
+
+        return quantiles
     return LOSS_METRICS[name]

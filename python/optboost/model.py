@@ -19,8 +19,9 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
+from . import _core
 from .design_spec import DesignSpec
-from .errors import NotTrainableError, ParameterError
+from .errors import ModelFileError, NotTrainableError, ParameterError
 from .history import HISTORY_COLUMNS, HISTORY_SCHEMA, history_frame, metric_columns
 from .model_files import SavedModel, entry_core, file_envelope, read_model, saved_model
 from .offsets import offset_values
@@ -73,6 +74,8 @@ class Model:
         self.interrupted = interrupted
         # Callable metrics of a model in training (optboost.metrics); not saved.
         self._callable_metrics: Any = None
+        # The calibration scores of a conformalized model (optboost.conformal), saved.
+        self.conformal: Any = None
         # How the loss was chosen when the fit was given none (optboost.plan.infer_loss), and
         # the cross-validation of a fit with cv.folds (optboost.CVResult); not saved.
         self.loss_note: str | None = None
@@ -202,9 +205,17 @@ class Model:
         by: str = "column",
         offset: Any = None,
         n_threads: int | None = None,
+        level: float | None = None,
     ) -> Any:
         """Predictions for the rows of ``newdata`` (polars or pandas frame),
         whose columns are found by name.
+
+        For a ``Quantiles`` loss, type="response" (the default) is a polars
+        frame with a column per level (``q0.05``, …), never crossing.
+        type="interval" (regression) and type="set" (classification), with
+        ``level`` (e.g. 0.9): conformal intervals (a polars frame ``lower``,
+        ``upper``) or prediction sets (a frame with a list column ``set``) of a
+        model made by ``conformalize`` (optboost.conformal).
 
         type=None (default): "response", except for the margin losses (hinge,
         multiclass_hinge), which give no probabilities: "link" (the margin).
@@ -230,6 +241,10 @@ class Model:
         ``n_threads``. The predictions do not depend on it. (The SHAP types run
         on all cores.)
         """
+        if type in ("interval", "set"):
+            from .conformal import predict as conformal_predict
+
+            return conformal_predict(self, newdata, type, level)
         threads = prediction_threads(self.params, n_threads)
         if type in ("contrib", "interaction"):
             from .explain import predict_explained
@@ -249,7 +264,27 @@ class Model:
             scores = self._core.predict_response(columns, k, threads)
         else:
             scores = self._core.predict(columns, k, threads)
-        return finished(scores, type, self.spec.target_encoding)
+        return finished(scores, type, self.spec.target_encoding, self.quantile_levels)
+
+    def conformalize(self, calibration: Any, *, score: str | None = None) -> Model:
+        """This model with split-conformal calibration on the rows of
+        ``calibration`` (a frame with the target, rows not used in training):
+        ``predict(new, type="interval", level=0.9)`` (regression) or
+        ``type="set"`` (classification) then covers the truth with probability
+        at least ``level`` on exchangeable data. ``score``: "absolute" (point
+        losses, the default), "cqr" (``Quantiles``, the default), "lac"
+        (classification, the default) or "aps" (optboost.conformal)."""
+        from .conformal import calibrate
+
+        calibrated = Model(self._core, self.spec, self.params, self._history, self._stop)
+        calibrated.interrupted = self.interrupted
+        calibrated.conformal = calibrate(self, calibration, score)
+        return calibrated
+
+    @property
+    def quantile_levels(self) -> list[float] | None:
+        """The levels of a ``Quantiles`` model (one output each), else None."""
+        return _core.loss_info(self.loss)["levels"]
 
     def staged_predict(
         self,
@@ -381,7 +416,9 @@ class Model:
 
     def _envelope(self) -> dict[str, Any]:
         """Every entry of the file but the core model."""
-        return file_envelope(self.spec, self.params, self._history, self._stop, self.interrupted)
+        return file_envelope(
+            self.spec, self.params, self._history, self._stop, self.interrupted, self.conformal
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The model as one JSON-serialisable dict (what ``save`` writes)."""
@@ -404,6 +441,15 @@ class Model:
     @classmethod
     def _from_saved(cls, saved: SavedModel) -> Model:
         model = cls(*saved[:5], interrupted=saved.interrupted)
+        if saved.conformal is not None:
+            from .conformal import allowed_scores
+
+            if saved.conformal.score not in allowed_scores(model):
+                raise ModelFileError(
+                    f"conformal score {saved.conformal.score!r} does not fit the loss "
+                    f"{model.loss!r}"
+                )
+            model.conformal = saved.conformal
         if model.loss == "custom":
             warnings.warn(
                 "this model was trained with a CustomLoss, whose functions are not saved: the "

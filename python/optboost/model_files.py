@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any, Callable, NamedTuple
 
 from . import _core
+from .conformal import Calibration
 from .design_spec import DesignSpec
 from .errors import FormulaError, ModelFileError, ModelFileNotFoundError, OptboostError
 from .history import HISTORY_COLUMNS, metric_columns
@@ -34,6 +35,8 @@ class SavedModel(NamedTuple):
     history: dict[str, list]
     stop: tuple[str, str] | None
     interrupted: bool
+    # The calibration of a conformalized model (optboost.conformal.Calibration), or None.
+    conformal: Any = None
 
 
 def file_envelope(
@@ -42,6 +45,7 @@ def file_envelope(
     history: Mapping[str, list],
     stop: tuple[str, str] | None,
     interrupted: bool,
+    conformal: Any = None,
 ) -> dict[str, Any]:
     """Every entry of the file but the core model."""
     return {
@@ -56,6 +60,7 @@ def file_envelope(
         },
         "stop": None if stop is None else list(stop),
         "interrupted": interrupted,
+        **({} if conformal is None else {"conformal": conformal.to_dict()}),
     }
 
 
@@ -94,6 +99,9 @@ def saved_model(
             _history(data.get("history"), metric_columns(params)),
             _stop(data.get("stop")),
             interrupted=data.get("interrupted", False) is True,
+            conformal=(
+                None if data.get("conformal") is None else Calibration.from_dict(data["conformal"])
+            ),
         )
     except ModelFileError:
         raise
@@ -264,7 +272,11 @@ def _check_agreement(core: Any, spec: DesignSpec) -> None:
                 f"{len(spec.targets)} targets {list(spec.targets)}"
             )
         return
-    expected_outputs = encoding.n_classes if task == "multiclass" else 1
+    levels = _core.loss_info(core.loss)["levels"]
+    if task == "multiclass":
+        expected_outputs = encoding.n_classes
+    else:
+        expected_outputs = 1 if levels is None else len(levels)
     if core.n_outputs != expected_outputs:
         raise ModelFileError(
             f"the model has {core.n_outputs} outputs for a {task} target with "

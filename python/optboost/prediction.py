@@ -8,11 +8,12 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 import numpy as np
+import polars as pl
 
 from .errors import ParameterError
 from .frames import TargetEncoding
 
-PredictionType = Literal["response", "link", "class", "contrib", "interaction"]
+PredictionType = Literal["response", "link", "class", "contrib", "interaction", "interval", "set"]
 
 
 def is_margin(core: Any) -> bool:
@@ -76,8 +77,19 @@ def prediction_threads(params: Mapping[str, str], n_threads: int | None) -> int:
     return int(text) if text.isdecimal() and text.isascii() and len(text) <= 10 else 0
 
 
-def finished(scores: np.ndarray, type: str, encoding: TargetEncoding) -> np.ndarray:
-    """The (n, K) scores as predictions of ``type``: class labels, or one column as a vector."""
+def quantile_column(level: float) -> str:
+    """The prediction column of a quantile level: ``q0.05``."""
+    return f"q{level!r}"
+
+
+def finished(
+    scores: np.ndarray, type: str, encoding: TargetEncoding, levels: list[float] | None = None
+) -> Any:
+    """The (n, K) scores as predictions of ``type``: class labels, one column as a vector, or
+    the levels of a ``Quantiles`` model as a frame of ``q<level>`` columns."""
+    if type == "response" and levels is not None:
+        # The core has sorted each row (the rearrangement): the columns never cross.
+        return pl.DataFrame({quantile_column(level): scores[:, k] for k, level in enumerate(levels)})
     if type == "class":
         if scores.shape[1] == 1:
             index = (scores[:, 0] > 0).astype(np.int64)

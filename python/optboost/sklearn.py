@@ -456,8 +456,10 @@ class BoostRegressor(RegressorMixin, _BoostEstimator):
         return self.core_model_.loss != "custom"
 
     def _finish_scores(self, scores: np.ndarray) -> np.ndarray:
-        # (n, K) for a 2-D y at fit; a model pickled before multi-output has one target.
-        return scores if getattr(self, "n_targets_", 1) > 1 else scores[:, 0]
+        # (n, K) for a 2-D y at fit or a Quantiles loss (its levels, sorted per row); a model
+        # pickled before multi-output has one target.
+        several = getattr(self, "n_targets_", 1) > 1 or scores.shape[1] > 1
+        return scores if several else scores[:, 0]
 
 
 class BoostClassifier(ClassifierMixin, _BoostEstimator):

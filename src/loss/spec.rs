@@ -5,7 +5,7 @@
 use super::traits::{DefaultMetric, Link, MetricFamily, Task, Traits};
 use super::{
     Absolute, Cox, Exponential, Hinge, Huber, Logistic, Loss, MultiSquared, MulticlassHinge,
-    Pinball, Scalar, Softmax, Squared, Tweedie,
+    Pinball, Quantiles, Scalar, Softmax, Squared, Tweedie, MAX_LEVELS,
 };
 use crate::error::{Error, Number, Result};
 use std::fmt;
@@ -51,6 +51,10 @@ pub enum LossSpec {
     Cox,
     /// The squared loss over K outputs: the target is n × K, one column per output.
     MultiSquared,
+    /// The pinball losses at K increasing levels, one output each (`quantiles(0.05, 0.5, 0.95)`).
+    Quantiles {
+        levels: Vec<f64>,
+    },
     /// The toy loss of `loss/toy.rs`, added as docs/adding_a_loss.md says (tests only).
     #[cfg(test)]
     Toy {
@@ -167,6 +171,11 @@ const VOCABULARY: &[Entry] = &[
         traits: Traits { task: MultiOutput, separable: true, piecewise_linear: false, sigma_from_data: false,
             distributable: true, metrics: M::Regression, default_metric: D::Mse,
             multi_output: Some("multi_squared"), r_gbm: None } },
+    Entry { name: "quantiles", param: None, spec: |_| LossSpec::Quantiles { levels: DEFAULT_LEVELS.to_vec() },
+        link: |_| Link::Sorted,
+        traits: Traits { task: Quantiles, separable: true, piecewise_linear: true, sigma_from_data: false,
+            distributable: false, metrics: M::Quantiles, default_metric: D::Quantiles,
+            multi_output: None, r_gbm: None } },
     #[cfg(test)]
     Entry { name: "toy", param: param("scale", 2.0, |scale| scale > 0.0 && scale.is_finite(), "a finite number > 0"),
         spec: |scale| LossSpec::Toy { scale }, link: |_| Link::Identity,
@@ -174,6 +183,9 @@ const VOCABULARY: &[Entry] = &[
             distributable: true, metrics: M::Regression, default_metric: D::Mse,
             multi_output: None, r_gbm: None } },
 ];
+
+/// The levels of `quantiles` written without any: a 90% interval and the median.
+const DEFAULT_LEVELS: [f64; 3] = [0.05, 0.5, 0.95];
 
 /// A custom loss (Python's `CustomLoss`): a scalar loss on real targets whose response the crate
 /// does not know (its predictions are the link), run by one process.
@@ -249,10 +261,19 @@ impl LossSpec {
             | LossSpec::Gamma
             | LossSpec::Cox
             | LossSpec::MultiSquared
+            | LossSpec::Quantiles { .. }
             | LossSpec::Custom => return None,
         };
         let param = self.entry()?.param.as_ref()?;
         Some((param.name, value))
+    }
+
+    /// The levels of `quantiles`, in increasing order; `None` for every other loss.
+    pub fn levels(&self) -> Option<&[f64]> {
+        match self {
+            LossSpec::Quantiles { levels } => Some(levels),
+            _ => None,
+        }
     }
 
     /// What the loss is (its row of the vocabulary).
@@ -272,6 +293,9 @@ impl LossSpec {
     /// ridge ≥ 0 finite, β > 0 finite, Tweedie power p ∈ (1, 2) (its ends are `poisson` and
     /// `gamma`).
     pub fn validate(&self) -> Result<()> {
+        if let Some(levels) = self.levels() {
+            return validate_levels(levels);
+        }
         let param = self.entry().and_then(|e| e.param.as_ref());
         match (param, self.parameter()) {
             (Some(param), Some((_, value))) if !(param.valid)(value) => {
@@ -344,6 +368,7 @@ impl LossSpec {
             LossSpec::Tweedie { p } => Arc::new(Scalar(Tweedie::new(p))),
             LossSpec::Cox => Arc::new(Cox),
             LossSpec::MultiSquared => Arc::new(MultiSquared::new(n_classes)),
+            LossSpec::Quantiles { ref levels } => Arc::new(Quantiles::new(levels)),
             #[cfg(test)]
             LossSpec::Toy { scale } => Arc::new(Scalar(super::Toy::new(scale))),
             LossSpec::Custom => {
@@ -356,6 +381,45 @@ impl LossSpec {
             }
         })
     }
+}
+
+/// 1 to `MAX_LEVELS` levels in (0, 1), strictly increasing (so that output k is the k-th
+/// quantile and sorting a row's scores is the rearrangement).
+fn validate_levels(levels: &[f64]) -> Result<()> {
+    if levels.is_empty() || levels.len() > MAX_LEVELS {
+        return Err(Error::param(
+            "levels",
+            format!("{} levels", levels.len()),
+            format!("1 to {MAX_LEVELS} quantile levels"),
+        ));
+    }
+    if let Some(&bad) = levels.iter().find(|&&tau| !(tau > 0.0 && tau < 1.0)) {
+        return Err(Error::param("levels", bad, "numbers in (0, 1)"));
+    }
+    if let Some(pair) = levels.windows(2).find(|pair| pair[0] >= pair[1]) {
+        return Err(Error::param(
+            "levels",
+            format!("{} then {}", Number(pair[0]), Number(pair[1])),
+            "strictly increasing levels (each quantile once, lowest first)",
+        ));
+    }
+    Ok(())
+}
+
+/// `quantiles(0.05, 0.5, 0.95)`'s levels (`levels=` accepted before them).
+fn parse_levels(arg: &str) -> Result<Vec<f64>> {
+    let list = (arg.strip_prefix("levels"))
+        .and_then(|rest| rest.trim_start().strip_prefix('='))
+        .unwrap_or(arg);
+    let list = list.trim().trim_start_matches('[').trim_end_matches(']');
+    if list.trim().is_empty() {
+        return Ok(Vec::new()); // refused by `validate_levels`, which says how many it takes
+    }
+    (list.split(','))
+        .map(|a| {
+            (a.trim().parse::<f64>()).map_err(|_| Error::param("levels", a.trim(), "a number"))
+        })
+        .collect()
 }
 
 impl FromStr for LossSpec {
@@ -377,6 +441,13 @@ impl FromStr for LossSpec {
         let entry = VOCABULARY.iter().find(|e| e.name == name);
         if entry.is_none() && name != "custom" {
             return Err(Error::param("loss", s, allowed()));
+        }
+        if let (Some(arg), "quantiles") = (arg, name.as_str()) {
+            let spec = LossSpec::Quantiles {
+                levels: parse_levels(arg)?,
+            };
+            spec.validate()?;
+            return Ok(spec);
         }
         let param = entry.and_then(|e| e.param.as_ref());
         if arg.is_some() && param.is_none() {
@@ -407,6 +478,10 @@ impl fmt::Display for LossSpec {
     /// Parametric losses always print their parameter (`pinball(0.5)`) as a `Number`, the
     /// shortest string that parses back to the same value, so this round-trips through `FromStr`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(levels) = self.levels() {
+            let levels: Vec<String> = levels.iter().map(|&v| Number(v).to_string()).collect();
+            return write!(f, "{}({})", self.name(), levels.join(", "));
+        }
         match self.parameter() {
             Some((_, value)) => write!(f, "{}({})", self.name(), Number(value)),
             None => f.write_str(self.name()),
@@ -431,6 +506,7 @@ mod tests {
             specs.push(text.parse().unwrap());
         }
         specs.push("tweedie(1.2)".parse().unwrap());
+        specs.push("quantiles(0.1, 0.9)".parse().unwrap());
         specs
     }
 
@@ -444,7 +520,7 @@ mod tests {
         let target_width = if task == Task::MultiOutput { K } else { 1 };
         let y = (0..n * target_width)
             .map(|i| match task {
-                Task::Regression | Task::MultiOutput => 0.1 + 3.0 * next(),
+                Task::Regression | Task::MultiOutput | Task::Quantiles => 0.1 + 3.0 * next(),
                 Task::Binary => [-1.0, 1.0][i % 2],
                 Task::Multiclass => (i % K) as f64,
                 Task::Survival => (1.0 + next()) * [-1.0, 1.0][i % 3 / 2],
@@ -467,6 +543,7 @@ mod tests {
                 Task::Binary => (1, 1, true),
                 Task::Multiclass => (K, 1, false),
                 Task::MultiOutput => (K, K, false),
+                Task::Quantiles => (spec.levels().unwrap().len(), 1, false),
             };
             assert_eq!((k, t, loss.is_binary()), shape, "{what}: task");
             assert_eq!(loss.separable(), traits.separable, "{what}: separable");
@@ -536,6 +613,7 @@ mod tests {
             let metrics = match traits.task {
                 Task::Binary => MetricFamily::Binary,
                 Task::Multiclass => MetricFamily::Multiclass,
+                Task::Quantiles => MetricFamily::Quantiles,
                 Task::Regression if link == Link::Exp => MetricFamily::LogLink,
                 Task::Regression | Task::MultiOutput | Task::Survival => MetricFamily::Regression,
             };
@@ -580,5 +658,18 @@ mod tests {
         assert_eq!(LossSpec::Custom.traits(), CUSTOM);
         let err = "tweedie(2.5)".parse::<LossSpec>().unwrap_err().to_string();
         assert!(err.contains("(1, 2)"), "{err}");
+        let quantiles: LossSpec = "quantiles(levels=[0.05,0.5, 0.95])".parse().unwrap();
+        assert_eq!(quantiles.to_string(), "quantiles(0.05, 0.5, 0.95)");
+        assert_eq!("quantiles".parse::<LossSpec>().unwrap(), quantiles);
+        for (text, says) in [
+            ("quantiles(0.5, 0.1)", "0.5 then 0.1"),
+            ("quantiles(0.5, 0.5)", "0.5 then 0.5"),
+            ("quantiles(0, 0.5)", "(0, 1)"),
+            ("quantiles(0.1, x)", "a number"),
+            ("quantiles()", "1 to 99"),
+        ] {
+            let err = text.parse::<LossSpec>().unwrap_err().to_string();
+            assert!(err.contains(says), "{text}: {err}");
+        }
     }
 }

@@ -43,6 +43,8 @@ pub enum Task {
     MultiOutput,
     /// Signed survival times (< 0: censored), one score per row.
     Survival,
+    /// One real target per row, one score per quantile level.
+    Quantiles,
 }
 
 impl Task {
@@ -53,6 +55,7 @@ impl Task {
             Task::Multiclass => "multiclass",
             Task::MultiOutput => "multi_output",
             Task::Survival => "survival",
+            Task::Quantiles => "quantiles",
         }
     }
 
@@ -60,7 +63,9 @@ impl Task {
     /// or class codes ("multiclass").
     pub fn target_encoding(&self) -> &'static str {
         match self {
-            Task::Regression | Task::MultiOutput | Task::Survival => "regression",
+            Task::Regression | Task::MultiOutput | Task::Survival | Task::Quantiles => {
+                "regression"
+            }
             Task::Binary => "binary",
             Task::Multiclass => "multiclass",
         }
@@ -80,6 +85,9 @@ pub enum Link {
     /// The mean (or Cox's relative hazard) e^f.
     Exp,
     Margin,
+    /// Quantiles at increasing levels: the row's scores sorted increasingly (the rearrangement
+    /// of Chernozhukov, Fernández-Val & Galichon 2010, which never increases the pinball loss).
+    Sorted,
 }
 
 impl Link {
@@ -90,6 +98,7 @@ impl Link {
             Link::Softmax => "softmax",
             Link::Exp => "exp",
             Link::Margin => "margin",
+            Link::Sorted => "sorted",
         }
     }
 
@@ -97,7 +106,7 @@ impl Link {
     pub fn scale(&self) -> Option<f64> {
         match self {
             Link::Sigmoid { scale } => Some(*scale),
-            Link::Identity | Link::Softmax | Link::Exp | Link::Margin => None,
+            Link::Identity | Link::Softmax | Link::Exp | Link::Margin | Link::Sorted => None,
         }
     }
 
@@ -118,6 +127,10 @@ impl Link {
                 }
             }
             Link::Margin => return false,
+            Link::Sorted => {
+                out.copy_from_slice(f);
+                out.sort_unstable_by(f64::total_cmp);
+            }
         }
         true
     }
@@ -134,6 +147,9 @@ pub enum MetricFamily {
     Binary,
     /// Class probabilities: logloss, error.
     Multiclass,
+    /// Several quantiles of one target: none of the built-in metrics (the loss itself, the sum
+    /// of the levels' pinball losses, is what validation and early stopping follow).
+    Quantiles,
 }
 
 /// The loss-like metric of response-scale predictions; the parametric ones take the loss's
@@ -149,6 +165,8 @@ pub enum DefaultMetric {
     GammaDeviance,
     TweedieDeviance,
     Pinball,
+    /// The sum over the levels of the pinball losses, per row.
+    Quantiles,
 }
 
 impl DefaultMetric {
@@ -162,6 +180,7 @@ impl DefaultMetric {
             DefaultMetric::GammaDeviance => "gamma_deviance",
             DefaultMetric::TweedieDeviance => "tweedie_deviance",
             DefaultMetric::Pinball => "pinball",
+            DefaultMetric::Quantiles => "quantiles",
         }
     }
 }

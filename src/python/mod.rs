@@ -98,6 +98,7 @@ fn loss_info<'py>(py: Python<'py>, loss: &str) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     out.set_item("name", spec.name())?;
     out.set_item("parameter", spec.parameter())?;
+    out.set_item("levels", spec.levels())?;
     out.set_item("task", traits.task.name())?;
     out.set_item("target", traits.task.target_encoding())?;
     out.set_item("link", link.name())?;

@@ -188,6 +188,14 @@ pub fn base_models() -> Vec<(&'static str, String)> {
                 &[("loss", "poisson"), ("method", "agbm"), ("n_iter", "4")],
             ),
         ),
+        (
+            "quantiles/gbm",
+            train(
+                &set,
+                &set.regression,
+                &[("loss", "quantiles(0.1, 0.5, 0.9)"), ("n_iter", "3")],
+            ),
+        ),
     ];
     let mut bases: Vec<(&'static str, String)> = models
         .into_iter()
@@ -728,6 +736,9 @@ fn mutate_field(model: &mut Value, rng: &mut TestRng) {
                 json!({"name": "tweedie", "p": 1e308}),
                 json!({"name": "pinball", "tau": 1e-320}),
                 json!({"name": "exponential", "beta": 1e308}),
+                json!({"name": "quantiles", "levels": [0.1, 0.5, 0.9]}),
+                json!({"name": "quantiles", "levels": [0.9, 0.1]}),
+                json!({"name": "quantiles", "levels": vec![0.5; 100_000]}),
             ];
             model.insert("loss".into(), pick(rng, &losses).clone());
         }
@@ -996,6 +1007,12 @@ pub fn probe_payloads(bases: &[Value]) -> Vec<(String, String)> {
         json!({"name": "huber", "delta": "inf"}),
         json!({"name": "softmax"}),
         json!({"name": "multiclass_hinge"}),
+        json!({"name": "quantiles", "levels": []}),
+        json!({"name": "quantiles", "levels": [0.5, 0.1]}),
+        json!({"name": "quantiles", "levels": [0.5, 0.5]}),
+        json!({"name": "quantiles", "levels": [0.1, 1.0]}),
+        json!({"name": "quantiles", "levels": [0.1, "0.2"]}),
+        json!({"name": "quantiles", "levels": (1..=100).map(|i| f64::from(i) / 101.0).collect::<Vec<_>>()}),
     ] {
         let mut value = squared.clone();
         value["model"]["loss"] = loss.clone();

@@ -38,6 +38,8 @@ def numeric_frame(seed: int, n: int = 500) -> pl.DataFrame:
         ("k ~ a + b + c", "softmax"),
         # response: the relative hazard e^link; times from y, which has no missing values
         ("Surv(np.exp(y), yes) ~ a + b + c", "cox"),
+        # response: each row's quantiles sorted (TopK)
+        ("y ~ a + b + c", "quantiles(0.1, 0.5, 0.9)"),
     ],
 )
 @pytest.mark.parametrize("tree", ["ordinary", "oblivious"])
@@ -56,7 +58,10 @@ def test_onnx_predictions_equal_optboost(formula, loss, tree, tmp_path):
     link = model.predict(frame, type="link").reshape(frame.height, -1)
     np.testing.assert_allclose(outputs[0], link, rtol=1e-6, atol=1e-6)
     if loss != "squared":
-        response = model.predict(frame).reshape(frame.height, -1)
+        response = model.predict(frame)
+        if isinstance(response, pl.DataFrame):  # quantiles
+            response = response.to_numpy()
+        response = response.reshape(frame.height, -1)
         np.testing.assert_allclose(outputs[1], response, rtol=1e-6, atol=1e-6)
 
 
@@ -156,7 +161,10 @@ def test_treelite_predictions_equal_optboost(data, formula, loss, method, tree, 
     link = model.predict(frame, type="link").reshape(frame.height, -1)
     np.testing.assert_allclose(margin, link, rtol=1e-6, atol=1e-6)
     if loss in ("softmax", "logistic", "exponential"):
-        response = model.predict(frame).reshape(frame.height, -1)
+        response = model.predict(frame)
+        if isinstance(response, pl.DataFrame):  # quantiles
+            response = response.to_numpy()
+        response = response.reshape(frame.height, -1)
         probabilities = treelite.gtil.predict(tl, x).reshape(frame.height, -1)
         np.testing.assert_allclose(probabilities, response, rtol=1e-6, atol=1e-6)
 

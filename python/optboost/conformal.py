@@ -1,0 +1,164 @@
+"""Conformal prediction: intervals and sets with finite-sample marginal coverage.
+
+``model.conformalize(calibration)`` scores the model on rows it was not trained on and keeps
+the scores (plain numbers, saved in the model file); ``predict(new, type="interval",
+level=0.9)`` and ``predict(new, type="set", level=0.9)`` then read the level's quantile of the
+scores at predict time. Split conformal prediction (Vovk, Gammerman & Shafer 2005; Lei, G'Sell,
+Rinaldo, Tibshirani & Wasserman 2018): with n calibration rows exchangeable with a new row and
+q̂ the ⌈(n + 1)·level⌉-th smallest score (infinite beyond n), the new row's score is at most q̂
+with probability at least ``level`` (and below level + 1/(n + 1) when scores do not tie).
+
+Scores by the model's loss (docs/uncertainty.md):
+
+* ``absolute`` (a point prediction ŷ, regression losses): |y − ŷ|; interval ŷ ± q̂.
+* ``cqr`` (``Quantiles`` models: conformalized quantile regression, Romano, Patterson & Candès
+  2019, on the outer pair of levels lo < hi): max(q_lo − y, y − q_hi); interval
+  [q_lo − q̂, q_hi + q̂].
+* ``lac`` (classification, the default: Sadinle, Lei & Wasserman 2019): 1 − p̂_y; the set
+  {k : 1 − p̂_k ≤ q̂}.
+* ``aps`` (classification: adaptive prediction sets, Romano, Sesia & Candès 2020, without the
+  randomisation): the probability mass of the classes at least as likely as y, y included; the
+  set of classes whose own such mass is at most q̂.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from .errors import ModelFileError, ParameterError
+
+SCORES = ("absolute", "cqr", "lac", "aps")
+# A model file holds at most this many calibration scores (8 bytes of text each, and more).
+MAX_SCORES = 10_000_000
+
+
+class Calibration:
+    """The calibration scores of one conformalized model: their kind and their values,
+    sorted increasingly."""
+
+    def __init__(self, score: str, values: np.ndarray):
+        self.score = score
+        self.values = np.sort(np.asarray(values, dtype=np.float64))
+
+    @property
+    def n(self) -> int:
+        return len(self.values)
+
+    def threshold(self, level: Any) -> float:
+        """q̂: the ⌈(n + 1)·level⌉-th smallest score, infinite when that is past n."""
+        if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
+            raise ParameterError(f"level must be a number in (0, 1), got {level!r}")
+        rank = math.ceil((self.n + 1) * level - 1e-12)  # (n+1)·level exact in reals
+        return math.inf if rank > self.n else float(self.values[rank - 1])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"score": self.score, "values": [float(v) for v in self.values]}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Calibration:
+        """A file's calibration, checked: a known score, 1 to MAX_SCORES finite numbers (in
+        [0, 1] for the class scores, >= 0 for absolute residuals)."""
+        if not isinstance(data, dict) or set(data) != {"score", "values"}:
+            raise ModelFileError("the file's 'conformal' entry must be {'score', 'values'}")
+        score, values = data["score"], data["values"]
+        if score not in SCORES:
+            raise ModelFileError(f"conformal score {str(score)[:40]!r} is not one of {SCORES}")
+        if not isinstance(values, list) or not 1 <= len(values) <= MAX_SCORES:
+            raise ModelFileError(f"conformal values must be a list of 1 to {MAX_SCORES} numbers")
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            raise ModelFileError("conformal values must be numbers")
+        array = np.asarray(values, dtype=np.float64)
+        low = {"absolute": 0.0, "cqr": -np.inf, "lac": 0.0, "aps": 0.0}[score]
+        high = 1.0 if score in ("lac", "aps") else np.inf
+        bad = ~np.isfinite(array) | (array < low) | (array > high)
+        if bad.any():
+            raise ModelFileError(
+                f"conformal value {array[bad][0]!r} is outside what a {score} score can be"
+            )
+        return cls(score, array)
+
+
+def default_score(model: Any) -> str:
+    if model.task in ("binary", "multiclass"):
+        return "lac"
+    return "cqr" if model.quantile_levels is not None else "absolute"
+
+
+def allowed_scores(model: Any) -> tuple[str, ...]:
+    return ("lac", "aps") if model.task in ("binary", "multiclass") else (default_score(model),)
+
+
+def calibrate(model: Any, calibration: Any, score: str | None) -> Calibration:
+    """The scores of ``model`` on the ``calibration`` rows (with their target)."""
+    kind = default_score(model) if score is None else score
+    allowed = allowed_scores(model)
+    if kind not in allowed:
+        raise ParameterError(
+            f"score {kind!r} does not fit the {model.loss!r} loss: use one of {allowed}"
+        )
+    if model.is_margin_loss or model.loss == "custom":
+        raise ParameterError(
+            f"the {model.loss!r} loss gives no response to calibrate: fit a probabilistic or "
+            "regression loss"
+        )
+    if model.task == "survival" or model.spec.targets:
+        raise ParameterError("conformal prediction takes one real or class target per row")
+    y = np.asarray(model.spec.target_values(calibration), dtype=np.float64)
+    if len(y) == 0:
+        raise ParameterError("the calibration frame has no rows")
+    if kind == "absolute":
+        values = np.abs(y - model.predict(calibration, type="response"))
+    elif kind == "cqr":
+        q = model.predict(calibration).to_numpy()
+        values = np.maximum(q[:, 0] - y, y - q[:, -1])
+    else:
+        p = class_probabilities(model, calibration)
+        rows = np.arange(len(y))
+        label = y.astype(np.int64)
+        values = 1.0 - p[rows, label] if kind == "lac" else _aps_mass(p)[rows, label]
+    if not np.all(np.isfinite(values)):
+        raise ParameterError("the model's predictions on the calibration rows are not finite")
+    return Calibration(kind, values)
+
+
+def class_probabilities(model: Any, newdata: Any) -> np.ndarray:
+    """(n, K) probabilities in the order of ``model.classes``."""
+    p = np.asarray(model.predict(newdata, type="response"), dtype=np.float64)
+    return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
+
+
+def _aps_mass(p: np.ndarray) -> np.ndarray:
+    """For every class, the total probability of the classes at least as likely, itself
+    included (ties count together, so the score does not depend on the classes' order)."""
+    return np.sum(np.where(p[:, None, :] >= p[:, :, None], p[:, None, :], 0.0), axis=2)
+
+
+def predict(model: Any, newdata: Any, type: str, level: Any) -> pl.DataFrame:
+    calibration = model.conformal
+    if calibration is None:
+        raise ParameterError(
+            f"type={type!r} needs a conformalized model: model.conformalize(calibration_frame)"
+        )
+    q = calibration.threshold(level)
+    if type == "interval":
+        if calibration.score == "absolute":
+            center = np.asarray(model.predict(newdata, type="response"), dtype=np.float64)
+            lower, upper = center - q, center + q
+        elif calibration.score == "cqr":
+            quantiles = model.predict(newdata).to_numpy()
+            lower, upper = quantiles[:, 0] - q, quantiles[:, -1] + q
+        else:
+            raise ParameterError("type='interval' is for regression; use type='set' for classes")
+        return pl.DataFrame({"lower": lower, "upper": upper})
+    if calibration.score not in ("lac", "aps"):
+        raise ParameterError("type='set' is for classification; use type='interval'")
+    p = class_probabilities(model, newdata)
+    score = 1.0 - p if calibration.score == "lac" else _aps_mass(p)
+    member = score <= q
+    labels = model.classes
+    sets = [[labels[k] for k in np.flatnonzero(row)] for row in member]
+    return pl.DataFrame({"set": sets})
