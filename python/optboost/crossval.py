@@ -25,11 +25,10 @@ import polars as pl
 from ._extras import require
 from .errors import ParameterError
 from .formula import _parse
+from .fitting import fit
 from .frames import to_polars
-from .metrics import BUILT_IN
+from .metrics import BUILT_IN, Metric
 from .plan import R_NAMES, FitPlan
-
-Metric = Callable[[np.ndarray, np.ndarray], float]
 
 
 @dataclass
@@ -122,8 +121,6 @@ def cv(
 
     Documentation: https://optboost.github.io/optboost/api/#optboost.crossval.cv
     """
-    from .api import boost
-
     frame = to_polars(data)
     n = frame.height
     if "valid" in params:
@@ -148,14 +145,9 @@ def cv(
         fold_weights = weights
         if weights is not None and not isinstance(weights, str):
             fold_weights = np.asarray(weights, dtype=np.float64)[train_rows]
-        model = boost(
-            formula,
-            frame[train_rows],
-            valid=frame[rows],
-            weights=fold_weights,
-            seed=seed,
-            **{"progress": False, **params},
-        )
+        fold = {"valid": frame[rows], "weights": fold_weights, "seed": seed, "progress": False}
+        fold_plan = FitPlan.make({**params, **fold}, formula=formula, data=frame[train_rows])
+        model = fit(formula, frame[train_rows], fold_plan)
         histories.append(model.history)
         if metric_functions:
             valid = frame[rows]

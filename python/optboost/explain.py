@@ -24,7 +24,6 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
-from . import _core
 from ._extras import require
 from .errors import DataError, ParameterError
 from .features import per_column

@@ -148,7 +148,7 @@ def test_an_unseen_level_is_reported_once_at_the_cv_call_not_per_fold():
         k=pl.Series([f"level{i % 8}" if i % 50 else f"rare{i}" for i in range(400)])
     )
     with pytest.warns(UserWarning, match="not seen in training") as record:
-        optboost.cv("y ~ a + k", frame, folds=4, n_iter=3, metrics=["mse"])
+        optboost.cv("y ~ a + k", frame, folds=4, n_iter=3, metrics=["rmse"])
     unseen = [w for w in record if "not seen in training" in str(w.message)]
     assert len(unseen) == 1  # every fold holds rare levels; one warning says so
     assert unseen[0].filename == __file__

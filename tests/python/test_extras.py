@@ -29,7 +29,11 @@ def model():
 
 
 def hide(monkeypatch, *modules: str) -> None:
+    """Make `modules` unimportable, with their submodules: an earlier test may have imported
+    ``sklearn.base``, which a cached entry would otherwise still give."""
     for name in modules:
+        for loaded in [m for m in sys.modules if m.startswith(name + ".")]:
+            monkeypatch.setitem(sys.modules, loaded, None)
         monkeypatch.setitem(sys.modules, name, None)
 
 

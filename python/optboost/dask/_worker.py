@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ..api import flat_targets
+from ..fitting import flat_targets
 from ..class_weights import class_weight_values
 from ..errors import DataError, OptboostError
 from ..formula import DesignSpec, FeatureColumn, per_column
