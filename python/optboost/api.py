@@ -145,7 +145,9 @@ def boost(
         weights_values = by_class if weights_values is None else weights_values * by_class
     features, y = design.features, design.y
     roles = None  # what each row is for (holdout.TRAINS, ...); None: every row trains
-    fraction = None if valid is not None else resolve_fraction(validation_fraction, method, len(y))
+    fraction = None
+    if valid is None:
+        fraction = resolve_fraction(validation_fraction, method, len(y), params.get("preset"))
     if fraction is not None:
         roles = held_roles(held_rows(y, fraction, seed, stratify=task != "regression"))
     if early_stopping_rounds is not None and valid_args[0] is None and roles is None:

@@ -553,6 +553,12 @@ class Model:
                 f"{c} {s:.0%}" for c, s in zip(importance["column"], importance["gain_share"])
             )
             lines.append(f"  top columns by gain: {top}")
+        preset = self.params.get("preset", "none")
+        if preset != "none":
+            made = _core.resolve_params(list(self.params.items()))["preset_settings"]
+            lines.append(
+                f"  preset {preset} set: " + (", ".join(f"{k}={v}" for k, v in made) or "nothing")
+            )
         shown = {k: v for k, v in self.params.items() if k not in ("method", "loss")}
         lines.append("  parameters: " + ", ".join(f"{k}={v}" for k, v in shown.items()))
         return "\n".join(lines)

@@ -271,7 +271,8 @@ class _BoostEstimator(BaseEstimator):
         classifiers; "auto" as in ``optboost.boost``. Returns the rows' roles."""
         training = None if roles is None else np.flatnonzero(roles == TRAINS)
         kept_y = y if training is None else y[training]
-        fraction = resolve_fraction(self.validation_fraction, self.method, len(kept_y))
+        preset = (self.params or {}).get("preset")
+        fraction = resolve_fraction(self.validation_fraction, self.method, len(kept_y), preset)
         if fraction is None:
             return roles
         seed = 0 if self.random_state is None else self.random_state

@@ -98,7 +98,7 @@ def boost(
     pairs, offset = design_pairs(formula, spec, prepared, offset)
     fraction = None
     if valid is None:
-        fraction = resolve_fraction(validation_fraction, method, parts.n_rows)
+        fraction = resolve_fraction(validation_fraction, method, parts.n_rows, params.get("preset"))
     stratify = task != "regression"
     group_counts = (
         design.class_counts.astype(np.int64)

@@ -1,0 +1,91 @@
+//! `preset = "paper"`: every setting of a method as its paper states it (docs/algorithms.md,
+//! "The papers' settings"), so that one switch runs the published algorithm. The preset fills
+//! in the parameters the caller did not give through `Params::set`; those given win.
+
+use crate::params::{Method, Params};
+
+/// The settings every paper shares: a plain least-squares tree (leaves of one row allowed, no
+/// L2 penalty, exact leaf line searches, no bound on a leaf), every row and feature in every
+/// tree, the recursions unguarded and the last iterate as the output. The papers' trees are
+/// exact regression trees; none of them regularises a leaf or keeps an earlier iterate.
+const COMMON: &[(&str, &str)] = &[
+    ("min_samples_leaf", "1"),
+    ("l2_leaf", "0"),
+    ("min_split_gain", "0"),
+    ("leaf_newton_steps", "0"),
+    ("max_leaf_value", "0"),
+    ("subsample", "1"),
+    ("colsample_bytree", "1"),
+    ("colsample_bynode", "1"),
+    ("sample_strategy", "uniform"),
+    ("quantized_gradients", "false"),
+    ("safeguard", "none"),
+    ("keep", "last"),
+];
+
+/// What the paper of `method` sets beyond `COMMON`: its step rule, step multiplier, schedule,
+/// initial model and (AGBM) the printed sign of the corrected residual. `n_iter` gives
+/// `repeated_gbm` the paper's k_t = t inner fits at every iteration.
+fn method_settings(method: Method, n_iter: usize) -> Vec<(&'static str, String)> {
+    let s = |pairs: &[(&'static str, &str)]| -> Vec<(&'static str, String)> {
+        pairs.iter().map(|&(n, v)| (n, v.to_string())).collect()
+    };
+    match method {
+        // Friedman's TreeBoost, Alg. 1 of Proximal boosting: each leaf re-solved exactly.
+        Method::Gbm => s(&[("step", "leaf_line_search"), ("init", "optimal")]),
+        // RGBM, Alg. 2: constant step ρ = 1/σ (the default ρ), from f = 0.
+        Method::Rgbm => s(&[("step", "constant"), ("init", "zero")]),
+        // AGBM, Alg. 2–4: fixed step η = ν/σ, from f = h = 0, the corrected residual as printed.
+        Method::Agbm | Method::Agbmr | Method::Vagbm => s(&[
+            ("step", "constant"),
+            ("init", "zero"),
+            ("corrected_residual", "paper"),
+        ]),
+        // Proximal boosting, Alg. 2–5 and 8: multiple line search, from the loss's constant
+        // minimiser (its App. B); accelerated_gbm is Alg. 8 with the gradient.
+        Method::Proximal
+        | Method::ResidualProximal
+        | Method::AcceleratedProximal
+        | Method::AcceleratedGbm => s(&[("step", "leaf_line_search"), ("init", "optimal")]),
+        // Generalized boosting, Alg. 2 and 3: f ← f − η_t h with η_t = ν/√t (Theorems 5 and
+        // 7, the non-smooth case the paper is about), the projection used as fitted (ρ = 1).
+        Method::ResidualGbm => s(&[
+            ("step", "constant"),
+            ("rho", "1"),
+            ("schedule", "inv_sqrt"),
+            ("init", "optimal"),
+        ]),
+        Method::RepeatedGbm => {
+            let mut settings = s(&[
+                ("step", "constant"),
+                ("rho", "1"),
+                ("schedule", "inv_sqrt"),
+                ("init", "optimal"),
+            ]);
+            settings.push(("max_inner", n_iter.to_string()));
+            settings
+        }
+        #[cfg(test)]
+        Method::Toy => Vec::new(),
+    }
+}
+
+/// Every setting the paper preset gives `method` (run `n_iter` iterations), in `set`'s
+/// vocabulary.
+pub(crate) fn paper_settings(method: Method, n_iter: usize) -> Vec<(&'static str, String)> {
+    let mut settings: Vec<(&'static str, String)> =
+        COMMON.iter().map(|&(n, v)| (n, v.to_string())).collect();
+    settings.extend(method_settings(method, n_iter));
+    settings
+}
+
+/// The names a preset may set (for `Params::preset_settings`' callers and the tests).
+pub(crate) fn applies(params: &Params) -> Vec<(&'static str, String)> {
+    match params.preset {
+        crate::params::Preset::None => Vec::new(),
+        crate::params::Preset::Paper => paper_settings(params.method, params.n_iter),
+    }
+    .into_iter()
+    .filter(|(name, _)| !params.explicit.contains(*name))
+    .collect()
+}
