@@ -92,3 +92,70 @@ pub(crate) fn applies(params: &Params) -> Vec<(&'static str, String)> {
     .filter(|(name, _)| !params.explicit.contains(*name))
     .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::params::{CorrectedResidual, Init, Keep, Method, Params, Preset, Safeguard, StepRule};
+
+    fn with(pairs: &[(&str, &str)]) -> Params {
+        let mut params = Params::default();
+        for (name, value) in pairs {
+            params.set(name, value).unwrap();
+        }
+        params
+    }
+
+    #[test]
+    fn the_preset_sets_the_papers_settings_and_explicit_parameters_win_in_any_order() {
+        let paper = with(&[("method", "agbm"), ("preset", "paper")]).checked().unwrap();
+        assert_eq!(paper.preset, Preset::Paper);
+        assert_eq!(paper.safeguard, Safeguard::None);
+        assert_eq!(paper.keep, Keep::Last);
+        assert_eq!(paper.init, Init::Zero);
+        assert_eq!(paper.step, Some(StepRule::Constant));
+        assert_eq!(paper.tree.l2_leaf, 0.0);
+        assert_eq!(paper.tree.min_samples_leaf, Some(1));
+        for order in [
+            [("preset", "paper"), ("corrected_residual", "reference_code")],
+            [("corrected_residual", "reference_code"), ("preset", "paper")],
+        ] {
+            let mut pairs = vec![("method", "agbm")];
+            pairs.extend(order);
+            pairs.push(("l2_leaf", "1"));
+            let given = with(&pairs);
+            let resolved = given.checked().unwrap();
+            assert_eq!(resolved.corrected_residual, CorrectedResidual::ReferenceCode);
+            assert_eq!(resolved.tree.l2_leaf, 1.0);
+            assert_eq!(resolved.safeguard, Safeguard::None);
+            let set: Vec<&str> = given.preset_settings().iter().map(|(n, _)| *n).collect();
+            assert!(!set.contains(&"corrected_residual") && !set.contains(&"l2_leaf"));
+            assert!(set.contains(&"safeguard") && set.contains(&"init"));
+        }
+    }
+
+    #[test]
+    fn the_preset_follows_the_method_set_after_it() {
+        let params = with(&[("preset", "paper"), ("method", "repeated_gbm"), ("n_iter", "7")]);
+        let resolved = params.checked().unwrap();
+        assert_eq!(resolved.max_inner, 7);
+        assert_eq!(resolved.rho, Some(1.0));
+        assert_eq!(resolved.step, Some(StepRule::Constant));
+        // Every method's settings are valid for it, with every loss kind.
+        for &method in Method::ALL {
+            for loss in ["squared", "logistic", "absolute", "hinge", "softmax"] {
+                let params = with(&[("method", method.name()), ("loss", loss), ("preset", "paper")]);
+                if params.clone().set("preset", "none").unwrap().validate().is_ok() {
+                    params.checked().unwrap();
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn without_a_preset_nothing_changes() {
+        let params = with(&[("method", "agbm"), ("loss", "logistic")]);
+        assert_eq!(params.resolved().unwrap(), params);
+        assert!(params.preset_settings().is_empty());
+        assert_eq!(Params::default().resolved().unwrap(), Params::default());
+    }
+}
