@@ -520,3 +520,44 @@ def test_grubb_bagnell(loss_name):
     check(ours, oracle)
     ours = optboost_losses(x, y, binary, method="repeated_gbm", loss=loss_name, learning_rate=0.5)
     check(ours, repeated(loss, x, y, 0.5))
+
+
+# ------------------------------------------------------------------ the switches themselves
+
+
+@pytest.mark.timeout(120)
+def test_keep_last_keeps_every_iteration_and_best_stays_the_default():
+    x, y = regression_data()
+    df = frame(x, y, False)
+    valid = frame(*regression_data(seed=99), False)
+    common = dict(method="vagbm", learning_rate=0.5, safeguard="none", valid=valid, progress=False)
+    best = optboost.boost("y ~ a + b", df, n_iter=40, **common)
+    last = optboost.boost("y ~ a + b", df, n_iter=40, keep="last", **common)
+    valid_losses = best.history["valid_loss"].to_numpy()
+    assert best.kept_iteration == valid_losses.argmin() + 1 < 40  # the default: the best iterate
+    assert last.kept_iteration == last.n_iter == 40
+    np.testing.assert_array_equal(last.predict(valid), last.predict(valid, iteration=40))
+    for k in (1, 17, 40):
+        fresh = optboost.boost("y ~ a + b", df, n_iter=k, keep="last", **common)
+        np.testing.assert_allclose(
+            last.predict(valid, iteration=k), fresh.predict(valid), rtol=0, atol=1e-12
+        )
+
+
+@pytest.mark.timeout(120)
+def test_the_preset_holds_out_nothing_says_what_it_set_and_yields_to_explicit_parameters():
+    x, y = regression_data()
+    df = frame(x, y, False)
+    model = optboost.boost("y ~ a + b", df, method="agbm", n_iter=5, preset="paper", progress=False)
+    assert model.history["valid_loss"].null_count() == len(model.history)  # every row trains
+    text = model.summary()
+    assert "preset paper set:" in text and "safeguard=none" in text and "init=zero" in text
+    given = optboost.boost(
+        "y ~ a + b", df, method="agbm", n_iter=5, preset="paper", init="optimal", progress=False
+    )
+    assert "init=zero" not in given.summary()
+    assert given.history["train_loss"][0] != model.history["train_loss"][0]
+    # Without the preset the defaults stand: the held-out tenth and the safeguard.
+    plain = optboost.boost("y ~ a + b", df, method="agbm", n_iter=5, progress=False)
+    assert plain.history["valid_loss"].null_count() == 0
+    assert "preset" not in plain.summary()
