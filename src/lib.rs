@@ -53,8 +53,8 @@ pub use model::{
     MAX_TREES,
 };
 pub use params::{
-    CorrectedResidual, Init, Keep, Memory, Method, Params, Preset, Restart, Safeguard, SampleStrategy, Schedule,
-    Selection, StepRule,
+    CorrectedResidual, Init, Keep, Memory, Method, Params, Preset, Restart, Safeguard,
+    SampleStrategy, Schedule, Selection, StepRule,
 };
 pub use threads::available_threads;
 pub use tree::{BinSet, CategoricalParams, CategorySplit, Growth, Node, Tree, TreeParams};

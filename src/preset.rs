@@ -34,7 +34,7 @@ fn method_settings(method: Method, n_iter: usize) -> Vec<(&'static str, String)>
         pairs.iter().map(|&(n, v)| (n, v.to_string())).collect()
     };
     match method {
-        // Friedman's TreeBoost, Alg. 1 of Proximal boosting: each leaf re-solved exactly.
+        // Friedman's TreeBoost, Alg. 1 of Proximal boosting: each leaf re-solved at the output.
         Method::Gbm => s(&[("step", "leaf_line_search"), ("init", "optimal")]),
         // RGBM, Alg. 2: constant step ρ = 1/σ (the default ρ), from f = 0.
         Method::Rgbm => s(&[("step", "constant"), ("init", "zero")]),
@@ -82,7 +82,8 @@ pub(crate) fn paper_settings(method: Method, n_iter: usize) -> Vec<(&'static str
     settings
 }
 
-/// The names a preset may set (for `Params::preset_settings`' callers and the tests).
+/// What the preset in force sets: its settings for the method, less the names given through
+/// `Params::set` (which win).
 pub(crate) fn applies(params: &Params) -> Vec<(&'static str, String)> {
     match params.preset {
         crate::params::Preset::None => Vec::new(),
@@ -95,7 +96,9 @@ pub(crate) fn applies(params: &Params) -> Vec<(&'static str, String)> {
 
 #[cfg(test)]
 mod tests {
-    use crate::params::{CorrectedResidual, Init, Keep, Method, Params, Preset, Safeguard, StepRule};
+    use crate::params::{
+        CorrectedResidual, Init, Keep, Method, Params, Preset, Safeguard, StepRule,
+    };
 
     fn with(pairs: &[(&str, &str)]) -> Params {
         let mut params = Params::default();
@@ -107,7 +110,9 @@ mod tests {
 
     #[test]
     fn the_preset_sets_the_papers_settings_and_explicit_parameters_win_in_any_order() {
-        let paper = with(&[("method", "agbm"), ("preset", "paper")]).checked().unwrap();
+        let paper = with(&[("method", "agbm"), ("preset", "paper")])
+            .checked()
+            .unwrap();
         assert_eq!(paper.preset, Preset::Paper);
         assert_eq!(paper.safeguard, Safeguard::None);
         assert_eq!(paper.keep, Keep::Last);
@@ -116,15 +121,24 @@ mod tests {
         assert_eq!(paper.tree.l2_leaf, 0.0);
         assert_eq!(paper.tree.min_samples_leaf, Some(1));
         for order in [
-            [("preset", "paper"), ("corrected_residual", "reference_code")],
-            [("corrected_residual", "reference_code"), ("preset", "paper")],
+            [
+                ("preset", "paper"),
+                ("corrected_residual", "reference_code"),
+            ],
+            [
+                ("corrected_residual", "reference_code"),
+                ("preset", "paper"),
+            ],
         ] {
             let mut pairs = vec![("method", "agbm")];
             pairs.extend(order);
             pairs.push(("l2_leaf", "1"));
             let given = with(&pairs);
             let resolved = given.checked().unwrap();
-            assert_eq!(resolved.corrected_residual, CorrectedResidual::ReferenceCode);
+            assert_eq!(
+                resolved.corrected_residual,
+                CorrectedResidual::ReferenceCode
+            );
             assert_eq!(resolved.tree.l2_leaf, 1.0);
             assert_eq!(resolved.safeguard, Safeguard::None);
             let set: Vec<&str> = given.preset_settings().iter().map(|(n, _)| *n).collect();
@@ -135,7 +149,11 @@ mod tests {
 
     #[test]
     fn the_preset_follows_the_method_set_after_it() {
-        let params = with(&[("preset", "paper"), ("method", "repeated_gbm"), ("n_iter", "7")]);
+        let params = with(&[
+            ("preset", "paper"),
+            ("method", "repeated_gbm"),
+            ("n_iter", "7"),
+        ]);
         let resolved = params.checked().unwrap();
         assert_eq!(resolved.max_inner, 7);
         assert_eq!(resolved.rho, Some(1.0));
@@ -143,8 +161,18 @@ mod tests {
         // Every method's settings are valid for it, with every loss kind.
         for &method in Method::ALL {
             for loss in ["squared", "logistic", "absolute", "hinge", "softmax"] {
-                let params = with(&[("method", method.name()), ("loss", loss), ("preset", "paper")]);
-                if params.clone().set("preset", "none").unwrap().validate().is_ok() {
+                let params = with(&[
+                    ("method", method.name()),
+                    ("loss", loss),
+                    ("preset", "paper"),
+                ]);
+                if params
+                    .clone()
+                    .set("preset", "none")
+                    .unwrap()
+                    .validate()
+                    .is_ok()
+                {
                     params.checked().unwrap();
                 }
             }
