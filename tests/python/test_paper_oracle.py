@@ -542,6 +542,18 @@ def test_keep_last_keeps_every_iteration_and_best_stays_the_default():
         np.testing.assert_allclose(
             last.predict(valid, iteration=k), fresh.predict(valid), rtol=0, atol=1e-12
         )
+    # Early stopping: "best" goes back to the best iteration, "last" keeps where it stopped.
+    stopping = dict(method="gbm", learning_rate=1.0, n_iter=200, early_stopping_rounds=3,
+                    valid=valid, progress=False)
+    stopped_best = optboost.boost("y ~ a + b", df, **stopping)
+    stopped_last = optboost.boost("y ~ a + b", df, keep="last", **stopping)
+    assert stopped_best.n_iter == stopped_last.n_iter < 200
+    assert stopped_best.kept_iteration == stopped_best.n_iter - 3
+    assert stopped_last.kept_iteration == stopped_last.n_iter
+    np.testing.assert_array_equal(
+        stopped_last.predict(valid, iteration=stopped_best.kept_iteration),
+        stopped_best.predict(valid),
+    )
 
 
 @pytest.mark.timeout(120)
