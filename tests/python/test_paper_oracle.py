@@ -531,7 +531,8 @@ def test_keep_last_keeps_every_iteration_and_best_stays_the_default():
     df = frame(x, y, False)
     valid = frame(*regression_data(seed=99), False)
     common = dict(method="vagbm", learning_rate=0.5, safeguard="none", valid=valid, progress=False)
-    best = optboost.boost("y ~ a + b", df, n_iter=40, **common)
+    with pytest.warns(UserWarning, match="the model keeps iteration"):
+        best = optboost.boost("y ~ a + b", df, n_iter=40, **common)
     last = optboost.boost("y ~ a + b", df, n_iter=40, keep="last", **common)
     valid_losses = best.history["valid_loss"].to_numpy()
     assert best.kept_iteration == valid_losses.argmin() + 1 < 40  # the default: the best iterate
