@@ -34,6 +34,7 @@ pub mod loss;
 pub mod metric;
 mod model;
 mod params;
+mod preset;
 mod rng;
 mod rows;
 mod threads;
@@ -54,8 +55,8 @@ pub use model::{
     MAX_TREES,
 };
 pub use params::{
-    CorrectedResidual, Init, Memory, Method, Params, Restart, Safeguard, SampleStrategy, Schedule,
-    Selection, StepRule,
+    CorrectedResidual, Init, Keep, Memory, Method, Params, Preset, Restart, Safeguard,
+    SampleStrategy, Schedule, Selection, StepRule,
 };
 pub use threads::available_threads;
 pub use tree::{

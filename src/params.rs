@@ -8,7 +8,7 @@ use crate::loss::LossSpec;
 use crate::metric::Metric;
 use crate::tree::{Growth, TreeKind, TreeParams};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::str::FromStr;
 
 macro_rules! public_enum {
@@ -141,6 +141,20 @@ public_enum!(
     Schedule, "schedule" { Constant = "constant", InvSqrt = "inv_sqrt" }
 );
 
+public_enum!(
+    /// A named set of defaults (`src/preset.rs`): `paper` runs the chosen method with every
+    /// setting as its paper states it; parameters given through `set` override it.
+    Preset, "preset" { None = "none", Paper = "paper" }
+);
+
+public_enum!(
+    /// Which iterate a finished fit keeps. `best`: a momentum method's best iterate when the
+    /// last is worse, and the best iterate under early stopping (docs/algorithms.md §9);
+    /// `last`: the last iterate, as the papers output it, with every iteration reachable.
+    /// Divergence keeps the best iterate either way (a non-finite model predicts nothing).
+    Keep, "keep" { Best = "best", Last = "last" }
+);
+
 /// Every training parameter. Set them by their public names — the same as in Python — with
 /// [`set`](Params::set), which parses and checks each value; [`validate`](Params::validate)
 /// checks the whole set (the booster calls it).
@@ -242,6 +256,15 @@ pub struct Params {
     /// The prior's weight a of the target statistics, (Σ w·t + a·p) / (Σ w + a).
     #[serde(default = "one")]
     pub cat_prior_weight: f64,
+    /// The preset in force; it fills in every parameter it covers that `set` was not given
+    /// (`Params::resolved`).
+    #[serde(default = "Preset::none", skip_serializing_if = "Preset::is_none")]
+    pub preset: Preset,
+    #[serde(default = "Keep::best", skip_serializing_if = "Keep::is_best")]
+    pub keep: Keep,
+    /// The names given through `set`, which a preset leaves as they are.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub explicit: BTreeSet<String>,
 }
 
 /// LightGBM's defaults, which Ke et al. found as accurate as the full data on their sets.
@@ -296,6 +319,9 @@ impl Default for Params {
             other_rate: default_other_rate(),
             cat_encoding: CatEncodings::default(),
             cat_prior_weight: 1.0,
+            preset: Preset::None,
+            keep: Keep::Best,
+            explicit: BTreeSet::new(),
         }
     }
 }
@@ -350,10 +376,44 @@ impl Params {
         "sample_strategy",
         "top_rate",
         "other_rate",
+        "preset",
+        "keep",
     ];
 
-    /// Sets one parameter from its public name and a textual value.
+    /// Sets one parameter from its public name and a textual value. A parameter set this way
+    /// overrides the preset, whichever is set first.
     pub fn set(&mut self, name: &str, value: &str) -> Result<&mut Self> {
+        self.assign(name, value)?;
+        if name != "preset" {
+            self.explicit.insert(name.to_string());
+        }
+        Ok(self)
+    }
+
+    /// These parameters with the preset applied to every parameter it covers that `set` was
+    /// not given: what training runs. Without a preset, the same parameters.
+    pub fn resolved(&self) -> Result<Params> {
+        let mut params = self.clone();
+        for (name, value) in crate::preset::applies(self) {
+            params.assign(name, &value)?;
+        }
+        Ok(params)
+    }
+
+    /// What the preset sets, `(name, value)`: the parameters it covers that `set` was not
+    /// given (empty without a preset).
+    pub fn preset_settings(&self) -> Vec<(&'static str, String)> {
+        crate::preset::applies(self)
+    }
+
+    /// The parameters `resolved`, then `validate`d: what the booster trains with.
+    pub fn checked(&self) -> Result<Params> {
+        let params = self.resolved()?;
+        params.validate()?;
+        Ok(params)
+    }
+
+    fn assign(&mut self, name: &str, value: &str) -> Result<()> {
         let value = value.trim();
         match name {
             "method" => self.method = value.parse()?,
@@ -403,6 +463,8 @@ impl Params {
             "monotone" => self.monotone = parse_monotone(value)?,
             "interactions" => self.interactions = parse_interactions(value)?,
             "metrics" => self.metrics = crate::metric::parse_metrics(value)?,
+            "preset" => self.preset = value.parse()?,
+            "keep" => self.keep = value.parse()?,
             _ => {
                 return Err(Error::param(
                     "parameter name",
@@ -411,7 +473,7 @@ impl Params {
                 ))
             }
         }
-        Ok(self)
+        Ok(())
     }
 
     /// Checks every parameter's domain and the combinations the methods support.
@@ -574,6 +636,24 @@ impl CorrectedResidual {
 impl Safeguard {
     fn none() -> Self {
         Safeguard::None
+    }
+}
+
+impl Preset {
+    fn none() -> Self {
+        Preset::None
+    }
+    fn is_none(&self) -> bool {
+        *self == Preset::None
+    }
+}
+
+impl Keep {
+    fn best() -> Self {
+        Keep::Best
+    }
+    fn is_best(&self) -> bool {
+        *self == Keep::Best
     }
 }
 

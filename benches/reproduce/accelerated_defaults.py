@@ -25,6 +25,7 @@ import time
 import numpy as np
 import polars as pl
 from common import (
+    DEFAULTS,
     SEED,
     how_produced,
     load,
@@ -220,8 +221,7 @@ def main() -> None:
         "validation_fraction=None (every row trains: these tables measure optimisation; "
         "accelerated_test_loss.py measures the held-out default)",
         started,
-        notes,
-    )
+        notes, preset=DEFAULTS)
     write_md("accelerated_defaults.md", text)
 
 

@@ -118,8 +118,7 @@ def main() -> None:
         started,
         notes=[
             "engel and mcycle (one feature) are left out: curve examples for the quantile losses."
-        ],
-    )
+        ], preset=C.DEFAULTS)
     C.write_md("accelerated_test_loss.md", text)
     print(f"finished in {(time.perf_counter() - started) / 60:.1f} min")
 

@@ -80,7 +80,7 @@ L2_LEAF = [0.01, 0.1, 0.5, 1, 2, 4, 8, 16, 32, 64]
 # off-by-one).
 # The algorithms as the paper prints them: Alg. 2's "+" corrected residual and no safeguard
 # (optboost's defaults differ since; docs/algorithms.md). gbm ignores both.
-PAPER_ALGORITHM = {"corrected_residual": "paper", "safeguard": "none"}
+PAPER_ALGORITHM = {"preset": "paper", "corrected_residual": "paper", "safeguard": "none"}
 
 FIXED = {
     **PAPER_ALGORITHM,

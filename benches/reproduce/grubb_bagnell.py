@@ -27,6 +27,7 @@ METHODS = {  # optboost method -> (paper's name, style)
 # Alg. 1–3 step f ← f − η_t h with η_t = 1/√t; the stump is the least-squares projection of the
 # subgradient, used as fitted (constant step, ρ = 1). max_inner large = the paper's k_t = t.
 BASE = {
+    "preset": "paper",
     "max_depth": 1,
     "step": "constant",
     "rho": 1.0,
@@ -73,15 +74,16 @@ def main() -> None:
             for it in its:
                 t0 = time.perf_counter()
                 if m is None:
-                    m = C.ob_fit(train, test, method=method, loss=LOSS, n_iter=int(it), **BASE)
+                    m = C.ob_fit(train, method=method, loss=LOSS, n_iter=int(it), **BASE)
                 else:
                     m.update(int(it - m.n_iter), progress=False)
                 seconds += time.perf_counter() - t0
                 errs.append(C.error_rate(y_te, C.ob_link(m, test).argmax(axis=1)))
             h = C.ob_history(m)
+            test_loss = C.ob_test_curve(m, test, LOSS)
             learners = h["trees"].to_numpy() / k  # optboost fits one stump per class
             axes[r][1].plot(learners, h["train_loss"].to_numpy(), style, label=label)
-            axes[r][1].plot(learners, h["valid_loss"].to_numpy(), style, alpha=0.4)
+            axes[r][1].plot(learners, test_loss, style, alpha=0.4)
             x = learners[np.minimum(its, len(learners)) - 1]
             axes[r][0].plot(x, errs, style, marker="o", ms=3, label=label)
             rows.append(
@@ -92,7 +94,7 @@ def main() -> None:
                     n_iter,
                     int(learners[-1]),
                     f"{h['train_loss'][-1]:.4f}",
-                    f"{h['valid_loss'][-1]:.4f}",
+                    f"{test_loss[-1]:.4f}",
                     f"{errs[-1]:.4f}",
                     f"{min(errs):.4f}",
                     f"{seconds:.1f}",

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 import polars as pl
-from common import SEED, how_produced, load, log_loss, md_table, ob_fit, shuffled, take, write_md
+from common import DEFAULTS, SEED, how_produced, load, log_loss, md_table, ob_fit, shuffled, take, write_md
 
 BINARY = ["a1a", "german_credit", "pima_diabetes", "sonar", "adult"]
 MULTICLASS = ["penguins", "satimage"]
@@ -149,8 +149,7 @@ def main() -> None:
             f"{N_SPLITS} shuffles, 70% train / 30% test; mean test log-loss over the shuffles",
             f"{TREES} trees, learning_rate 0.1, depth 3, other parameters at their defaults",
             started,
-            [f"rows subsampled (seeded) to at most {args.rows} per data set"],
-        )
+            [f"rows subsampled (seeded) to at most {args.rows} per data set"], preset=DEFAULTS)
     )
     write_md("leaf_defaults.md", "".join(text))
 

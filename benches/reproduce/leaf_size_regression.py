@@ -90,8 +90,7 @@ def main() -> None:
             "peers.py's: 5 random 60/20/20 splits of at most 5,000 rows",
             "(a) defaults; (b) least squares, learning rate {0.05, 0.1} × depth {3, 6}, best "
             "validation loss kept; early stopping after 50 rounds, at most 1000",
-            started,
-        ),
+            started, preset=C.DEFAULTS),
     ]
     C.write_md("leaf_size_regression.md", "".join(text))
 

@@ -117,8 +117,7 @@ def report(started: float) -> None:
         f"the {P.N_SPLITS} splits of peers.py",
         f"learning rate {RATES}; agbm's gamma {GAMMAS}; other parameters the methods' defaults",
         started,
-        notes=["Cached per split in $OPTBOOST_BENCH_CACHE (default /tmp/optboost-momentum-lr)."],
-    )
+        notes=["Cached per split in $OPTBOOST_BENCH_CACHE (default /tmp/optboost-momentum-lr)."], preset=C.DEFAULTS)
     C.write_md("momentum_learning_rate.md", text)
 
 

@@ -525,8 +525,7 @@ def report(started: float, command: str) -> None:
             "Cached per split in $OPTBOOST_BENCH_CACHE; the wall time above is the report's, "
             "the computation's is printed per split while it runs.",
             *sorted(skipped),
-        ],
-    )
+        ], preset=C.DEFAULTS)
     C.write_md("peers.md", text)
 
 

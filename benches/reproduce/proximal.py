@@ -34,7 +34,7 @@ COLORS = {
     "xgboost": "tab:gray",
 }
 # Paper §5: line search per leaf (Friedman's multiple line search), optimal constant start.
-BASE = {"step": "leaf_line_search", "init": "optimal", "max_bins": 255}
+BASE = {"preset": "paper", "step": "leaf_line_search", "init": "optimal", "max_bins": 255}
 T51 = 1000
 T51_DEEP = 200
 
@@ -172,7 +172,6 @@ def fig3(started: float, skipped: list[str]) -> None:
                     continue
                 m = C.ob_fit(
                     train,
-                    test,
                     method=method,
                     loss=loss,
                     n_iter=T51,
@@ -181,8 +180,9 @@ def fig3(started: float, skipped: list[str]) -> None:
                     **{"lambda": lam},
                     **BASE,
                 )
-                for row, colname in enumerate(("train_loss", "valid_loss")):
-                    it, v = curve(m, colname)
+                it, train_loss = curve(m, "train_loss")
+                test_loss = C.ob_test_curve(m, test, loss)  # never passed to training
+                for row, v in enumerate((train_loss, test_loss)):
                     axes[row][col].plot(it, v, color=color, lw=1.2, label=label)
             for row, what in enumerate(("training", "test")):
                 C.style_axis(

@@ -97,6 +97,10 @@ def boost(
         iterate follow the first metric on the validation rows instead of the
         validation loss (LightGBM's ``first_metric_only``; it must then be a
         built-in one, callables are recorded only);
+        ``preset="paper"`` runs the method as its paper states it (every
+        setting of docs/algorithms.md §13 you do not give yourself; then
+        ``validation_fraction="auto"`` holds out nothing) and ``keep="last"``
+        keeps the last iterate instead of a momentum method's best one;
         ``cat_encoding="target_stats"`` (or ``"city:target_stats,zip:partition"``
         by column; default ``"partition"``) replaces categorical columns by
         ordered target statistics (Prokhorenkova et al. 2018): the mean target

@@ -28,8 +28,11 @@ AUTO_FRACTION = 0.1
 MIN_AUTO_HELD = 10
 
 
-def resolve_fraction(fraction: Any, method: str, n_rows: int) -> float | None:
-    """The fraction to hold out, or None for none; checks the value."""
+def resolve_fraction(
+    fraction: Any, method: str, n_rows: int, preset: str | None = None
+) -> float | None:
+    """The fraction to hold out, or None for none; checks the value. "auto" holds out none under
+    ``preset="paper"``: the papers train on every row."""
     if fraction is None:
         return None
     if isinstance(fraction, str):
@@ -37,6 +40,8 @@ def resolve_fraction(fraction: Any, method: str, n_rows: int) -> float | None:
             raise ParameterError(
                 f'validation_fraction must be "auto", None or a number in (0, 1), got {fraction!r}'
             )
+        if preset == "paper":
+            return None
         if not _has_momentum(method) or round(AUTO_FRACTION * n_rows) < MIN_AUTO_HELD:
             return None
         return AUTO_FRACTION

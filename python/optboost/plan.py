@@ -213,7 +213,7 @@ class FitPlan:
         else:
             kept_y = y.reshape(len(y), -1)[training] if y.ndim > 1 else y[training]
             fraction = resolve_fraction(
-                self.fit["validation_fraction"], self.method, len(training)
+                self.fit["validation_fraction"], self.method, len(training), self.preset
             )
             if fraction is None:
                 return roles
@@ -230,6 +230,11 @@ class FitPlan:
             raise ParameterError(f"early_stopping_rounds needs validation data: {how}")
 
     # ------------------------------------------------------------------ the core
+
+    @property
+    def preset(self) -> str | None:
+        """The ``preset`` given (``"paper"``), else None."""
+        return dict(self.pairs).get("preset")
 
     def booster(self, pairs: list, features: Any, y: np.ndarray, **inputs: Any) -> Any:
         """The core's Booster of this plan (``new_booster``'s inputs)."""

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import polars as pl
 
+from . import _core
 from .design_spec import DesignSpec
 from .fitted import FittedModel
 
@@ -115,6 +116,12 @@ def model_summary(model: FittedModel) -> str:
             f"{c} {s:.0%}" for c, s in zip(importance["column"], importance["share"])
         )
         lines.append(f"  top columns by gain: {top}")
+    preset = model.params.get("preset", "none")
+    if preset != "none":
+        made = _core.resolve_params(list(model.params.items()))["preset_settings"]
+        lines.append(
+            f"  preset {preset} set: " + (", ".join(f"{k}={v}" for k, v in made) or "nothing")
+        )
     shown = {k: v for k, v in model.params.items() if k not in ("method", "loss")}
     lines.append("  parameters: " + ", ".join(f"{k}={v}" for k, v in shown.items()))
     return "\n".join(lines)

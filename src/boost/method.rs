@@ -201,7 +201,11 @@ impl Params {
     /// # Ok::<(), optboost::Error>(())
     /// ```
     pub fn step_in_force(&self) -> Result<(StepRule, Option<f64>)> {
-        self.validate()?;
+        let params = self.checked()?;
+        params.resolved_step()
+    }
+
+    fn resolved_step(&self) -> Result<(StepRule, Option<f64>)> {
         // σ does not depend on the number of classes: any K ≥ 2 builds the loss.
         // A custom loss (built from Python callables) states no smoothness constant.
         let (sigma, newton) = match self.loss {

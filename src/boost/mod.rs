@@ -157,7 +157,7 @@ impl Booster {
         valid: Option<&TrainData<'_>>,
         offsets: Offsets<'_>,
     ) -> Result<Booster> {
-        params.validate()?;
+        let params = params.checked()?;
         let binning = params.binning;
         with_target_stats(&params.clone(), train, valid, |train, valid| {
             Self::start(params, train, valid, offsets, None, Arc::new(Local), || {
@@ -201,7 +201,7 @@ impl Booster {
         collective: Arc<dyn Collective>,
         rows: Option<&[std::ops::Range<usize>]>,
     ) -> Result<Booster> {
-        params.validate()?;
+        let params = params.checked()?;
         if !params.loss.traits().distributable {
             let losses: Vec<&str> = (LossSpec::vocabulary())
                 .filter(|spec| spec.traits().distributable)
@@ -260,7 +260,7 @@ impl Booster {
                 "a loss object with one score per row (a custom loss is scalar)",
             ));
         }
-        params.validate()?;
+        let params = params.checked()?;
         let binning = params.binning;
         with_target_stats(&params.clone(), train, valid, |train, valid| {
             Self::start(

@@ -4,6 +4,7 @@
 
 use super::{Booster, Record};
 use crate::metric::Metric;
+use crate::params::Keep;
 use serde::{Deserialize, Serialize};
 
 /// Training has diverged (accelerated methods in the overfitting regime, docs/algorithms.md §5)
@@ -96,9 +97,11 @@ impl Booster {
     /// A completed run of a momentum method, whose loss can rise, keeps its best iterate (on
     /// the validation loss if there is one, else on the training loss) when the last one is
     /// worse (beyond rounding, `KEEP_TOLERANCE`). The last iterate's model is kept aside for `extend`. Other methods keep
-    /// the last iterate, as they always have (early stopping is their way to keep the best).
+    /// the last iterate, as they always have (early stopping is their way to keep the best),
+    /// and so does every method with `keep = "last"`.
     pub(super) fn keep_best_on_completion(&mut self) {
-        if !self.params.method.has_momentum() || self.last_model.is_some() {
+        let keeps_best = self.params.keep == Keep::Best && self.params.method.has_momentum();
+        if !keeps_best || self.last_model.is_some() {
             return;
         }
         let Some(last) = self.history.last() else {
@@ -179,8 +182,11 @@ impl Booster {
     }
 
     /// Early stopping keeps the best iterate, and the last one aside for
-    /// `continue_after_early_stopping`.
+    /// `continue_after_early_stopping`; with `keep = "last"` it keeps the last.
     pub(super) fn keep_best_on_early_stopping(&mut self) {
+        if self.params.keep == Keep::Last {
+            return;
+        }
         self.last_model = Some(self.model.clone());
         self.restore_best();
     }

@@ -26,8 +26,7 @@ pub fn params_from_pairs(pairs: &[(String, String)]) -> crate::Result<Params> {
     for (name, value) in pairs {
         params.set(name, value)?;
     }
-    params.validate()?;
-    Ok(params)
+    params.checked()
 }
 
 /// `(kind, message)` of a stop reason; kind is "completed", "early_stopping", "diverged" or

@@ -55,16 +55,21 @@ fn method_names() -> Vec<&'static str> {
 
 /// Parses and validates `(name, value)` pairs the way training will (raises ParameterError), and
 /// returns what training will use: the normalised method and loss, the kind of target the loss
-/// needs, and the step rule and ρ in force (the user's or the method's defaults).
+/// needs, the step rule and ρ in force (the user's or the method's defaults), the preset and
+/// the `(name, value)` settings it made.
 #[pyfunction]
 fn resolve_params<'py>(
     py: Python<'py>,
     params: Vec<(String, String)>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let (params, (step, rho)) = errors::guarded(|| {
-        let params = booster::params_from_pairs(&params)?;
+    let (params, preset_settings, (step, rho)) = errors::guarded(|| {
+        let mut given = Params::default();
+        for (name, value) in &params {
+            given.set(name, value)?;
+        }
+        let params = given.checked()?;
         let step = params.step_in_force()?;
-        Ok((params, step))
+        Ok((params, given.preset_settings(), step))
     })?;
     let out = PyDict::new(py);
     out.set_item("method", params.method.name())?;
@@ -72,6 +77,8 @@ fn resolve_params<'py>(
     out.set_item("task", params.loss.traits().task.target_encoding())?;
     out.set_item("step", step.name())?;
     out.set_item("rho", rho)?;
+    out.set_item("preset", params.preset.name())?;
+    out.set_item("preset_settings", preset_settings)?;
     Ok(out)
 }
 

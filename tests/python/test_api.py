@@ -439,7 +439,13 @@ def test_one_core_call_validates_and_returns_what_training_uses():
         "task": "binary",
         "step": "newton",
         "rho": 4.0,
+        "preset": "none",
+        "preset_settings": [],
     }
+    # Under preset="paper" the step in force is the paper's, and the settings it made are listed.
+    resolved = _core.resolve_params([("method", "gbm"), ("loss", "logistic"), ("preset", "paper")])
+    assert resolved["step"] == "leaf_line_search"
+    assert ("safeguard", "none") in resolved["preset_settings"]
     resolved = _core.resolve_params(
         [("method", "proximal"), ("loss", "pinball(0.9)"), ("lambda", "0.5")]
     )

@@ -80,7 +80,9 @@ def boost(
     pairs, offset = plan.design_pairs(formula, spec, offset)
     fraction = None
     if valid is None:
-        fraction = resolve_fraction(fit["validation_fraction"], plan.method, parts.n_rows)
+        fraction = resolve_fraction(
+            fit["validation_fraction"], plan.method, parts.n_rows, plan.preset
+        )
     stratify = task != "regression"
     group_counts = (
         design.class_counts.astype(np.int64)
