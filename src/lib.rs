@@ -52,7 +52,8 @@ pub use model::{
     MAX_TREES,
 };
 pub use params::{
-    CorrectedResidual, Init, Memory, Method, Params, Restart, Safeguard, SampleStrategy, Schedule,
+    Bootstrap, CorrectedResidual, Init, Memory, Method, Params, Restart, Safeguard, SampleStrategy,
+    Schedule,
     Selection, StepRule,
 };
 pub use threads::available_threads;
