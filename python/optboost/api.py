@@ -42,6 +42,7 @@ def boost(
     progress: Progress = None,
     callback: Callback | None = None,
     context: Mapping[str, Any] | None = None,
+    init_model: Any = None,
     **params: Any,
 ) -> Model:
     """Fit a boosted model.
@@ -80,6 +81,12 @@ def boost(
         iteration; returning False stops training, raising KeyboardInterrupt
         stops it like Ctrl-C (the model keeps the finished iterations).
     context: extra names for formula expressions (your own functions).
+    init_model: a Model (or the path of a saved one) to train ``n_iter``
+        more iterations from, on ``data`` through its own formula and bin
+        mappers (pass the formula, method, loss and parameters it was fitted
+        with; no offset, weights column or custom loss). For gbm, rgbm and
+        proximal this is, bit for bit, the model of one fit with its
+        iterations plus ``n_iter``; other methods are refused.
     **params: any other training parameter by name (max_depth, gamma,
         lambda, step, ...; ``optboost.param_names()`` lists them), among them
         ``subsample``, ``colsample_bytree``, ``colsample_bynode``;
@@ -109,6 +116,8 @@ def boost(
     prepared = prepare_settings(
         method, loss, n_iter, learning_rate, early_stopping_rounds, seed, n_threads, params
     )
+    if init_model is not None:
+        return _continue(init_model, formula, data, prepared, valid, progress, callback)
     task = prepared.task
     design = build_design(
         formula,
@@ -168,6 +177,33 @@ def boost(
         train_y, valid_y = (y, valid_args[1]) if roles is None else split_by_roles(y, roles)
         model._callable_metrics = CallableMetrics(prepared.functions, train_y, valid_y)
     model._train(int(n_iter), progress, callback)
+    return model
+
+
+def _continue(
+    init_model: Any,
+    formula: str,
+    data: Any,
+    prepared: PreparedSettings,
+    valid: Any,
+    progress: Progress,
+    callback: Callback | None,
+) -> Model:
+    """``boost(..., init_model=)``: a new Model, ``init_model`` trained further."""
+    from .continuation import as_model, check_formula, continued_booster
+
+    start = as_model(init_model)
+    check_formula(start, formula)
+    if prepared.functions or prepared.constraints:
+        raise ParameterError(
+            "init_model takes the core's parameters only: pass no callable metrics, "
+            "monotone or interactions (the model's features keep their own)"
+        )
+    pairs = dict(prepared.pairs)
+    booster = continued_booster(start, data, pairs, valid)
+    model = Model(start._core, start.spec, pairs, start._history, None, booster=booster)
+    model._earlier_history = {name: list(v) for name, v in start._history.items()}
+    model._train(int(pairs["n_iter"]), progress, callback)
     return model
 
 

@@ -10,7 +10,7 @@ use super::method::{method, Start};
 use super::ranks::sigma_over_ranks;
 use super::sampling::Sample;
 use super::target_encoding::with_target_stats;
-use super::{Booster, Offsets, TrainData};
+use super::{Booster, MethodState, Offsets, TrainData};
 use crate::collective::Local;
 use crate::data::BinnedData;
 use crate::error::{Error, Result};
@@ -74,6 +74,10 @@ impl Booster {
             sigma: self.sigma,
         };
         self.state = method(self.params.method).start(&self.params, &*self.loss, start)?;
+        // The proximal family tracks its output's tree weights: the model's, so far.
+        if let MethodState::Meta(state) = &mut self.state {
+            state.x.weights = model.weights.clone();
+        }
         self.valid_pred = valid;
         self.model = model;
         // The generator where the longer fit's stood: the draws of the iterations done.
