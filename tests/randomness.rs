@@ -38,7 +38,7 @@ const CASES: &[&[(&str, &str)]] = &[
         ("random_strength", "2"),
         ("bootstrap", "bayesian"),
         ("bagging_temperature", "0.5"),
-        ("growth", "leaf_wise"),
+        ("growth", "leafwise"),
         ("max_leaves", "15"),
     ],
     &[
