@@ -469,7 +469,8 @@ class Model:
         if self._booster is None:
             raise NotTrainableError(
                 "this model was loaded from a file or unpickled and no longer holds its "
-                "training data; pass them again to train more: update(n_iter, data=frame)"
+                "training state; pass the training data again to train more: "
+                "update(n_iter, data=frame)"
             )
         finished = self._booster.finished
         if finished is not None and finished[0] == "early_stopping":
