@@ -53,8 +53,7 @@ pub use model::{
 };
 pub use params::{
     Bootstrap, CorrectedResidual, Init, Memory, Method, Params, Restart, Safeguard, SampleStrategy,
-    Schedule,
-    Selection, StepRule,
+    Schedule, Selection, StepRule,
 };
 pub use threads::available_threads;
 pub use tree::{BinSet, CategoricalParams, CategorySplit, Growth, Node, Tree, TreeParams};

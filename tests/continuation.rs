@@ -15,7 +15,11 @@ fn train_data(data: &Data) -> TrainData<'_> {
 }
 
 fn with_n_iter<'a>(settings: &[(&'a str, &'a str)], n_iter: &'a str) -> Vec<(&'a str, &'a str)> {
-    settings.iter().copied().chain([("n_iter", n_iter)]).collect()
+    settings
+        .iter()
+        .copied()
+        .chain([("n_iter", n_iter)])
+        .collect()
 }
 
 /// The model of `first` iterations, through its JSON file, trained `more` iterations further.
@@ -30,7 +34,11 @@ fn continued(settings: &[(&str, &str)], data: &Data, first: &str, more: &str) ->
 }
 
 fn labels(data: &Data) -> Data {
-    let y = data.y.iter().map(|&y| if y > 14.0 { 1.0 } else { -1.0 }).collect();
+    let y = data
+        .y
+        .iter()
+        .map(|&y| if y > 14.0 { 1.0 } else { -1.0 })
+        .collect();
     Data { y, ..data.clone() }
 }
 
@@ -53,7 +61,10 @@ fn a_continued_model_is_the_longer_fit_bit_for_bit() {
             ],
             &data,
         ),
-        (vec![("method", "rgbm"), ("selection", "random"), ("t", "3")], &data),
+        (
+            vec![("method", "rgbm"), ("selection", "random"), ("t", "3")],
+            &data,
+        ),
         (vec![("method", "proximal"), ("loss", "logistic")], &binary),
     ];
     for (settings, data) in cases {
@@ -62,7 +73,11 @@ fn a_continued_model_is_the_longer_fit_bit_for_bit() {
         let continued = continued(&settings, data, "9", "5");
         assert_eq!(continued, longer, "{settings:?}");
         let bits = |m: &Model| -> Vec<u64> {
-            m.predict(&data.frame()).unwrap().iter().map(|p| p.to_bits()).collect()
+            m.predict(&data.frame())
+                .unwrap()
+                .iter()
+                .map(|p| p.to_bits())
+                .collect()
         };
         assert_eq!(bits(&continued), bits(&longer), "{settings:?}");
     }
@@ -71,7 +86,13 @@ fn a_continued_model_is_the_longer_fit_bit_for_bit() {
 #[test]
 fn methods_with_state_beyond_the_output_are_refused_by_name() {
     let data = friedman(300, 3, 2);
-    for method in ["agbm", "vagbm", "accelerated_gbm", "residual_proximal", "repeated_gbm"] {
+    for method in [
+        "agbm",
+        "vagbm",
+        "accelerated_gbm",
+        "residual_proximal",
+        "repeated_gbm",
+    ] {
         let settings = [("method", method), ("n_iter", "3")];
         let (booster, _) = train(params(&settings), &data);
         let model = booster.into_model();
@@ -79,14 +100,21 @@ fn methods_with_state_beyond_the_output_are_refused_by_name() {
             .err()
             .unwrap_or_else(|| panic!("{method} continued"))
             .to_string();
-        assert!(error.contains(method) && error.contains("gbm, rgbm, proximal"), "{error}");
+        assert!(
+            error.contains(method) && error.contains("gbm, rgbm, proximal"),
+            "{error}"
+        );
     }
     // Another method or loss than the model's.
     let (booster, _) = train(params(&[("n_iter", "3")]), &data);
     let model = booster.into_model();
     let other = params(&[("loss", "huber")]);
     let error = Booster::continue_model(other, model.clone(), &train_data(&data), None);
-    assert!(error.err().unwrap().to_string().contains("the model's loss"));
+    assert!(error
+        .err()
+        .unwrap()
+        .to_string()
+        .contains("the model's loss"));
     // Data of another width.
     let narrow = friedman(300, 2, 2);
     let error = Booster::continue_model(params(&[]), model, &train_data(&narrow), None);

@@ -63,7 +63,11 @@ const CASES: &[&[(&str, &str)]] = &[
 fn data_for(settings: &[(&str, &str)]) -> Data {
     let data = friedman(3_000, 6, 11);
     if settings.contains(&("loss", "logistic")) {
-        let y = data.y.iter().map(|&y| if y > 14.0 { 1.0 } else { -1.0 }).collect();
+        let y = data
+            .y
+            .iter()
+            .map(|&y| if y > 14.0 { 1.0 } else { -1.0 })
+            .collect();
         return Data { y, ..data };
     }
     data
@@ -89,11 +93,19 @@ fn each_option_changes_the_model_and_the_seed_changes_the_draw() {
     for option in [("random_strength", "1"), ("bootstrap", "bayesian")] {
         let settings = [("n_iter", "20"), option];
         let model = fit(&settings, &data);
-        assert_ne!(predictions(&model, &data), predictions(&plain, &data), "{option:?}");
+        assert_ne!(
+            predictions(&model, &data),
+            predictions(&plain, &data),
+            "{option:?}"
+        );
         let again = fit(&settings, &data);
         assert_eq!(model, again, "seeded: {option:?}");
         let reseeded = fit(&[("n_iter", "20"), option, ("seed", "5")], &data);
-        assert_ne!(predictions(&model, &data), predictions(&reseeded, &data), "{option:?}");
+        assert_ne!(
+            predictions(&model, &data),
+            predictions(&reseeded, &data),
+            "{option:?}"
+        );
     }
 }
 
@@ -132,7 +144,10 @@ fn noise_chooses_splits_but_reports_their_gains() {
     }
     assert!(smaller > 0, "noise never changed the root's split");
     // Still a fit: the training loss falls.
-    let (booster, _) = train(params(&[("n_iter", "30"), ("random_strength", "50")]), &data);
+    let (booster, _) = train(
+        params(&[("n_iter", "30"), ("random_strength", "50")]),
+        &data,
+    );
     let losses = train_losses(&booster);
     assert!(losses.last().unwrap() < &losses[0], "{losses:?}");
 }
@@ -155,7 +170,10 @@ fn refusals_name_the_parameter() {
     }
     let mut cox = params(&[("loss", "cox"), ("bootstrap", "bayesian")]);
     let error = cox.validate().unwrap_err().to_string();
-    assert!(error.contains("bootstrap") && error.contains("cox"), "{error}");
+    assert!(
+        error.contains("bootstrap") && error.contains("cox"),
+        "{error}"
+    );
     cox.set("bootstrap", "no").unwrap();
     cox.validate().unwrap();
     let data = friedman(100, 2, 1);

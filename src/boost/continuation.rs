@@ -85,7 +85,14 @@ impl Booster {
             method(self.params.method).candidates(&self.params, &self.data, &mut self.rng);
             let rngs = (&mut self.rng, self.row_rng.as_mut());
             let rows = (&self.row_ranges[..], &self.w);
-            Sample::draw(&self.params, &self.data, rngs, iteration, rows, &*self.collective);
+            Sample::draw(
+                &self.params,
+                &self.data,
+                rngs,
+                iteration,
+                rows,
+                &*self.collective,
+            );
         }
         self.iterations_before = iterations;
         self.derivs.invalidate();

@@ -6,8 +6,8 @@
 mod agbm;
 mod buffers;
 mod checkpoint;
-mod continuation;
 mod context;
+mod continuation;
 mod fit;
 mod gbm;
 mod history;

@@ -21,11 +21,11 @@ use super::vectors::CHUNK;
 use super::Context;
 use crate::collective::Collective;
 use crate::error::{Error, Result};
-use crate::params::{Bootstrap, Params};
-use std::ops::Range;
 use crate::loss::solve::{self, Kink, Slope, LINE_SEARCH_MAX_ITER, LINE_SEARCH_TOL};
 use crate::loss::{Loss, Terms};
+use crate::params::{Bootstrap, Params};
 use rayon::prelude::*;
+use std::ops::Range;
 
 /// The collective when the rows are spread over more than one rank.
 pub(crate) fn shared(collective: &dyn Collective) -> Option<&dyn Collective> {
@@ -53,7 +53,9 @@ pub(super) fn global_rows(
 ) -> Result<Vec<Range<u64>>> {
     let n = n as u64;
     if let Some(rows) = rows {
-        return Ok((rows.iter()).map(|r| r.start as u64..r.end as u64).collect());
+        return Ok((rows.iter())
+            .map(|r| r.start as u64..r.end as u64)
+            .collect());
     }
     if params.bootstrap != Bootstrap::Bayesian {
         return Ok(vec![0..n]);

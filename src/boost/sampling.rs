@@ -26,10 +26,10 @@
 //! feature, bin) instead (`bits_at`): the same on any number of threads or ranks, and they take
 //! nothing from the generator.
 
+use super::vectors::par_fill;
 use super::weights::Weights;
 use crate::collective::Collective;
 use crate::data::BinnedData;
-use super::vectors::par_fill;
 use crate::params::{Bootstrap, Params, SampleStrategy};
 use crate::rng::{bits_at, Rng};
 use crate::tree::{fraction_of, Candidates, Constraints, Goss, GrowOptions, SplitNoise};
@@ -245,8 +245,14 @@ mod tests {
             // Five standard errors: of the mean √(variance / n), of the variance (from the
             // fourth moment) 0.003, 0.009, 0.45 at t = 0.5, 1, 2.
             let se_variance = [0.003, 0.009, 0.45][(t * 2.0) as usize / 2];
-            assert!((m - mean).abs() < 5.0 * (variance / n as f64).sqrt(), "t={t}: mean {m}");
-            assert!((v - variance).abs() < 5.0 * se_variance, "t={t}: variance {v}");
+            assert!(
+                (m - mean).abs() < 5.0 * (variance / n as f64).sqrt(),
+                "t={t}: mean {m}"
+            );
+            assert!(
+                (v - variance).abs() < 5.0 * se_variance,
+                "t={t}: variance {v}"
+            );
             assert!(w.iter().all(|x| x.is_finite() && *x >= 0.0));
         }
     }

@@ -356,7 +356,11 @@ fn tree_noise(
     };
     let partials: Vec<f64> = (0..n.div_ceil(CHUNK))
         .into_par_iter()
-        .map(|c| (c * CHUNK..((c + 1) * CHUNK).min(n)).map(square).sum::<f64>())
+        .map(|c| {
+            (c * CHUNK..((c + 1) * CHUNK).min(n))
+                .map(square)
+                .sum::<f64>()
+        })
         .collect();
     let mut sums = [partials.iter().sum::<f64>(), n as f64];
     ranks.sum(&mut sums);
