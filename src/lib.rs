@@ -55,7 +55,7 @@ pub use model::{
     MAX_TREES,
 };
 pub use params::{
-    CorrectedResidual, Init, Keep, Memory, Method, Params, Preset, Restart, Safeguard,
+    Bootstrap, CorrectedResidual, Init, Keep, Memory, Method, Params, Preset, Restart, Safeguard,
     SampleStrategy, Schedule, Selection, StepRule,
 };
 pub use threads::available_threads;

@@ -137,6 +137,14 @@ public_enum!(
 );
 
 public_enum!(
+    /// How each iteration weighs the training rows beyond their sample weights. `no`: it does
+    /// not; `bayesian`: the Bayesian bootstrap of CatBoost (Prokhorenkova et al., "CatBoost:
+    /// unbiased boosting with categorical features", NeurIPS 2018), every row weighted by
+    /// (−log U)^`bagging_temperature` with U uniform, drawn afresh each iteration.
+    Bootstrap, "bootstrap" { No = "no", Bayesian = "bayesian" }
+);
+
+public_enum!(
     /// Step-size schedule η_t for the non-smooth methods.
     Schedule, "schedule" { Constant = "constant", InvSqrt = "inv_sqrt" }
 );
@@ -265,7 +273,21 @@ pub struct Params {
     /// The names given through `set`, which a preset leaves as they are.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub explicit: BTreeSet<String>,
+    /// The scale of the noise added to every candidate split's score when a node chooses its
+    /// split (CatBoost's random strength; tree/noise.rs); 0: none.
+    #[serde(default)]
+    pub random_strength: f64,
+    #[serde(default = "Bootstrap::no")]
+    pub bootstrap: Bootstrap,
+    /// The exponent t of the Bayesian bootstrap's weights (−log U)^t: 0 weighs every row 1, 1
+    /// is the Bayesian bootstrap of Rubin (1981) (exponential weights).
+    #[serde(default = "one")]
+    pub bagging_temperature: f64,
 }
+
+/// The largest `bagging_temperature`: (−log U)^t reaches 37^t (U ≥ 2^−53), and the squares of
+/// sums of such weights must stay finite.
+pub const MAX_BAGGING_TEMPERATURE: f64 = 10.0;
 
 /// LightGBM's defaults, which Ke et al. found as accurate as the full data on their sets.
 fn default_top_rate() -> f64 {
@@ -322,6 +344,9 @@ impl Default for Params {
             preset: Preset::None,
             keep: Keep::Best,
             explicit: BTreeSet::new(),
+            random_strength: 0.0,
+            bootstrap: Bootstrap::No,
+            bagging_temperature: 1.0,
         }
     }
 }
@@ -378,6 +403,9 @@ impl Params {
         "other_rate",
         "preset",
         "keep",
+        "random_strength",
+        "bootstrap",
+        "bagging_temperature",
     ];
 
     /// Sets one parameter from its public name and a textual value. A parameter set this way
@@ -445,6 +473,9 @@ impl Params {
             "sample_strategy" => self.sample_strategy = value.parse()?,
             "top_rate" => self.top_rate = parse(name, value)?,
             "other_rate" => self.other_rate = parse(name, value)?,
+            "random_strength" => self.random_strength = parse(name, value)?,
+            "bootstrap" => self.bootstrap = value.parse()?,
+            "bagging_temperature" => self.bagging_temperature = parse(name, value)?,
             "early_stopping_rounds" => self.early_stopping_rounds = Some(parse(name, value)?),
             "selection" => self.selection = value.parse()?,
             "t" => self.t = parse(name, value)?,
@@ -554,6 +585,32 @@ impl Params {
                  top_rate and other_rate)",
             ));
         }
+        if !(self.random_strength.is_finite() && self.random_strength >= 0.0) {
+            return Err(Error::param(
+                "random_strength",
+                self.random_strength,
+                "a finite number ≥ 0 (0: no noise)",
+            ));
+        }
+        if !(0.0..=MAX_BAGGING_TEMPERATURE).contains(&self.bagging_temperature) {
+            return Err(Error::param(
+                "bagging_temperature",
+                self.bagging_temperature,
+                format!("a number in [0, {MAX_BAGGING_TEMPERATURE}]"),
+            ));
+        }
+        if self.bootstrap == Bootstrap::Bayesian && !self.loss.is_separable() {
+            return Err(Error::param(
+                "bootstrap",
+                "\"bayesian\"",
+                format!(
+                    "\"no\" with the {} loss (its rows are tied together, through the risk sets \
+                     of the partial likelihood: a row's weight is not a factor of its own \
+                     derivatives)",
+                    self.loss
+                ),
+            ));
+        }
         if self.early_stopping_rounds == Some(0) {
             return Err(Error::param("early_stopping_rounds", 0, "an integer ≥ 1"));
         }
@@ -654,6 +711,12 @@ impl Keep {
     }
     fn is_best(&self) -> bool {
         *self == Keep::Best
+    }
+}
+
+impl Bootstrap {
+    fn no() -> Self {
+        Bootstrap::No
     }
 }
 

@@ -623,3 +623,17 @@ fn row_ranges_that_overlap_or_leave_a_gap_are_an_error() {
         );
     }
 }
+
+#[test]
+fn random_strength_and_the_bayesian_bootstrap_draw_by_global_row_and_node() {
+    // The bootstrap's weights follow the global row index and the noise the node: unequal
+    // shards give the single-process model.
+    let data = friedman(900, 5, 3);
+    let settings = [
+        ("n_iter", "15"),
+        ("random_strength", "1"),
+        ("bootstrap", "bayesian"),
+        ("bagging_temperature", "0.7"),
+    ];
+    assert_matches_one_process(&settings, &data, &[400, 300, 200], 1e-9);
+}

@@ -71,6 +71,8 @@ class Booster:
         # the ranks before it); features, y, weights and offsets are this rank's rows.
         distributed: tuple[int, int, str, bytes, float, list[tuple[int, int]] | None]
         | None = None,
+        # A model to train further on these rows (binned with its mappers), from its scores.
+        init_model: CoreModel | None = None,
     ) -> None: ...
     def advance(
         self, max_steps: int, max_seconds: float

@@ -11,7 +11,9 @@ from typing import Any
 from . import _core
 from .fitting import fit
 from .losses import LossLike
-from .model import Model
+from .continuation import check_formula, continued_booster
+from .errors import ParameterError
+from .model import Model, load
 from .plan import R_NAMES, FitPlan
 from .training import Callback, Progress
 
@@ -35,6 +37,7 @@ def boost(
     progress: Progress = None,
     callback: Callback | None = None,
     context: Mapping[str, Any] | None = None,
+    init_model: Any = None,
     **params: Any,
 ) -> Model:
     """Fit a boosted model.
@@ -80,6 +83,12 @@ def boost(
         iteration; returning False stops training, raising KeyboardInterrupt
         stops it like Ctrl-C (the model keeps the finished iterations).
     context: extra names for formula expressions (your own functions).
+    init_model: a Model (or the path of a saved one) to train ``n_iter``
+        more iterations from, on ``data`` through its own formula and bin
+        mappers (pass the formula, method, loss and parameters it was fitted
+        with; no offset, weights column or custom loss). For gbm, rgbm and
+        proximal this is, bit for bit, the model of one fit with its
+        iterations plus ``n_iter``; other methods are refused.
     **params: any other training parameter by name (max_depth, gamma,
         lambda, step, ...; ``optboost.param_names()`` lists them), among them
         ``subsample``, ``colsample_bytree``, ``colsample_bynode``;
@@ -141,9 +150,40 @@ def boost(
         **params,
     )
     plan = FitPlan.make(arguments, formula=formula, data=data)
+    if init_model is not None:
+        return _continue(init_model, formula, data, plan)
     if plan.fit["cv_folds"] is not None:
         return _fit_with_cv(formula, data, plan, arguments)
     return fit(formula, data, plan)
+
+
+def _continue(init_model: Any, formula: str, data: Any, plan: FitPlan) -> Model:
+    """``boost(..., init_model=)``: a new Model, ``init_model`` trained further."""
+    start = _as_model(init_model)
+    check_formula(start, formula)
+    if plan.functions or plan.constraints:
+        raise ParameterError(
+            "init_model takes the core's parameters only: pass no callable metrics, "
+            "monotone or interactions (the model's features keep their own)"
+        )
+    pairs = dict(plan.pairs)
+    booster = continued_booster(start, data, pairs, plan.fit["valid"])
+    model = Model(start._core, start.spec, pairs, start._history, None, booster=booster)
+    model._earlier_history = {name: list(v) for name, v in start._history.items()}
+    model._train(plan.n_iter, plan.fit["progress"], plan.fit["callback"])
+    return model
+
+
+def _as_model(init_model: Any) -> Model:
+    """``init_model`` as a Model: a Model, or the path of a saved one."""
+    if isinstance(init_model, Model):
+        return init_model
+    if isinstance(init_model, str) or hasattr(init_model, "__fspath__"):
+        return load(init_model)
+    raise ParameterError(
+        f"init_model must be an optboost.Model or the path of a saved model, got "
+        f"{type(init_model).__name__}"
+    )
 
 
 def _fit_with_cv(formula: str, data: Any, plan: FitPlan, arguments: dict[str, Any]) -> Model:

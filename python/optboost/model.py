@@ -47,9 +47,8 @@ class Model:
     ``predict(newdata)`` selects the model's input columns by name; ``history``
     has one row per iteration; ``save``/``optboost.load`` and pickling keep
     everything needed to predict; ``update(n_iter)`` trains more while the
-    model still holds its training state (not after loading or unpickling).
-
-    Documentation: https://optboost.github.io/optboost/api/#optboost.model.Model
+    model still holds its training state, or ``update(n_iter, data=frame)``
+    on its training data given again (after loading too).
     """
 
     def __init__(
@@ -88,9 +87,17 @@ class Model:
         return model
 
     def _sync(self) -> None:
-        """Take the booster's current model and history."""
+        """Take the booster's current model and history (after the history of the
+        iterations it continued, if any)."""
         self._core = self._booster.model()
         self._history = dict(self._booster.history())
+        earlier = getattr(self, "_earlier_history", None)
+        if earlier:
+            done = len(earlier["iteration"])
+            self._history["iteration"] = [done + i for i in self._history["iteration"]]
+            for name, values in earlier.items():
+                new = list(self._history.get(name) or [None] * len(self._history["iteration"]))
+                self._history[name] = list(values) + new
         if self._callable_metrics is not None:
             self._history.update(self._callable_metrics.columns)
         self._stop = self._booster.finished
@@ -348,6 +355,7 @@ class Model:
         self,
         n_iter: int,
         *,
+        data: Any = None,
         early_stopping_rounds: int | None | object = _UNCHANGED,
         progress: Progress = None,
         callback: Callback | None = None,
@@ -355,16 +363,25 @@ class Model:
         """Train ``n_iter`` more iterations on the original data (in place);
         returns the model.
 
+        ``data``: train further on this frame instead (a loaded or unpickled
+        model needs it), through the model's own formula and bin mappers. For
+        gbm, rgbm and proximal, ``load(path).update(n, data=train)`` is the
+        model of one fit with ``n`` more iterations, bit for bit; other methods
+        carry state a model file does not hold and are refused.
+
         After early stopping, pass ``early_stopping_rounds`` (a new patience, or
         None for none) to train on from the last iterate; the best iterate seen
         so far remains the one to beat."""
+        if not isinstance(n_iter, (int, np.integer)) or isinstance(n_iter, bool) or n_iter < 1:
+            raise ParameterError(f"n_iter must be an integer >= 1, got {n_iter!r}")
+        if data is not None:
+            return self._continue_on(data, int(n_iter), progress, callback)
         if self._booster is None:
             raise NotTrainableError(
                 "this model was loaded from a file or unpickled and no longer holds its "
-                "training state; fit again with optboost.boost(...) to train more"
+                "training state; pass the training data again to train more: "
+                "update(n_iter, data=frame)"
             )
-        if not isinstance(n_iter, (int, np.integer)) or isinstance(n_iter, bool) or n_iter < 1:
-            raise ParameterError(f"n_iter must be an integer >= 1, got {n_iter!r}")
         finished = self._booster.finished
         if finished is not None and finished[0] == "early_stopping":
             if early_stopping_rounds is _UNCHANGED:
@@ -391,6 +408,20 @@ class Model:
             self._booster.extend(target - allowed)
             self.params["n_iter"] = str(target)
         self._train(int(n_iter), progress, callback)
+        return self
+
+    def _continue_on(
+        self, data: Any, n_iter: int, progress: Progress, callback: Callback | None
+    ) -> Model:
+        from .continuation import continued_booster
+
+        params = {k: v for k, v in self.params.items() if k != "early_stopping_rounds"}
+        params["n_iter"] = str(n_iter)
+        booster = continued_booster(self, data, params)
+        self._earlier_history = {name: list(values) for name, values in self._history.items()}
+        self._booster, self._callable_metrics, self._stop = booster, None, None
+        self.params = params
+        self._train(n_iter, progress, callback)
         return self
 
     # ------------------------------------------------------------------ text

@@ -251,10 +251,12 @@ def new_booster(
     custom_loss: CustomLoss | None = None,
     row_roles: np.ndarray | None = None,
     distributed: Any = None,
+    init_model: Any = None,
 ) -> Any:
     """The core's Booster: `valid` is (features, y, weights) of validation data, `offsets` the
     training and validation offsets, `row_roles` what each row is for (``FitPlan.row_roles``),
-    `distributed` a rank's place in a data-parallel fit (optboost.dask). The core's warnings
+    `distributed` a rank's place in a data-parallel fit (optboost.dask), `init_model` a core
+    model to train further (optboost.continuation). The core's warnings
     (more threads than the machine runs) point at the user's call."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -268,6 +270,7 @@ def new_booster(
             custom_loss=custom_loss,
             row_roles=row_roles,
             distributed=distributed,
+            init_model=init_model,
         )
     for warning in caught:
         warn(str(warning.message), warning.category)

@@ -7,6 +7,7 @@ mod agbm;
 mod buffers;
 mod checkpoint;
 mod context;
+mod continuation;
 mod fit;
 mod gbm;
 mod history;
@@ -57,14 +58,17 @@ use crate::params::{Init, Memory, Params, Safeguard, StepRule};
 use crate::tree::{column_pass_pays, Constraints};
 use buffers::Buffers;
 use outputs::{mean_loss, newton_need, train_loss_pass, Derivatives, Need};
-use ranks::{init_over_ranks, shared, sigma_over_ranks};
+use ranks::{global_rows, init_over_ranks, shared, sigma_over_ranks};
 use sampling::Sample;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use stopping::Best;
 use target_encoding::with_target_stats;
-use training_data::{checked_offset, checked_target, count_classes, count_outputs, Validation};
+use training_data::{
+    checked_offset, checked_target, count_classes, count_outputs, default_min_samples_leaf,
+    Validation,
+};
 use weights::Weights;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -138,6 +142,11 @@ pub struct Booster {
     /// Across ranks, the generator of this rank's row draws (`subsample`), apart from `rng`,
     /// whose draws (features, RGBM's candidates) must be the same on every rank.
     row_rng: Option<Rng>,
+    /// The global indices of this process's training rows, in order (the bootstrap's weights are
+    /// drawn by them).
+    row_ranges: Vec<std::ops::Range<u64>>,
+    /// Iterations of the model before this booster's (continuation.rs); 0 for a fresh fit.
+    iterations_before: usize,
 }
 
 impl Booster {
@@ -231,9 +240,12 @@ impl Booster {
         }
         let binning = params.binning;
         let shared = Arc::clone(&collective);
-        Self::start(params, train, valid, offsets, None, collective, || {
+        let row_ranges = global_rows(&params, &*collective, rows, train.frame.n_rows())?;
+        let mut booster = Self::start(params, train, valid, offsets, None, collective, || {
             BinnedData::learn_over_ranks(&train.frame, &binning, &*shared, rows)
-        })
+        })?;
+        booster.row_ranges = row_ranges;
+        Ok(booster)
     }
 
     /// `with_offsets` with a scalar loss (one score per row) given as an object rather than by
@@ -290,7 +302,8 @@ impl Booster {
     ) -> Result<Booster> {
         let pool = match shared(&*collective) {
             Some(_) => Arc::new(crate::threads::own_pool(params.n_threads)?),
-            None => thread_pool(params.n_threads)?,
+            // Shared with other boosters.
+            None => crate::threads::shared_pool(params.n_threads)?,
         };
         let booster = Arc::clone(&pool).install(|| {
             let data = bin()?;
@@ -467,6 +480,8 @@ impl Booster {
             constraints,
             collective,
             row_rng,
+            row_ranges: vec![0..n as u64],
+            iterations_before: 0,
         };
         let (train, valid) = booster.monitored_losses();
         (booster.initial_train_loss, booster.initial_valid_loss) = (train, valid);
@@ -568,14 +583,17 @@ impl Booster {
     fn step_in_pool(&mut self) -> Result<Step> {
         let started = Instant::now();
         let iteration = self.history.len() + 1;
+        let model_iteration = self.iterations_before + iteration;
         let undo = self.undo_point();
         let candidates =
             method(self.params.method).candidates(&self.params, &self.data, &mut self.rng);
         let sample = Sample::draw(
             &self.params,
             &self.data,
-            &mut self.rng,
-            self.row_rng.as_mut(),
+            (&mut self.rng, self.row_rng.as_mut()),
+            model_iteration,
+            (&self.row_ranges, &self.w),
+            &*self.collective,
         );
         let candidates = sample.restrict(candidates);
         // The column-major copy of the bins serves partitions (`memory = "fast"`) and trees on a
@@ -613,11 +631,11 @@ impl Booster {
             params: &self.params,
             data: &self.data,
             y: &self.y,
-            w: &self.w,
+            w: sample.weights(&self.w),
             loss: &*self.loss,
             sigma: self.sigma,
             model: &mut self.model,
-            iteration,
+            iteration: model_iteration,
             train_loss,
             valid: self.valid.as_ref(),
             valid_pred: self.valid_pred.as_mut(),
@@ -776,26 +794,9 @@ fn rose(new: f64, old: f64) -> bool {
     )
 }
 
-/// `min_samples_leaf` where the user set none (docs/algorithms.md, "Leaf size and L2"). With
-/// a loss of unit curvature (least squares) the L2 term shrinks a leaf of n rows to n/(n + λ)
-/// of its mean residual, so a leaf of one row is as safe as in XGBoost (`min_child_weight` 1);
-/// other losses need a row minimum to keep pure leaves from fitting a few rows.
-fn default_min_samples_leaf(loss: &dyn Loss) -> usize {
-    if loss.unit_curvature() {
-        1
-    } else {
-        crate::tree::MIN_SAMPLES_LEAF
-    }
-}
-
 /// The step rule in force: the user's, or the method's default.
 fn step_rule_in_force(params: &Params, loss: &dyn Loss) -> StepRule {
     params
         .step
         .unwrap_or_else(|| method(params.method).default_step_rule(loss.newton_by_default()))
-}
-
-/// The pool of `n_threads` threads (capped at the machine's), shared with other boosters.
-fn thread_pool(n_threads: usize) -> Result<Arc<rayon::ThreadPool>> {
-    crate::threads::shared_pool(n_threads)
 }

@@ -20,9 +20,12 @@ use super::history;
 use super::vectors::CHUNK;
 use super::Context;
 use crate::collective::Collective;
+use crate::error::{Error, Result};
 use crate::loss::solve::{self, Kink, Slope, LINE_SEARCH_MAX_ITER, LINE_SEARCH_TOL};
 use crate::loss::{Loss, Terms};
+use crate::params::{Bootstrap, Params};
 use rayon::prelude::*;
+use std::ops::Range;
 
 /// The collective when the rows are spread over more than one rank.
 pub(crate) fn shared(collective: &dyn Collective) -> Option<&dyn Collective> {
@@ -39,6 +42,37 @@ pub(crate) fn sigma_over_ranks(collective: &dyn Collective, sigma: Option<f64>) 
 }
 
 /// Σ over the ranks of one number.
+/// The global indices of this rank's training rows (`n` of them), in order: `rows` if given,
+/// else the block after the lower ranks' rows. Only the Bayesian bootstrap reads them: without
+/// it no exchange is made (and the indices are left local).
+pub(super) fn global_rows(
+    params: &Params,
+    collective: &dyn Collective,
+    rows: Option<&[Range<usize>]>,
+    n: usize,
+) -> Result<Vec<Range<u64>>> {
+    let n = n as u64;
+    if let Some(rows) = rows {
+        return Ok((rows.iter())
+            .map(|r| r.start as u64..r.end as u64)
+            .collect());
+    }
+    if params.bootstrap != Bootstrap::Bayesian {
+        return Ok(vec![0..n]);
+    }
+    let counts = collective.all_gather(&n.to_le_bytes());
+    if let Some(error) = collective.failure() {
+        return Err(error);
+    }
+    let mut start = 0u64;
+    for bytes in &counts[..collective.rank()] {
+        let count = <[u8; 8]>::try_from(bytes.as_slice())
+            .map_err(|_| Error::data("a worker's row count is not 8 bytes"))?;
+        start = start.saturating_add(u64::from_le_bytes(count));
+    }
+    Ok(vec![start..start + n])
+}
+
 pub(crate) fn sum_one(collective: &dyn Collective, x: f64) -> f64 {
     let mut x = [x];
     collective.sum(&mut x);

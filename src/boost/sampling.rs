@@ -8,18 +8,32 @@
 //! - `colsample_bynode`: a seed from which each node of those trees draws a fraction of the
 //!   tree's features (see `GrowOptions`).
 //!
+//! - `bootstrap = "bayesian"`: a weight (−log U)^`bagging_temperature` for every row (CatBoost's
+//!   Bayesian bootstrap; Prokhorenkova et al. 2018), which multiplies its sample weight in
+//!   everything the iteration fits: the trees' gradients and Hessians, their leaf values and the
+//!   line searches;
+//! - `random_strength`: the seed and strength of the noise on the trees' split scores
+//!   (tree/noise.rs).
+//!
 //! The trees of one iteration (K classes, AGBM's two trees, `repeated_gbm`'s inner fits) share the
 //! draw, as LightGBM's bagging does for the trees of its classes. Nothing is drawn when a fraction
 //! is 1, so the generator's sequence, and every model, is then the same as without sampling.
 //! Draws are serial and take one generator value per row (rows) or per pick (features): they do
-//! not depend on the thread count.
+//! not depend on the thread count. Across the ranks of a data-parallel fit, each rank draws its
+//! `subsample` rows from its own stream (seeded by the seed and the rank), so the rows drawn
+//! depend on how the rows are split among the ranks. The bootstrap's weights and the split
+//! noise are functions of (seed, iteration, global row index) and (seed, iteration, node,
+//! feature, bin) instead (`bits_at`): the same on any number of threads or ranks, and they take
+//! nothing from the generator.
 
+use super::vectors::par_fill;
 use super::weights::Weights;
 use crate::collective::Collective;
 use crate::data::BinnedData;
-use crate::params::{Params, SampleStrategy};
-use crate::rng::Rng;
-use crate::tree::{fraction_of, Candidates, Constraints, Goss, GrowOptions};
+use crate::params::{Bootstrap, Params, SampleStrategy};
+use crate::rng::{bits_at, Rng};
+use crate::tree::{fraction_of, Candidates, Constraints, Goss, GrowOptions, SplitNoise};
+use std::ops::Range;
 use std::sync::OnceLock;
 
 /// One iteration's draw.
@@ -38,18 +52,42 @@ pub struct Sample {
     quantize_seed: Option<u64>,
     /// GOSS's rates and the seed of this iteration's random part (`sample_strategy="goss"`).
     goss: Option<Goss>,
+    /// The sample weights times the Bayesian bootstrap's (`bootstrap = "bayesian"`).
+    bootstrapped: Option<Weights>,
+    noise: Option<SplitNoise>,
 }
 
 impl Sample {
     /// Draws this iteration's rows and features.
     /// `row_rng`: the generator of the rows when it is not `rng` (each rank of a data-parallel
-    /// fit draws from its own rows).
+    /// fit draws from its own rows). `rows`: the global indices of this rank's rows, in order;
+    /// `w`: their sample weights.
     pub fn draw(
         params: &Params,
         data: &BinnedData,
-        rng: &mut Rng,
-        row_rng: Option<&mut Rng>,
+        (rng, row_rng): (&mut Rng, Option<&mut Rng>),
+        iteration: usize,
+        (rows, w): (&[Range<u64>], &Weights),
+        collective: &dyn Collective,
     ) -> Sample {
+        let bootstrapped = (params.bootstrap == Bootstrap::Bayesian
+            && params.bagging_temperature > 0.0)
+            .then(|| {
+                let seed = bits_at(params.seed ^ 0xba9e_5b00_7577_a9e0, iteration as u64);
+                let mut weights = bayesian_weights(seed, params.bagging_temperature, rows);
+                if let Some(given) = w.given() {
+                    weights.iter_mut().zip(given).for_each(|(b, w)| *b *= w);
+                }
+                let mut weights = Weights::new(Some(weights), w.n_rows());
+                weights.add_totals_over(collective);
+                weights
+            });
+        let noise = SplitNoise::of_iteration(
+            params.seed,
+            iteration,
+            params.random_strength,
+            params.learning_rate,
+        );
         let n = data.n_rows();
         let rows = (params.subsample < 1.0).then(|| {
             let row_rng = match row_rng {
@@ -86,7 +124,14 @@ impl Sample {
             node_seed,
             quantize_seed,
             goss,
+            bootstrapped,
+            noise,
         }
+    }
+
+    /// The weights of this iteration's fits: `w`, times the bootstrap's weights if any.
+    pub fn weights<'a>(&'a self, w: &'a Weights) -> &'a Weights {
+        self.bootstrapped.as_ref().unwrap_or(w)
     }
 
     /// `candidates` restricted to the drawn features.
@@ -131,8 +176,34 @@ impl Sample {
             collective: Some(collective),
             quantize_seed: self.quantize_seed,
             goss: self.goss,
+            noise: self.noise,
         }
     }
+}
+
+/// The Bayesian bootstrap's weight (−log U)^t of every row, U uniform in (0, 1] from the
+/// iteration's `seed` and the row's global index (`rows`: the global indices of the rows, in
+/// order).
+fn bayesian_weights(seed: u64, temperature: f64, rows: &[Range<u64>]) -> Vec<f64> {
+    let n = rows.iter().map(|r| (r.end - r.start) as usize).sum();
+    // One range (a process holding every row, or a rank's block): the index is an offset.
+    let global: Vec<u64> = match rows {
+        [_] => Vec::new(),
+        _ => rows.iter().flat_map(Clone::clone).collect(),
+    };
+    let first = rows.first().map_or(0, |r| r.start);
+    let mut weights = vec![0.0; n];
+    par_fill(&mut weights, |i| {
+        let row = global.get(i).copied().unwrap_or(first + i as u64);
+        let u = ((bits_at(seed, row) >> 11) + 1) as f64 * (1.0 / (1u64 << 53) as f64);
+        let e = -u.ln();
+        if temperature == 1.0 {
+            e
+        } else {
+            e.powf(temperature)
+        }
+    });
+    weights
 }
 
 /// round(fraction · n) distinct rows, ascending, each subset of that size equally likely:
@@ -157,6 +228,47 @@ fn draw_rows(n: usize, fraction: f64, rng: &mut Rng) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bayesian_weights_have_the_moments_of_powers_of_exponentials() {
+        // −log U is Exp(1), so (−log U)^t has mean Γ(1 + t) and variance Γ(1 + 2t) − Γ(1 + t)².
+        let n = 200_000u64;
+        let half_pi = std::f64::consts::PI / 4.0;
+        for (t, mean, variance) in [
+            (0.5, half_pi.sqrt(), 1.0 - half_pi),
+            (1.0, 1.0, 1.0),
+            (2.0, 2.0, 20.0),
+        ] {
+            let w = bayesian_weights(17, t, &[0..n]);
+            let m = w.iter().sum::<f64>() / n as f64;
+            let v = w.iter().map(|x| (x - m).powi(2)).sum::<f64>() / n as f64;
+            // Five standard errors: of the mean √(variance / n), of the variance (from the
+            // fourth moment) 0.003, 0.009, 0.45 at t = 0.5, 1, 2.
+            let se_variance = [0.003, 0.009, 0.45][(t * 2.0) as usize / 2];
+            assert!(
+                (m - mean).abs() < 5.0 * (variance / n as f64).sqrt(),
+                "t={t}: mean {m}"
+            );
+            assert!(
+                (v - variance).abs() < 5.0 * se_variance,
+                "t={t}: variance {v}"
+            );
+            assert!(w.iter().all(|x| x.is_finite() && *x >= 0.0));
+        }
+    }
+
+    #[test]
+    fn bayesian_weights_follow_the_global_row_index() {
+        // Rows 0..1000 held in one block, or by two ranks as 0..400 and 400..1000, or in pieces
+        // out of order: each row gets the same weight.
+        let all = bayesian_weights(3, 1.0, &[0..1000]);
+        let low = bayesian_weights(3, 1.0, &[0..400]);
+        let high = bayesian_weights(3, 1.0, &[400..1000]);
+        assert_eq!([low, high].concat(), all);
+        let pieces = bayesian_weights(3, 1.0, &[700..1000, 0..700]);
+        assert_eq!([&all[700..], &all[..700]].concat(), pieces);
+        assert_ne!(bayesian_weights(4, 1.0, &[0..1000]), all);
+    }
 
     #[test]
     fn row_draws_have_the_asked_size_and_cover_rows_evenly() {

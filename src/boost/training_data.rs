@@ -206,3 +206,15 @@ mod tests {
         assert!(count_classes(&[4e9]).is_err());
     }
 }
+
+/// `min_samples_leaf` where the user set none (docs/algorithms.md, "Leaf size and L2"). With
+/// a loss of unit curvature (least squares) the L2 term shrinks a leaf of n rows to n/(n + λ)
+/// of its mean residual, so a leaf of one row is as safe as in XGBoost (`min_child_weight` 1);
+/// other losses need a row minimum to keep pure leaves from fitting a few rows.
+pub(super) fn default_min_samples_leaf(loss: &dyn Loss) -> usize {
+    if loss.unit_curvature() {
+        1
+    } else {
+        crate::tree::MIN_SAMPLES_LEAF
+    }
+}

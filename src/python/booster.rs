@@ -118,7 +118,7 @@ fn raise_custom_error(failure: &Option<Arc<Mutex<Option<Failure>>>>) -> PyResult
 impl PyBooster {
     /// Bins the data and prepares iteration 0 (with the GIL released).
     #[new]
-    #[pyo3(signature = (params, features, y, weights=None, valid_features=None, valid_y=None, valid_weights=None, offset=None, valid_offset=None, custom_loss=None, row_roles=None, distributed=None))]
+    #[pyo3(signature = (params, features, y, weights=None, valid_features=None, valid_y=None, valid_weights=None, offset=None, valid_offset=None, custom_loss=None, row_roles=None, distributed=None, init_model=None))]
     fn new<'py>(
         py: Python<'py>,
         params: Vec<(String, String)>,
@@ -140,7 +140,21 @@ impl PyBooster {
             f64,
             Option<Vec<(usize, usize)>>,
         )>,
+        init_model: Option<PyRef<'py, PyModel>>,
     ) -> PyResult<Self> {
+        let init_model = init_model.map(|m| m.model().clone());
+        if init_model.is_some() && (custom_loss.is_some() || distributed.is_some()) {
+            return Err(ParameterError::new_err(
+                "a model is trained further in one process with a built-in loss: pass no \
+                 custom loss and no workers with init_model",
+            ));
+        }
+        if init_model.is_some() && (offset.is_some() || valid_offset.is_some()) {
+            return Err(ParameterError::new_err(
+                "a model trained further starts from its own scores: pass no offset with \
+                 init_model",
+            ));
+        }
         let params = guarded(|| params_from_pairs(&params))?;
         warn_if_capped(py, params.n_threads)?;
         let columns = Columns::extract(features)?;
@@ -258,15 +272,16 @@ impl PyBooster {
             });
         }
         let booster = py.detach(|| {
-            guarded(|| match custom {
-                Some(loss) => Booster::with_loss(
+            guarded(|| match (custom, init_model) {
+                (_, Some(model)) => Booster::continue_model(params, model, &train, valid.as_ref()),
+                (Some(loss), None) => Booster::with_loss(
                     params,
                     &train,
                     valid.as_ref(),
                     offsets,
                     Box::new(Scalar(loss)),
                 ),
-                None => Booster::with_offsets(params, &train, valid.as_ref(), offsets),
+                (None, None) => Booster::with_offsets(params, &train, valid.as_ref(), offsets),
             })
         });
         raise_custom_error(&custom_error)?;

@@ -32,6 +32,11 @@ impl PyModel {
         PyModel { model }
     }
 
+    /// The core model (for training it further).
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
     /// The columns as a frame, after checking they are the model's features in its order.
     fn check_names(&self, columns: &Columns<'_>) -> PyResult<()> {
         let expected = self.model.input_names();

@@ -15,6 +15,7 @@ use super::histogram_kernel::Features;
 use super::node_histograms::NodeHistograms;
 use super::node_search::SplitSearch;
 use super::oblivious::grow_oblivious;
+use super::noise::{SplitNoise, TreeNoise};
 use super::pending::{PendingNodes, Ranked};
 use super::ranks::Ranks;
 use super::split::SplitCandidate;
@@ -22,6 +23,7 @@ use super::support::KeptHistogram;
 use super::tree_params::{TreeKind, TreeParams};
 use crate::collective::Collective;
 use crate::data::BinnedData;
+use rayon::prelude::*;
 
 /// What a tree is fitted to: per row `vt = v·t` and `v` (target t, fitting weight v).
 #[derive(Debug, Clone, Copy)]
@@ -104,6 +106,8 @@ pub struct GrowOptions<'a> {
     /// Grow on a GOSS draw of `rows` (goss.rs); each rank of a data-parallel fit draws from its
     /// own rows.
     pub goss: Option<Goss>,
+    /// Noise on the candidates' scores (`random_strength`; noise.rs); `None`: none.
+    pub noise: Option<SplitNoise>,
 }
 
 impl Default for GrowOptions<'_> {
@@ -116,6 +120,7 @@ impl Default for GrowOptions<'_> {
             collective: None,
             quantize_seed: None,
             goss: None,
+            noise: None,
         }
     }
 }
@@ -207,7 +212,9 @@ pub fn grow_with_options(
     // `UNCOUNTED_MIN_ROWS_PER_BIN`). Either way the tree is the same.
     let n_fit = options.rows.map_or(data.n_rows(), <[u32]>::len);
     let many_rows_per_bin = n_fit >= UNCOUNTED_MIN_ROWS_PER_BIN * features.n_bins(data);
+    // Noise ranks every candidate by its noisy score, which the count bounds cannot decide on.
     let row_stats = if all_complete_numeric
+        && options.noise.is_none()
         && one_feature.is_none()
         && many_rows_per_bin
         && ranks.alone()
@@ -224,6 +231,8 @@ pub fn grow_with_options(
             row_stats.quantized(options.rows, seed, depth)
         });
     let row_stats = (quantization.as_ref()).map_or(row_stats, |q| RowStats::Quantized(q.stats()));
+    let tree_noise =
+        (options.noise).and_then(|noise| tree_noise(noise, stats.vt, options.rows, ranks));
     grow_from(
         data,
         &row_stats,
@@ -233,6 +242,7 @@ pub fn grow_with_options(
         candidates,
         buffers,
         options,
+        tree_noise,
     )
 }
 
@@ -253,6 +263,7 @@ fn grow_from(
     candidates: &Candidates,
     buffers: &mut GrowBuffers,
     options: &GrowOptions<'_>,
+    tree_noise: Option<TreeNoise>,
 ) -> GrownTree {
     let ranks = Ranks::of(options.collective);
     let constraints = options.constraints.cloned().unwrap_or_default();
@@ -275,6 +286,7 @@ fn grow_from(
         candidates,
         params.split_params(),
         node_sample,
+        tree_noise,
         &constraints,
         one_feature.is_some(),
     );
@@ -336,6 +348,34 @@ fn grow_from(
     buffers.always_count |= search.recounted_too_often();
     buffers.histograms = histograms.into_spare();
     tree.finish()
+}
+
+/// The tree's noise, scaled by the root mean square of `vt` over its `rows` (`None`: all) on
+/// every rank. The squares are summed in fixed chunks, in chunk order: the same sum whatever
+/// the thread count.
+fn tree_noise(
+    noise: SplitNoise,
+    vt: &[f64],
+    rows: Option<&[u32]>,
+    ranks: Ranks<'_>,
+) -> Option<TreeNoise> {
+    const CHUNK: usize = 1 << 14;
+    let n = rows.map_or(vt.len(), <[u32]>::len);
+    let square = |i: usize| {
+        let x = vt[rows.map_or(i, |rows| rows[i] as usize)];
+        x * x
+    };
+    let partials: Vec<f64> = (0..n.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|c| {
+            (c * CHUNK..((c + 1) * CHUNK).min(n))
+                .map(square)
+                .sum::<f64>()
+        })
+        .collect();
+    let mut sums = [partials.iter().sum::<f64>(), n as f64];
+    ranks.sum(&mut sums);
+    noise.scaled(sums[0], sums[1])
 }
 
 #[cfg(test)]

@@ -204,6 +204,7 @@ fn trees_on_one_feature_equal_trees_grown_by_partitions() {
                     &candidates,
                     &mut GrowBuffers::default(),
                     &GrowOptions::default(),
+                    None,
                 );
                 assert!(sorted.tree.n_leaves() >= 8, "{case}");
                 // The same leaves, as row sets with their values. The node layout may differ:
@@ -272,6 +273,7 @@ fn trees_from_histograms_without_counts_equal_trees_with_counts() {
                     &Candidates::All,
                     buffers,
                     &GrowOptions::default(),
+                    None,
                 )
             };
             let (with, without) = (grow(&counted), grow(&uncounted));
@@ -492,6 +494,7 @@ fn trees_grown_with_the_histograms_of_earlier_trees_equal_trees_grown_afresh() {
             &candidates,
             buffers,
             &GrowOptions::default(),
+            None,
         );
         let (tree, rows) = grown.into_parts();
         buffers.recycle(rows);

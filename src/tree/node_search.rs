@@ -10,6 +10,7 @@ use super::histogram::{Histogram, RowStats};
 use super::histogram_kernel::Features;
 use super::node_histograms::NodeHistogram;
 use super::node_sample::NodeFeatureSampler;
+use super::noise::TreeNoise;
 use super::scan::{NodeConstraint, SplitParams};
 use super::split::{best_split_bounded, best_split_within, NeedCounts, SplitCandidate};
 use crate::data::BinnedData;
@@ -39,6 +40,8 @@ pub(super) struct SplitSearch<'a> {
     candidates: &'a Candidates,
     split_params: SplitParams,
     node_sampler: Option<NodeFeatureSampler>,
+    /// The tree's split noise (`random_strength`), drawn per node.
+    noise: Option<TreeNoise>,
     constraints: &'a Constraints,
     /// Bins of the histograms searched.
     built_bins: usize,
@@ -59,6 +62,7 @@ impl<'a> SplitSearch<'a> {
         candidates: &'a Candidates,
         split_params: SplitParams,
         node_sample: (f64, u64),
+        noise: Option<TreeNoise>,
         constraints: &'a Constraints,
         one_feature: bool,
     ) -> Self {
@@ -69,6 +73,7 @@ impl<'a> SplitSearch<'a> {
             candidates,
             split_params,
             node_sampler: NodeFeatureSampler::new(data, candidates, node_sample),
+            noise,
             constraints,
             built_bins: features.n_bins(data),
             one_feature,
@@ -103,7 +108,10 @@ impl<'a> SplitSearch<'a> {
             upper: limits.upper,
         });
         let constraint = constraint.as_ref();
-        let params = &self.split_params;
+        let params = &SplitParams {
+            noise: self.noise.map(|noise| noise.at(node)),
+            ..self.split_params
+        };
         // Counting keeps the support: a node's rows reach only bins of its support.
         let exact = |hist: &Histogram| {
             best_split_within(hist, support, data, stats, params, candidates, constraint)

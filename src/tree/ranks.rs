@@ -34,6 +34,13 @@ impl<'a> Ranks<'a> {
         self.shared.is_none()
     }
 
+    /// Replaces `values` with their sums over the ranks (alone: leaves them).
+    pub(super) fn sum(&self, values: &mut [f64]) {
+        if let Some(collective) = self.shared {
+            collective.sum(values);
+        }
+    }
+
     /// Overwrites the bins of `features` in `hist` with the histogram of a node whose rows on
     /// this rank are `rows`: of all its rows, on every rank.
     pub(super) fn build(

@@ -7,6 +7,7 @@
 use super::bins::{BinStats, CountBounds};
 use super::candidates::Candidates;
 use super::categorical::CategoricalParams;
+use super::noise::NodeNoise;
 use std::cell::Cell;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -16,6 +17,9 @@ pub struct SplitParams {
     pub min_weight_leaf: f64,
     pub min_split_gain: f64,
     pub categorical: CategoricalParams,
+    /// The node's split noise (`random_strength`; noise.rs); `None`: candidates compete by
+    /// their gains.
+    pub noise: Option<NodeNoise>,
 }
 
 #[inline]
@@ -124,6 +128,17 @@ impl Scan<'_> {
             return None;
         }
         Some(gain)
+    }
+
+    /// What the candidate of gain `gain` (feature `feature`, threshold or level prefix `k`,
+    /// missing values on side `variant`) competes with: its gain, or with split noise its
+    /// noisy score (noise.rs).
+    #[inline]
+    pub(super) fn ranked(&self, gain: f64, feature: usize, k: usize, variant: bool) -> f64 {
+        match &self.params.noise {
+            None => gain,
+            Some(noise) => noise.score(gain, feature, k, variant),
+        }
     }
 }
 
@@ -346,8 +361,9 @@ pub(super) fn scan_prefixes(
                 prefix
             };
             if let Some(gain) = scan.gain(left, direction) {
-                if best.is_none_or(|(g, ..)| gain > g) {
-                    best = Some((gain, k, missing_left, prefix));
+                let score = scan.ranked(gain, feature, k, with_missing_rows);
+                if best.is_none_or(|(s, ..)| score > s) {
+                    best = Some((score, k, missing_left, prefix));
                 }
             }
         }
@@ -419,6 +435,7 @@ mod tests {
                 min_weight_leaf: [0.0, 2.0][trial % 2],
                 min_split_gain: [0.0, 0.5][(trial / 2) % 2],
                 categorical: CategoricalParams::default(),
+                noise: None,
             };
             let scan = Scan {
                 params: &params,

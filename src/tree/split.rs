@@ -133,7 +133,13 @@ fn search(
         constraint,
         bounds,
     };
-    let (best, undecided) = node.best_within(0..data.n_features());
+    let (mut best, undecided) = node.best_within(0..data.n_features());
+    if params.noise.is_some() {
+        // The scans ranked the candidates by their noisy scores: the winner reports its gain.
+        if let Some(split) = &mut best {
+            split.gain = node.gain_of(split);
+        }
+    }
     if undecided > f64::NEG_INFINITY && best.as_ref().is_none_or(|b| undecided >= b.gain) {
         return Err(NeedCounts);
     }
@@ -216,6 +222,23 @@ impl NodeSearch<'_> {
         }
         (best, scan.undecided.get())
     }
+
+    /// The gain of the candidate `split` (the same operations as the scans').
+    fn gain_of(&self, split: &SplitCandidate) -> f64 {
+        let scan = Scan {
+            params: self.params,
+            total: self.total,
+            parent_score: self.parent_score,
+            constraint: self.constraint,
+            bounds: self.bounds,
+            undecided: Cell::new(f64::NEG_INFINITY),
+        };
+        let direction = match split.threshold {
+            None => 0,
+            Some(_) => self.constraint.map_or(0, |c| c.direction(split.feature)),
+        };
+        (scan.gain(split.left, direction)).expect("the winner is admissible")
+    }
 }
 
 /// The bins of the ascending `support` in `from..to`.
@@ -286,8 +309,9 @@ fn best_categorical(
         }
         let mut consider = |left: BinStats, missing_left: bool| {
             if let Some(gain) = scan.gain(left, 0) {
-                if best.is_none_or(|(g, _, _)| gain > g) {
-                    best = Some((gain, k, missing_left));
+                let score = scan.ranked(gain, feature, k, missing_left);
+                if best.is_none_or(|(s, _, _)| score > s) {
+                    best = Some((score, k, missing_left));
                 }
             }
         };
@@ -381,9 +405,11 @@ fn best_prefix(
                 thresholds,
             )
         }
+        // The batch scan considers the empty bins' repeats too, which noise would tell apart.
         None if repeats_skippable
             && scan.bounds.is_none()
             && scan.constraint.is_none()
+            && scan.params.noise.is_none()
             && last >= BATCH / 2 =>
         {
             scan_all_prefixes(scan, bins)

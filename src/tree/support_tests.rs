@@ -79,6 +79,7 @@ fn histograms_on_a_support_and_their_splits_equal_the_dense_ones_bit_for_bit() {
         min_weight_leaf: 0.0,
         min_split_gain: 0.0,
         categorical: Default::default(),
+        noise: None,
     };
     let n_bins = data.total_bins();
     let thresholds = (0..6)

@@ -149,6 +149,7 @@ impl TreeParams {
             min_weight_leaf: self.min_weight_leaf,
             min_split_gain: self.min_split_gain,
             categorical: self.categorical,
+            noise: None,
         }
     }
 }
