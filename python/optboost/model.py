@@ -49,6 +49,8 @@ class Model:
     everything needed to predict; ``update(n_iter)`` trains more while the
     model still holds its training state, or ``update(n_iter, data=frame)``
     on its training data given again (after loading too).
+
+    Documentation: https://optboost.github.io/optboost/api/#optboost.model.Model
     """
 
     def __init__(
