@@ -22,12 +22,16 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from pathlib import Path
 
 import numpy as np
 import optboost
 import polars as pl
 
 SETS = {"adult": "logistic", "german_credit": "logistic", "penguins": "softmax", "crabs": "squared"}
+
+# The data sets live beside the repository, never inside it.
+SHARED_DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 
 
 def split(n: int, y: np.ndarray, seed: int, stratify: bool) -> tuple[np.ndarray, ...]:
@@ -59,7 +63,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sets", default=",".join(SETS))
     parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--data", default=os.environ.get("OPTBOOST_DATASETS", "/work/shared/datasets"))
+    parser.add_argument("--data", default=os.environ.get("OPTBOOST_DATASETS", str(SHARED_DATASETS)))
     args = parser.parse_args()
     print(f"optboost {optboost.__file__}")
     for name in args.sets.split(","):

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from pathlib import Path
 
 import numpy as np
 import optboost
@@ -47,6 +48,9 @@ LEARNERS = {
     "oblivious": {"tree": "oblivious"},
     "ordinary d6": {"max_depth": 6},
 }
+
+# The data sets live beside the repository, never inside it.
+SHARED_DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 
 
 def split(n: int, y: np.ndarray, seed: int, stratify: bool) -> tuple[np.ndarray, ...]:
@@ -79,7 +83,7 @@ def main() -> None:
     parser.add_argument("--sets", default=",".join(SETS))
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--learners", default=",".join(LEARNERS), help="the first is the baseline")
-    parser.add_argument("--data", default=os.environ.get("OPTBOOST_DATASETS", "/work/shared/datasets"))
+    parser.add_argument("--data", default=os.environ.get("OPTBOOST_DATASETS", str(SHARED_DATASETS)))
     args = parser.parse_args()
     print(f"optboost {optboost.__file__}")
     for name in args.sets.split(","):

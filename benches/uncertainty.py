@@ -8,7 +8,7 @@
     0.8/0.9/0.95, and of MAPIE's split conformal intervals around the same optboost model when
     mapie >= 1.6 is installed (pip install mapie).
 
-    PYTHONPATH=python OPTBOOST_DATASETS=/work/shared/datasets python benches/uncertainty.py \
+    PYTHONPATH=python OPTBOOST_DATASETS=../shared/datasets python benches/uncertainty.py \
         [--splits 20] [--part crossing|conformal|all]
 
 Each split: 60% training, 20% calibration (conformal only; the crossing fits also train on it),
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 import time
 
 import numpy as np
@@ -32,7 +33,7 @@ N_ITER, LEARNING_RATE, DEPTH = 200, 0.05, 3
 
 
 def load(name: str) -> pl.DataFrame:
-    root = os.environ.get("OPTBOOST_DATASETS", "/work/shared/datasets")
+    root = os.environ.get("OPTBOOST_DATASETS", str(Path(__file__).resolve().parents[2] / "shared" / "datasets"))
     frame = pl.read_parquet(os.path.join(root, f"{name}.parquet"))
     numeric = [c for c, t in frame.schema.items() if t.is_numeric()]
     return frame.select(numeric)

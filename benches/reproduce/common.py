@@ -31,9 +31,10 @@ import matplotlib.pyplot as plt
 
 REPO = Path(__file__).resolve().parents[2]
 # The data sets live beside the repository, never inside it (MANIFEST.md: do not copy them).
-DATA = Path(os.environ.get("OPTBOOST_DATA", REPO.parent / "shared" / "datasets"))
-if not DATA.exists():
-    DATA = Path("/work/shared/datasets")
+DATA = Path(
+    os.environ.get("OPTBOOST_DATASETS")
+    or os.environ.get("OPTBOOST_DATA", REPO.parent / "shared" / "datasets")
+)
 RESULTS = REPO / "docs" / "results"
 # One thread everywhere (optboost and every peer): the machine has 2 cores shared with other
 # people, and equal threading makes the timing columns comparable.

@@ -20,7 +20,7 @@ Selection rule (checked here: a set that breaks it stops the build):
   * 200-100,000 rows (after dropping missing targets) and 3-500 feature columns;
   * at most one set per R package (packages group sets of one origin), at most three per
     Python package;
-  * none of the shared sets (/work/shared/datasets/MANIFEST.md) nor a copy of one (the same
+  * none of the shared sets (../shared/datasets/MANIFEST.md beside the repository) nor a copy of one (the same
     observations under another name: MASS::Pima.*, faraway::pima, wooldridge::hprice2,
     copies of MASS::Boston or palmerpenguins; the Titanic data only once, ...);
   * identifiers and columns that restate the target (a difference, a threshold of it, a
@@ -240,7 +240,7 @@ def check_suite_rules() -> None:
 
 def shared_names() -> set[str]:
     """The shared sets' names (their MANIFEST.md's first table), when the file is present."""
-    manifest = Path(os.environ.get("OPTBOOST_DATASETS", "/work/shared/datasets")) / "MANIFEST.md"
+    manifest = Path(os.environ.get("OPTBOOST_DATASETS", Path(__file__).resolve().parents[3] / "shared" / "datasets")) / "MANIFEST.md"
     if not manifest.exists():
         return set()
     names = set()
