@@ -98,6 +98,7 @@ fn numeric_split_search_equals_brute_force() {
             min_weight_leaf: 1e-3,
             min_split_gain: 0.0,
             categorical: optboost::CategoricalParams::unguarded(),
+            noise: None,
         };
         let frame = common::numeric_frame(&columns);
         let data = BinnedData::learn(&frame, &BinningParams::default()).unwrap();
@@ -192,6 +193,7 @@ fn categorical_split_search_equals_brute_force_over_subsets() {
             min_weight_leaf: 1e-3,
             min_split_gain: 0.0,
             categorical: optboost::CategoricalParams::unguarded(),
+            noise: None,
         };
         let frame = Frame::new(vec![Feature::categorical("c", &codes, n_levels)]).unwrap();
         let data = BinnedData::learn(&frame, &binning).unwrap();

@@ -27,8 +27,8 @@ use super::histogram_kernel::Features;
 use super::node_histograms::{NodeHistogram, NodeHistograms};
 use super::node_sample::NodeFeatureSampler;
 use super::ranks::Ranks;
-use super::scan::{decrease, score, NodeConstraint, SplitParams};
-use super::split::SplitCandidate;
+use super::scan::{children_gain, decrease, score, NodeConstraint, SplitParams};
+use super::split::{categories_by_smoothed_mean, SplitCandidate};
 use super::tree_params::TreeParams;
 use super::{GrowBuffers, GrowOptions};
 use crate::data::BinnedData;
@@ -239,18 +239,14 @@ impl<'a> NodeGains<'a> {
         if !admissible {
             return None;
         }
-        Some(match &self.constraint {
-            None => score(&left, p.l2_leaf) + score(&right, p.l2_leaf) - self.parent_score,
-            Some(c) => {
-                let (left_value, right_value) =
-                    (c.value(&left, p.l2_leaf), c.value(&right, p.l2_leaf));
-                if f64::from(direction) * (right_value - left_value) < 0.0 {
-                    return None;
-                }
-                decrease(&left, p.l2_leaf, left_value) + decrease(&right, p.l2_leaf, right_value)
-                    - self.parent_score
-            }
-        })
+        children_gain(
+            &left,
+            &right,
+            p.l2_leaf,
+            self.parent_score,
+            self.constraint.as_ref(),
+            direction,
+        )
     }
 }
 
@@ -410,28 +406,7 @@ fn best_categorical(
         }
     }
     let total = pooled.iter().fold(BinStats::default(), |a, &b| a + b);
-    let mean = if total.sum_v > 0.0 {
-        total.sum_vt / total.sum_v
-    } else {
-        0.0
-    };
-    let placed = |s: &BinStats| {
-        let denominator = s.sum_v + p.cat_smooth;
-        if denominator > 0.0 {
-            (s.sum_vt + p.cat_smooth * mean) / denominator
-        } else {
-            0.0
-        }
-    };
-    let mut order: Vec<u8> = (1..pooled.len())
-        .filter(|&b| pooled[b].count > 0 && pooled[b].count as usize >= p.min_data_per_group.max(1))
-        .map(|b| b as u8)
-        .collect();
-    order.sort_by(|&a, &b| {
-        placed(&pooled[a as usize])
-            .total_cmp(&placed(&pooled[b as usize]))
-            .then(a.cmp(&b))
-    });
+    let order = categories_by_smoothed_mean(&pooled, total, &p);
     let n = order.len();
     let mut sums = Sums::new(n + 1);
     for (node_bins, gains) in bins.iter().zip(gains) {

@@ -22,6 +22,32 @@ pub struct SplitParams {
     pub noise: Option<NodeNoise>,
 }
 
+/// The gain of splitting a node of score `parent_score` into `left` and `right`; under a
+/// monotone constraint the children's values are clamped to the node's interval, which must
+/// respect the feature's `direction` (else None), and the gain is the objective's decrease at
+/// those values.
+#[inline]
+pub(super) fn children_gain(
+    left: &BinStats,
+    right: &BinStats,
+    l2_leaf: f64,
+    parent_score: f64,
+    constraint: Option<&NodeConstraint<'_>>,
+    direction: i8,
+) -> Option<f64> {
+    Some(match constraint {
+        None => score(left, l2_leaf) + score(right, l2_leaf) - parent_score,
+        Some(c) => {
+            let (left_value, right_value) = (c.value(left, l2_leaf), c.value(right, l2_leaf));
+            if f64::from(direction) * (right_value - left_value) < 0.0 {
+                return None;
+            }
+            decrease(left, l2_leaf, left_value) + decrease(right, l2_leaf, right_value)
+                - parent_score
+        }
+    })
+}
+
 #[inline]
 pub(super) fn score(s: &BinStats, l2: f64) -> f64 {
     s.sum_vt * s.sum_vt / (s.sum_v + l2)
@@ -106,20 +132,14 @@ impl Scan<'_> {
         if !admissible {
             return None;
         }
-        let gain = match self.constraint {
-            None => score(&left, p.l2_leaf) + score(&right, p.l2_leaf) - self.parent_score,
-            Some(c) => {
-                // The children's values clamped to the node's interval, which must respect the
-                // feature's direction; the gain is the objective's decrease at those values.
-                let (left_value, right_value) =
-                    (c.value(&left, p.l2_leaf), c.value(&right, p.l2_leaf));
-                if f64::from(direction) * (right_value - left_value) < 0.0 {
-                    return None;
-                }
-                decrease(&left, p.l2_leaf, left_value) + decrease(&right, p.l2_leaf, right_value)
-                    - self.parent_score
-            }
-        };
+        let gain = children_gain(
+            &left,
+            &right,
+            p.l2_leaf,
+            self.parent_score,
+            self.constraint,
+            direction,
+        )?;
         if !(gain > p.min_split_gain && gain > 0.0) {
             return None;
         }

@@ -5,6 +5,7 @@
 
 use super::bins::{BinSet, BinStats, CountBounds};
 use super::candidates::Candidates;
+use super::categorical::CategoricalParams;
 use super::histogram::Histogram;
 use super::scan::{
     decrease, scan_all_prefixes, scan_prefixes, score, NodeConstraint, Scan, SplitParams, BATCH,
@@ -264,16 +265,15 @@ fn best_numeric(
     })
 }
 
-/// The best split of a categorical feature from its bins (bin 0: missing values).
-fn best_categorical(
-    scan: &Scan,
+/// The categories (bins 1..) with rows enough (`min_data_per_group`), in increasing order of
+/// their mean target smoothed towards the mean of `total` with weight `cat_smooth` (ties: the
+/// lower bin first), as LightGBM orders them for its prefix search.
+pub(super) fn categories_by_smoothed_mean(
     bins: &[BinStats],
-    feature: usize,
-    candidates: &Candidates,
-) -> Option<SplitCandidate> {
-    let p = scan.params.categorical;
-    let total = scan.total;
-    let node_mean = if total.sum_v > 0.0 {
+    total: BinStats,
+    p: &CategoricalParams,
+) -> Vec<u8> {
+    let mean = if total.sum_v > 0.0 {
         total.sum_vt / total.sum_v
     } else {
         0.0
@@ -281,7 +281,7 @@ fn best_categorical(
     let placed = |s: &BinStats| {
         let denominator = s.sum_v + p.cat_smooth;
         if denominator > 0.0 {
-            (s.sum_vt + p.cat_smooth * node_mean) / denominator
+            (s.sum_vt + p.cat_smooth * mean) / denominator
         } else {
             0.0
         }
@@ -295,6 +295,19 @@ fn best_categorical(
             .total_cmp(&placed(&bins[b as usize]))
             .then(a.cmp(&b))
     });
+    order
+}
+
+/// The best split of a categorical feature from its bins (bin 0: missing values).
+fn best_categorical(
+    scan: &Scan,
+    bins: &[BinStats],
+    feature: usize,
+    candidates: &Candidates,
+) -> Option<SplitCandidate> {
+    let p = scan.params.categorical;
+    let total = scan.total;
+    let order = categories_by_smoothed_mean(bins, total, &p);
     let missing = bins[0];
     let n = order.len();
     // Rows of levels too rare to be ordered: they stay right.
