@@ -655,8 +655,8 @@ impl Booster {
             let valid_rose = self.params.safeguard == Safeguard::Restart
                 && valid_loss
                     .zip(previous_valid_loss)
-                    .is_some_and(|(new, old)| rose(new, old));
-            if rose(new_train_loss, train_loss) || valid_rose {
+                    .is_some_and(|(new, old)| undo::rose(new, old));
+            if undo::rose(new_train_loss, train_loss) || valid_rose {
                 self.state = state;
                 self.state.iterate_mut().restart_momentum();
                 self.valid_pred = valid_pred;
@@ -784,14 +784,6 @@ impl Booster {
         };
         (train, valid)
     }
-}
-
-/// Whether a loss rose; a NaN loss counts as a rise, so that it is undone.
-fn rose(new: f64, old: f64) -> bool {
-    matches!(
-        new.partial_cmp(&old),
-        Some(std::cmp::Ordering::Greater) | None
-    )
 }
 
 /// The step rule in force: the user's, or the method's default.

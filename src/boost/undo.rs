@@ -40,3 +40,11 @@ impl Booster {
         self.derivs.invalidate();
     }
 }
+
+/// Whether a loss rose; a NaN loss counts as a rise, so that it is undone.
+pub(super) fn rose(new: f64, old: f64) -> bool {
+    matches!(
+        new.partial_cmp(&old),
+        Some(std::cmp::Ordering::Greater) | None
+    )
+}
