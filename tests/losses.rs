@@ -1118,11 +1118,17 @@ fn loss_spec_parses_every_name() {
         assert_eq!(spec.name(), *name);
         let built = spec.build(3).unwrap();
         assert_eq!(built.name(), *name);
-        let k_outputs = spec.is_multiclass() || spec.is_multi_output();
-        assert_eq!(built.n_outputs() == 3, k_outputs, "{name}");
+        // A multiclass or multi-output loss has one output per class or target (3 here); a
+        // quantiles loss one per level, whatever the count it is built with.
+        let outputs = match spec.levels() {
+            Some(levels) => levels.len(),
+            None if spec.is_multiclass() || spec.is_multi_output() => 3,
+            None => 1,
+        };
+        assert_eq!(built.n_outputs(), outputs, "{name}");
         assert_eq!(built.is_binary(), spec.is_binary(), "{name}");
     }
-    assert_eq!(LossSpec::NAMES.len(), 14);
+    assert_eq!(LossSpec::NAMES.len(), 15);
     assert_eq!("custom".parse::<LossSpec>().unwrap(), LossSpec::Custom);
     assert_eq!(LossSpec::Custom.name(), "custom");
 }

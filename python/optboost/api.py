@@ -12,6 +12,7 @@ from . import _core
 from .fitting import fit
 from .losses import LossLike
 from .continuation import check_formula, continued_booster
+from .crossval import cv
 from .errors import ParameterError
 from .model import Model, load
 from .plan import R_NAMES, FitPlan
@@ -191,8 +192,6 @@ def _fit_with_cv(formula: str, data: Any, plan: FitPlan, arguments: dict[str, An
     (``optboost.cv``), then the model on every row with the best iteration's number of
     iterations, which ``gbm.perf(method="cv")`` reports; the model keeps the cross-validation
     as ``model.cv``."""
-    from .crossval import cv
-
     given = {
         name: value
         for name, value in arguments.items()
