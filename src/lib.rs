@@ -34,7 +34,6 @@ pub mod loss;
 pub mod metric;
 mod model;
 mod params;
-mod preset;
 mod rng;
 mod rows;
 mod threads;

@@ -11,6 +11,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::str::FromStr;
 
+// A child of params (its settings are parameters), so that the two never import each other.
+#[path = "preset.rs"]
+mod preset;
+
 macro_rules! public_enum {
     ($(#[$meta:meta])* $name:ident, $param:literal {
         $($(#[$variant_meta:meta])* $variant:ident = $text:literal),+ $(,)?
@@ -422,7 +426,7 @@ impl Params {
     /// not given: what training runs. Without a preset, the same parameters.
     pub fn resolved(&self) -> Result<Params> {
         let mut params = self.clone();
-        for (name, value) in crate::preset::applies(self) {
+        for (name, value) in preset::applies(self) {
             params.assign(name, &value)?;
         }
         Ok(params)
@@ -431,7 +435,7 @@ impl Params {
     /// What the preset sets, `(name, value)`: the parameters it covers that `set` was not
     /// given (empty without a preset).
     pub fn preset_settings(&self) -> Vec<(&'static str, String)> {
-        crate::preset::applies(self)
+        preset::applies(self)
     }
 
     /// The parameters `resolved`, then `validate`d: what the booster trains with.

@@ -2,7 +2,7 @@
 //! "The papers' settings"), so that one switch runs the published algorithm. The preset fills
 //! in the parameters the caller did not give through `Params::set`; those given win.
 
-use crate::params::{Method, Params};
+use super::{Method, Params};
 
 /// The settings every paper shares: a plain least-squares tree (leaves of one row allowed, no
 /// L2 penalty, no bound on a leaf), every row and feature in every tree, the recursions

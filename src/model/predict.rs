@@ -16,7 +16,7 @@ impl Model {
     }
 
     /// `predict` with every tree walked, oblivious ones too (instead of indexing their leaf
-    /// table: tree/flat_oblivious.rs). The same scores; for measuring the table's speed.
+    /// table: tree/flat.rs). The same scores; for measuring the table's speed.
     #[doc(hidden)]
     pub fn predict_walking(&self, frame: &Frame<'_>) -> Result<Vec<f64>> {
         self.predict_with(frame, &self.weights, Predictor::walking)

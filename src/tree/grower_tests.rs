@@ -1,4 +1,5 @@
 use super::*;
+use crate::tree::histogram::Histogram;
 use crate::data::test_data::{binned, uniform_columns};
 use crate::data::{BinningParams, Feature, Frame};
 use crate::rng::uniform;

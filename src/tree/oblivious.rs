@@ -30,13 +30,10 @@ use super::ranks::Ranks;
 use super::scan::{children_gain, decrease, score, NodeConstraint, SplitParams};
 use super::split::{categories_by_smoothed_mean, SplitCandidate};
 use super::tree_params::TreeParams;
-use super::{GrowBuffers, GrowOptions};
+use super::grow_inputs::{GrowBuffers, GrowOptions};
 use crate::data::BinnedData;
 use rayon::prelude::*;
 use std::ops::Range;
-
-/// The deepest oblivious tree: its leaf table has 2^depth entries (CatBoost's limit too).
-pub const MAX_OBLIVIOUS_DEPTH: usize = 16;
 
 /// A node of the level being split.
 struct LevelNode {

@@ -1,4 +1,5 @@
 use super::*;
+use crate::tree::tree_params::MAX_OBLIVIOUS_DEPTH;
 use crate::data::{BinnedData, BinningParams, Feature, Frame};
 use crate::rng::uniform;
 use crate::threads;

@@ -3,7 +3,6 @@
 
 use super::bins::BinStats;
 use super::categorical::CategoricalParams;
-use super::oblivious::MAX_OBLIVIOUS_DEPTH;
 use super::pending::Growth;
 use super::scan::SplitParams;
 use crate::error::{Error, Result};
@@ -17,6 +16,9 @@ pub const MAX_DEPTH: usize = 64;
 /// varies (logistic, softmax, …) has a Newton value that grows without bound as its rows'
 /// curvature shrinks, and a row minimum keeps such leaves from fitting a few rows.
 pub const MIN_SAMPLES_LEAF: usize = 10;
+
+/// The deepest oblivious tree: its leaf table has 2^depth entries (CatBoost's limit too).
+pub const MAX_OBLIVIOUS_DEPTH: usize = 16;
 
 /// The kind of tree a fit grows: ordinary (every node its own split) or oblivious (every node
 /// of a level the same split, as in CatBoost).
