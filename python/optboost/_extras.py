@@ -45,7 +45,7 @@ def require(module: str, feature: str) -> ModuleType:
     error = missing(module, feature)
     try:
         # the import statement's hook (not importlib's), so that whatever replaces it sees this
-        __import__(module)
+        __import__(module)  # safe: every caller passes a literal name of EXTRAS, never data
     except ImportError as cause:
         raise error from cause
     return sys.modules[module]
