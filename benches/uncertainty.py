@@ -5,11 +5,15 @@
     above a higher one's, with the mean pinball loss over the levels.
 (c) Conformal intervals: coverage and mean width of optboost's split-conformal intervals
     (absolute residuals of a squared-loss model; CQR of a Quantiles(0.05, 0.95) model) at levels
-    0.8/0.9/0.95, and of MAPIE's split conformal intervals around the same optboost model when
-    mapie >= 1.6 is installed (pip install mapie).
+    0.8/0.9/0.95; CV+ intervals (optboost.cv(conformal=True), 5 folds of the training and
+    calibration rows together, squared loss) for when no calibration rows can be spared; and
+    MAPIE's split conformal intervals around the same optboost model when mapie >= 1.6 is
+    installed (pip install mapie).
+(picture) docs/results/uncertainty_mcycle.png: a Quantiles(0.05, 0.5, 0.95) model of mcycle's
+    acceleration against time, its 90% CQR interval and the test rows.
 
     PYTHONPATH=python OPTBOOST_DATASETS=../shared/datasets python benches/uncertainty.py \
-        [--splits 20] [--part crossing|conformal|all]
+        [--splits 20] [--part crossing|conformal|picture|all]
 
 Each split: 60% training, 20% calibration (conformal only; the crossing fits also train on it),
 20% test, drawn with numpy's default_rng(split).
@@ -114,7 +118,10 @@ def conformal_part(n_splits: int) -> None:
     except ImportError:
         SplitConformalRegressor = None
     print("(c) coverage % and mean width of split-conformal intervals, mean over", n_splits, "splits")
-    header = "| set | level | absolute: coverage, width | CQR: coverage, width |"
+    header = (
+        "| set | level | absolute: coverage, width | CQR: coverage, width | "
+        "CV+: coverage, width |"
+    )
     if SplitConformalRegressor is not None:
         header += " MAPIE split (same model): coverage, width |"
     print(header)
@@ -132,6 +139,9 @@ def conformal_part(n_splits: int) -> None:
             cqr = optboost.boost(
                 "y ~ .", fit, loss=optboost.Quantiles([0.05, 0.95]), **settings
             ).conformalize(cal)
+            cv_plus = optboost.cv(
+                "y ~ .", pl.concat([fit, cal]), folds=5, conformal=True, seed=split, **settings
+            ).conformal
             if SplitConformalRegressor is not None:
                 from optboost.sklearn import BoostRegressor
 
@@ -139,7 +149,7 @@ def conformal_part(n_splits: int) -> None:
                     fit.select(features).to_numpy(), fit["y"].to_numpy()
                 )
             for level in (0.8, 0.9, 0.95):
-                for key, model in (("absolute", point), ("cqr", cqr)):
+                for key, model in (("absolute", point), ("cqr", cqr), ("cv+", cv_plus)):
                     box = model.predict(test, type="interval", level=level)
                     lo, hi = box["lower"].to_numpy(), box["upper"].to_numpy()
                     entry = results.setdefault((level, key), [[], []])
@@ -155,7 +165,7 @@ def conformal_part(n_splits: int) -> None:
                     entry[0].append(np.mean((lo <= y) & (y <= hi)))
                     entry[1].append(np.mean(hi - lo))
         for level in (0.8, 0.9, 0.95):
-            keys = ["absolute", "cqr"] + (["mapie"] if SplitConformalRegressor is not None else [])
+            keys = ["absolute", "cqr", "cv+"] + (["mapie"] if SplitConformalRegressor is not None else [])
             cells = [
                 f"{100 * np.mean(results[(level, k)][0]):.1f}, {np.mean(results[(level, k)][1]):.4g}"
                 for k in keys
@@ -163,16 +173,61 @@ def conformal_part(n_splits: int) -> None:
             print(f"| {name} | {level} | " + " | ".join(cells) + " |", flush=True)
 
 
+def picture(path: Path) -> None:
+    """mcycle's test rows, the median and the 90% CQR interval of a model fitted on 60% of the
+    rows (min_samples_leaf=5) and calibrated on 20% (split 0)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    frame = load("mcycle")
+    fit_rows, cal_rows, test_rows = splits(frame.height, 0)
+    model = optboost.boost(
+        "y ~ times", frame[fit_rows], loss=optboost.Quantiles([0.05, 0.5, 0.95]), n_iter=N_ITER,
+        learning_rate=LEARNING_RATE, max_depth=DEPTH, n_threads=1,
+        min_samples_leaf=5,  # 79 training rows: the default leaf size leaves a tree 2-3 leaves
+    ).conformalize(frame[cal_rows])
+    grid = pl.DataFrame({"times": np.linspace(frame["times"].min(), frame["times"].max(), 400)})
+    quantiles = model.predict(grid)
+    interval = model.predict(grid, type="interval", level=0.9)
+    test = frame[test_rows]
+    box = model.predict(test, type="interval", level=0.9)
+    y = test["y"].to_numpy()
+    inside = (box["lower"].to_numpy() <= y) & (y <= box["upper"].to_numpy())
+    figure, ax = plt.subplots(figsize=(7, 4))
+    t = grid["times"].to_numpy()
+    ax.fill_between(
+        t, interval["lower"].to_numpy(), interval["upper"].to_numpy(), color="tab:blue",
+        alpha=0.2, label="90% conformal interval (CQR)",
+    )
+    ax.plot(t, quantiles["q0.05"].to_numpy(), color="tab:blue", lw=0.8, ls="--",
+            label="quantiles 0.05 and 0.95 (never cross)")
+    ax.plot(t, quantiles["q0.95"].to_numpy(), color="tab:blue", lw=0.8, ls="--")
+    ax.plot(t, quantiles["q0.5"].to_numpy(), color="tab:blue", lw=1.5, label="median")
+    ax.scatter(test["times"], y, s=12, color="k", label=f"test rows ({inside.mean():.0%} inside)")
+    ax.set_xlabel("time after impact (ms)")
+    ax.set_ylabel("head acceleration (g)")
+    ax.set_title("mcycle: Quantiles([0.05, 0.5, 0.95]) conformalized on 20% of the rows")
+    ax.legend(loc="lower right", fontsize=8)
+    figure.savefig(path, dpi=100, bbox_inches="tight")
+    print(f"wrote {path}: {inside.sum()} of {len(y)} test rows inside the 90% interval")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--splits", type=int, default=20)
-    parser.add_argument("--part", choices=("crossing", "conformal", "all"), default="all")
+    parser.add_argument(
+        "--part", choices=("crossing", "conformal", "picture", "all"), default="all"
+    )
     args = parser.parse_args()
     start = time.perf_counter()
     if args.part in ("crossing", "all"):
         crossing_part(args.splits)
     if args.part in ("conformal", "all"):
         conformal_part(args.splits)
+    if args.part in ("picture", "all"):
+        picture(Path(__file__).resolve().parents[1] / "docs" / "results" / "uncertainty_mcycle.png")
     print(f"({time.perf_counter() - start:.0f} s)")
 
 

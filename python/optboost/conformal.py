@@ -95,6 +95,11 @@ def allowed_scores(model: Any) -> tuple[str, ...]:
 def calibrate(model: Any, calibration: Any, score: str | None) -> Calibration:
     """The scores of ``model`` on the ``calibration`` rows (with their target)."""
     kind = default_score(model) if score is None else score
+    check_calibratable(model, kind)
+    return Calibration(kind, scores(model, calibration, kind))
+
+
+def check_calibratable(model: Any, kind: str) -> None:
     allowed = allowed_scores(model)
     if kind not in allowed:
         raise ParameterError(
@@ -107,22 +112,27 @@ def calibrate(model: Any, calibration: Any, score: str | None) -> Calibration:
         )
     if model.task == "survival" or model.spec.targets:
         raise ParameterError("conformal prediction takes one real or class target per row")
-    y = np.asarray(model.spec.target_values(calibration), dtype=np.float64)
+
+
+def scores(model: Any, frame: Any, kind: str) -> np.ndarray:
+    """The ``kind`` scores of ``model`` on the rows of ``frame`` (with their target), in row
+    order."""
+    y = np.asarray(model.spec.target_values(frame), dtype=np.float64)
     if len(y) == 0:
         raise ParameterError("the calibration frame has no rows")
     if kind == "absolute":
-        values = np.abs(y - model.predict(calibration, type="response"))
+        values = np.abs(y - model.predict(frame, type="response"))
     elif kind == "cqr":
-        q = model.predict(calibration).to_numpy()
+        q = model.predict(frame).to_numpy()
         values = np.maximum(q[:, 0] - y, y - q[:, -1])
     else:
-        p = class_probabilities(model, calibration)
+        p = class_probabilities(model, frame)
         rows = np.arange(len(y))
         label = y.astype(np.int64)
         values = 1.0 - p[rows, label] if kind == "lac" else _aps_mass(p)[rows, label]
     if not np.all(np.isfinite(values)):
         raise ParameterError("the model's predictions on the calibration rows are not finite")
-    return Calibration(kind, values)
+    return values
 
 
 def class_probabilities(model: Any, newdata: Any) -> np.ndarray:
@@ -162,3 +172,82 @@ def predict(model: Any, newdata: Any, type: str, level: Any) -> pl.DataFrame:
     labels = model.classes
     sets = [[labels[k] for k in np.flatnonzero(row)] for row in member]
     return pl.DataFrame({"set": sets})
+
+
+# Rows of new data per block when CV+ compares every new row with every calibration row.
+_CV_PLUS_BLOCK_CELLS = 4_000_000
+
+
+class CVPlus:
+    """CV+ intervals (Barber, Candès, Ramdas & Tibshirani 2021, "Predictive inference with the
+    jackknife+", §3): every row of the data is scored by the fold model that did not train on
+    it, and a new row's interval is made of every fold model's prediction for it, widened by
+    the scores of that model's own held-out rows.
+
+    With n rows in K folds, α = 1 − level, R_i row i's score and μ̂₋ₖ₍ᵢ₎ the model of the fold
+    that held i out, the interval of x is
+
+        [ the ⌊α(n + 1)⌋-th smallest of μ̂₋ₖ₍ᵢ₎(x) − R_i,  the ⌈(1 − α)(n + 1)⌉-th smallest of
+          μ̂₋ₖ₍ᵢ₎(x) + R_i ]
+
+    (−∞ or +∞ where the rank falls outside 1..n). For ``Quantiles`` models the scores are CQR's
+    and the lower (upper) end uses the fold model's lowest (highest) level. Its coverage is at
+    least 1 − 2α − min(2(1 − 1/K)/(n/K + 1), (1 − K/n)/(K + 1)) on exchangeable data (the
+    paper's Theorem 4), and about ``level`` in practice.
+    """
+
+    def __init__(self, models: list[Any], fold_of: np.ndarray, scores: np.ndarray, score: str):
+        self.models = models
+        self.fold_of = np.asarray(fold_of, dtype=np.int64)
+        self.scores = np.asarray(scores, dtype=np.float64)
+        self.score = score
+
+    @property
+    def n(self) -> int:
+        return len(self.scores)
+
+    def predict(self, newdata: Any, type: str = "interval", level: Any = 0.9) -> pl.DataFrame:
+        """A polars frame ``lower``, ``upper`` for the rows of ``newdata``."""
+        if type != "interval":
+            raise ParameterError(f"CV+ gives type='interval' only, not {type!r}")
+        Calibration("absolute", [0.0]).threshold(level)  # the same check of ``level``
+        alpha = 1.0 - float(level)
+        lower_rank = math.floor(alpha * (self.n + 1) + 1e-12)
+        upper_rank = math.ceil((1.0 - alpha) * (self.n + 1) - 1e-12)
+        low, high = [], []
+        for model in self.models:
+            if self.score == "cqr":
+                q = model.predict(newdata).to_numpy()
+                low.append(q[:, 0])
+                high.append(q[:, -1])
+            else:
+                center = np.asarray(model.predict(newdata, type="response"), dtype=np.float64)
+                low.append(center)
+                high.append(center)
+        # Column i of these: the prediction of the model that held row i out.
+        low_by_row = np.column_stack(low)[:, self.fold_of]
+        high_by_row = np.column_stack(high)[:, self.fold_of]
+        m = low_by_row.shape[0]
+        lower, upper = np.full(m, -np.inf), np.full(m, np.inf)
+        block = max(1, _CV_PLUS_BLOCK_CELLS // max(self.n, 1))
+        for start in range(0, m, block):
+            rows = slice(start, start + block)
+            if lower_rank >= 1:
+                values = low_by_row[rows] - self.scores
+                lower[rows] = np.partition(values, lower_rank - 1, axis=1)[:, lower_rank - 1]
+            if upper_rank <= self.n:
+                values = high_by_row[rows] + self.scores
+                upper[rows] = np.partition(values, upper_rank - 1, axis=1)[:, upper_rank - 1]
+        return pl.DataFrame({"lower": lower, "upper": upper})
+
+
+def cv_plus_scores(model: Any, held_out: Any) -> tuple[str, np.ndarray]:
+    """A fold model's scores on its held-out rows, for CV+ (regression and quantile losses)."""
+    if model.task in ("binary", "multiclass"):
+        raise ParameterError(
+            "cv(conformal=True) gives intervals for regression and Quantiles losses; for "
+            "classes, conformalize a model on calibration rows: model.conformalize(frame)"
+        )
+    kind = default_score(model)
+    check_calibratable(model, kind)
+    return kind, scores(model, held_out, kind)

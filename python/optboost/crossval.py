@@ -23,6 +23,7 @@ import numpy as np
 import polars as pl
 
 from ._extras import require
+from .conformal import CVPlus, cv_plus_scores
 from .errors import ParameterError
 from .formula import _parse
 from .fitting import fit
@@ -44,7 +45,8 @@ class CVResult:
     indices of each fold; fold_histories: each fold model's history;
     metrics: per-fold values of the requested metrics with their mean and
     standard error (on each fold model's final predictions); models: the fold
-    models with ``keep_models=True``.
+    models with ``keep_models=True``; conformal: with ``conformal=True``, the CV+
+    intervals of the fold models (``result.conformal.predict(new, level=0.9)``).
     """
 
     history: pl.DataFrame
@@ -54,6 +56,7 @@ class CVResult:
     fold_histories: list[pl.DataFrame]
     metrics: pl.DataFrame | None = None
     models: list[Any] | None = field(default=None, repr=False)
+    conformal: CVPlus | None = field(default=None, repr=False)
 
     def __repr__(self) -> str:
         best = self.history.row(self.best_iteration - 1, named=True)
@@ -100,6 +103,7 @@ def cv(
     seed: int = 0,
     metrics: Sequence[str | Metric] | Mapping[str, Metric] | None = None,
     keep_models: bool = False,
+    conformal: bool = False,
     **params: Any,
 ) -> CVResult:
     """Cross-validate ``optboost.boost(formula, ..., **params)``.
@@ -116,6 +120,14 @@ def cv(
         ``f(y, prediction)`` of the encoded target and the response-scale
         predictions, evaluated on every fold's held-out rows with the fold
         model's kept iteration.
+    conformal: also score every row with the fold model that held it out and
+        keep the fold models, for CV+ prediction intervals (Barber, Candès,
+        Ramdas & Tibshirani 2021) when no calibration rows can be spared:
+        ``result.conformal.predict(new, type="interval", level=0.9)`` gives
+        ``lower`` and ``upper`` (optboost.conformal.CVPlus). Regression and
+        ``Quantiles`` losses; the fold models keep their last iteration, so
+        early stopping (which would let the held-out rows choose the model) is
+        refused.
     **params: anything :func:`optboost.boost` takes (method, loss, n_iter,
         weights, early_stopping_rounds, ...).
 
@@ -133,6 +145,8 @@ def cv(
     params = {name: value for name, value in params.items() if R_NAMES.get(name, name) != "loss"}
     params["loss"] = plan.loss
     task = plan.task
+    if conformal:
+        params = _cv_plus_params(params)
     weights_column = params.get("weights") if isinstance(params.get("weights"), str) else None
     target = _parse(formula, frame, weights_column)[0]
     validation_rows = make_folds(frame, folds, task, target, stratified, groups, seed)
@@ -140,6 +154,7 @@ def cv(
     callable_metrics = any(f is not None for f in metric_functions.values())
     weights = params.pop("weights", None)
     histories, models, metric_values = [], [], {name: [] for name in metric_functions}
+    fold_scores, score_kind = [], "absolute"
     for rows in validation_rows:
         train_rows = np.setdiff1d(np.arange(n), rows)
         fold_weights = weights
@@ -161,8 +176,15 @@ def cv(
                 else:
                     value = function(y, prediction)
                 metric_values[name].append(float(value))
-        if keep_models:
+        if conformal:
+            score_kind, values = cv_plus_scores(model, frame[rows])
+            fold_scores.append(values)
+        if keep_models or conformal:
             models.append(model)
+    cv_plus = None
+    if conformal:
+        fold_of = np.concatenate([np.full(len(r), f) for f, r in enumerate(validation_rows)])
+        cv_plus = CVPlus(models, fold_of, np.concatenate(fold_scores), score_kind)
     history = fold_statistics(histories)
     best, best_1se = best_iterations(history)
     return CVResult(
@@ -173,7 +195,24 @@ def cv(
         fold_histories=histories,
         metrics=_metric_table(metric_values) if metric_functions else None,
         models=models if keep_models else None,
+        conformal=cv_plus,
     )
+
+
+def _cv_plus_params(params: dict[str, Any]) -> dict[str, Any]:
+    """The fold models' parameters for CV+: their own held-out rows may not choose them."""
+    for name, value in params.items():
+        canonical = R_NAMES.get(name, name)
+        if canonical == "early_stopping_rounds" and value is not None:
+            raise ParameterError(
+                "cv(conformal=True) refuses early_stopping_rounds: the rows that score a fold "
+                "model must not choose its iteration (fix n_iter, e.g. cv's best_iteration)"
+            )
+        if canonical == "keep" and value != "last":
+            raise ParameterError(
+                f"cv(conformal=True) keeps each fold model's last iteration, not keep={value!r}"
+            )
+    return {**params, "keep": "last"}
 
 
 def make_folds(

@@ -154,3 +154,70 @@ def test_the_threshold_is_the_ceil_n_plus_one_level_th_smallest_score():
     assert calibration.threshold(0.901) == 91.0
     assert calibration.threshold(0.99) == 99.0
     assert calibration.threshold(0.991) == np.inf  # ⌈99.1⌉ = 100 > n
+
+
+def _cv_plus_by_hand(result, data, new, level):
+    """CV+ (Barber et al. 2021) written out: every row's score by the model that held it out,
+    then the order statistics of the fold models' predictions shifted by those scores."""
+    lows, highs = [], []
+    for fold, rows in enumerate(result.folds):
+        model = result.models[fold]
+        held_out = data[rows]
+        y = held_out["y"].to_numpy()
+        fitted = np.asarray(model.predict(held_out, type="response"))
+        for r in np.abs(y - fitted):
+            center = np.asarray(model.predict(new, type="response"))
+            lows.append(center - r)
+            highs.append(center + r)
+    lows, highs = np.array(lows), np.array(highs)  # (n, m)
+    n, alpha = lows.shape[0], 1 - level
+    lo_rank, hi_rank = int(np.floor(alpha * (n + 1))), int(np.ceil((1 - alpha) * (n + 1)))
+    lower = np.sort(lows, axis=0)[lo_rank - 1] if lo_rank >= 1 else np.full(new.height, -np.inf)
+    upper = np.sort(highs, axis=0)[hi_rank - 1] if hi_rank <= n else np.full(new.height, np.inf)
+    return lower, upper
+
+
+@pytest.mark.timeout(120)
+def test_cv_plus_intervals_equal_the_order_statistics_written_out():
+    data, new = _regression(60, 5), _regression(7, 6)
+    result = optboost.cv("y ~ x + w", data, folds=4, conformal=True, n_iter=8, keep_models=True)
+    for level in (0.5, 0.8, 0.9):
+        got = result.conformal.predict(new, type="interval", level=level)
+        lower, upper = _cv_plus_by_hand(result, data, new, level)
+        np.testing.assert_array_equal(got["lower"].to_numpy(), lower)
+        np.testing.assert_array_equal(got["upper"].to_numpy(), upper)
+    # Past 1 − 1/(n + 1) the upper rank passes n: the interval is unbounded.
+    wide = result.conformal.predict(new, level=0.99)
+    assert np.isinf(wide["upper"].to_numpy()).all() and np.isinf(wide["lower"].to_numpy()).all()
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.filterwarnings("ignore::optboost.errors.WorseThanConstantWarning")
+@pytest.mark.parametrize("loss", ["squared", optboost.Quantiles([0.1, 0.9])], ids=str)
+def test_cv_plus_coverage_holds_over_random_draws(loss):
+    """Barber et al.'s Theorem 4 bounds CV+'s coverage below by 1 − 2α − (a term of order K/n);
+    in practice it is about the level: the mean over draws must be within 3 points of it."""
+    level, coverages = 0.8, []
+    for draw in range(25):
+        train, test = _regression(80, 100 + draw), _regression(200, 200 + draw)
+        result = optboost.cv("y ~ x + w", train, folds=5, conformal=True, loss=loss, n_iter=15)
+        assert result.conformal.score == ("absolute" if loss == "squared" else "cqr")
+        assert len(result.conformal.models) == 5 and result.models is None
+        coverages.append(_in_interval(result.conformal, test, level).mean())
+    assert abs(np.mean(coverages) - level) <= 0.03, np.mean(coverages)
+
+
+def test_cv_plus_refuses_what_would_break_its_guarantee():
+    data = _regression(60, 7)
+    with pytest.raises(ParameterError, match="early_stopping_rounds"):
+        optboost.cv("y ~ x", data, conformal=True, early_stopping_rounds=5, n_iter=5)
+    with pytest.raises(ParameterError, match="keep='best'"):
+        optboost.cv("y ~ x", data, conformal=True, keep="best", method="agbm", n_iter=5)
+    classes = _classes(60, 8)
+    with pytest.raises(ParameterError, match="conformalize"):
+        optboost.cv("y ~ a + b", classes, conformal=True, loss="softmax", n_iter=5)
+    result = optboost.cv("y ~ x", data, conformal=True, n_iter=5)
+    with pytest.raises(ParameterError, match="level"):
+        result.conformal.predict(data, level=1.5)
+    with pytest.raises(ParameterError, match="interval"):
+        result.conformal.predict(data, type="set")
