@@ -114,6 +114,26 @@ def test_saved_models_follow_the_json_schema(tmp_path):
         jsonschema.validate(json.loads((tmp_path / "m.json").read_text()), schema)
 
 
+def test_the_schema_knows_every_loss_of_the_core():
+    """A model file's loss is the core's tagged form {"name": ..., <parameter>: ...}: every name
+    of the core's loss vocabulary, with its parameter, must validate, and a misspelt one not."""
+    jsonschema = pytest.importorskip("jsonschema")
+    from optboost import _core
+
+    schema = json.loads((ROOT / "docs" / "model_schema.json").read_text())
+    loss_schema = schema["properties"]["model"]["properties"]["model"]["properties"]["loss"]
+    for name in [*_core.loss_names(), "custom"]:
+        info = _core.loss_info(name) if name != "custom" else {"parameter": None, "levels": None}
+        form = {"name": name}
+        if info["parameter"] is not None:
+            form[info["parameter"][0]] = info["parameter"][1]
+        if info["levels"] is not None:
+            form["levels"] = list(info["levels"])
+        jsonschema.validate(form, loss_schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"name": "sqaured"}, loss_schema)
+
+
 # ------------------------------------------------------------------ treelite
 
 
