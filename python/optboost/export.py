@@ -288,6 +288,8 @@ def to_treelite(model: FittedModel) -> Any:
     else:
         task, post = "kRegressor", PostProcessorFunc("identity")
     multiclass = task == "kMultiClf"
+    # Several regression outputs (multi_squared) are treelite's targets, one class each.
+    targets = n_outputs if not multiclass else 1
     level_counts = [len(f.levels or ()) for f in model.spec.features]
     # Trees of weight 0 (after a momentum method's rewrite, or past the kept iteration) add
     # nothing; treelite needs one tree at least.
@@ -303,13 +305,13 @@ def to_treelite(model: FittedModel) -> Any:
             num_feature=len(model.feature_names),
             task_type=task,
             average_tree_output=False,
-            num_target=1,
-            num_class=[n_outputs if multiclass else 1],
+            num_target=targets,
+            num_class=[n_outputs if multiclass else 1] * targets,
             leaf_vector_shape=(1, 1),
         ),
         tree_annotation=TreeAnnotation(
             num_tree=len(kept),
-            target_id=[0] * len(kept),
+            target_id=[0 if multiclass else output for _, _, output in kept],
             class_id=[output if multiclass else 0 for _, _, output in kept],
         ),
         postprocessor=post,

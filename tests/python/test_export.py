@@ -189,6 +189,23 @@ def test_treelite_predictions_equal_optboost(data, formula, loss, method, tree, 
         np.testing.assert_allclose(probabilities, response, rtol=1e-6, atol=1e-6)
 
 
+def test_treelite_multi_output_regression_sends_each_tree_to_its_target(penguins):
+    treelite = pytest.importorskip("treelite")
+    from optboost.export import treelite_inputs
+
+    frame = penguins.drop_nulls(["body_mass_g", "flipper_length_mm"])
+    model = optboost.boost(
+        "cbind(body_mass_g, flipper_length_mm) ~ island + sex + bill_length_mm", frame,
+        n_iter=20, progress=False,
+    )
+    assert model.loss == "multi_squared"
+    tl = model.to_treelite()
+    margin = treelite.gtil.predict(tl, treelite_inputs(model, frame), pred_margin=True)
+    link = model.predict(frame, type="link").reshape(frame.height, -1)
+    assert link.shape == (frame.height, 2)
+    np.testing.assert_allclose(margin.reshape(frame.height, -1), link, rtol=1e-6, atol=1e-6)
+
+
 def test_treelite_unseen_levels_and_missing_only_splits(penguins):
     treelite = pytest.importorskip("treelite")
     from optboost.export import treelite_inputs
