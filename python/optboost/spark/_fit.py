@@ -14,20 +14,11 @@ import secrets
 import time
 from typing import Any
 
+from .. import errors
 from .._distributed import worker
 from .._distributed.design import distributed_design
 from .._distributed.fit import DistributedTrainingError, rank_plan, refuse_unsupported
-from ..errors import (
-    DataError,
-    DataTypeError,
-    FormulaError,
-    InvalidValueError,
-    ModelFileError,
-    OptboostError,
-    ParameterError,
-    ParameterTypeError,
-    TrainingError,
-)
+from ..errors import DataError, DataTypeError, OptboostError, ParameterError
 from ..frames import to_polars
 from ..model import Model
 from ..plan import FitPlan
@@ -41,20 +32,11 @@ POLL_SECONDS = 0.5
 # After a failed stage, how long past the core's own timeout the driver waits for the
 # surviving ranks to report the model of the last finished iteration.
 SURVIVOR_GRACE_SECONDS = 10.0
-# The errors a rank may report by name (any other name is reported as OptboostError).
+# The errors a rank may report, by name: the classes of optboost.errors only.
 REPORTED_ERRORS = {
-    error.__name__: error
-    for error in (
-        OptboostError,
-        DataError,
-        DataTypeError,
-        InvalidValueError,
-        FormulaError,
-        ParameterError,
-        ParameterTypeError,
-        ModelFileError,
-        TrainingError,
-    )
+    name: value
+    for name, value in vars(errors).items()
+    if isinstance(value, type) and issubclass(value, OptboostError)
 }
 
 

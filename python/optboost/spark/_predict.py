@@ -11,6 +11,7 @@ import threading
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import polars as pl
 
 from ..errors import DataTypeError, ParameterError
@@ -105,9 +106,7 @@ def _udf(data: bytes, type: str | None, iteration: int | None, returned: str) ->
     shared = spark.sparkContext.broadcast(data)
 
     @pandas_udf(returned)  # type: ignore[call-overload]
-    def predictions(rows: Any) -> Any:
-        import pandas as pd
-
+    def predictions(rows: pd.DataFrame) -> pd.Series:
         model = loaded(shared.value)
         if len(rows) == 0:
             return pd.Series([], dtype=object)

@@ -18,6 +18,7 @@ import polars as pl
 import pyarrow as pa
 
 from .._distributed import worker
+from .. import errors
 from ..errors import DataError, OptboostError
 from ._reports import ReportKey, send_report
 
@@ -170,6 +171,10 @@ def train(job: RankJob, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.Record
 
 
 def _failure_text(error: BaseException) -> dict[str, str]:
-    kind = type(error).__name__ if isinstance(error, OptboostError) else "OptboostError"
+    """The error as the driver re-raises it: the nearest class of optboost.errors, by name."""
+    kind = next(
+        (c.__name__ for c in type(error).__mro__ if c.__module__ == errors.__name__),
+        "OptboostError",
+    )
     text = str(error) if isinstance(error, OptboostError) else f"{type(error).__name__}: {error}"
     return {"kind": kind, "message": text[:4000]}
