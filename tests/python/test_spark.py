@@ -141,6 +141,21 @@ def test_held_out_rows_weights_and_an_empty_partition_as_one_process(spark, piec
 
 
 @pytest.mark.timeout(300)
+def test_validation_rows_and_early_stopping_as_one_process(spark, pieces):
+    valid = piece(300, 11, last=True)
+    settings = dict(method="agbm", n_iter=40, learning_rate=0.5, early_stopping_rounds=3,
+                    seed=4)
+    local = optboost.boost("y ~ x1 + x2 + shop", whole(pieces), valid=valid, **settings)
+    model = ospark.boost("y ~ x1 + x2 + shop", frame_of(spark, pieces), valid=valid,
+                         timeout=60, **settings)
+    assert model.n_iter == local.n_iter
+    np.testing.assert_allclose(
+        model.history["valid_loss"].to_numpy(), local.history["valid_loss"].to_numpy(), rtol=RTOL
+    )
+    np.testing.assert_allclose(model.predict(valid), local.predict(valid), rtol=RTOL, atol=0)
+
+
+@pytest.mark.timeout(300)
 def test_estimators_in_a_pipeline_predict_as_the_local_model(spark, pieces):
     from pyspark.ml import Pipeline
     from pyspark.ml.feature import VectorAssembler
