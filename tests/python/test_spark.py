@@ -6,6 +6,7 @@ the last finished iteration."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -32,6 +33,8 @@ RTOL = 1e-9
 def spark():
     from pyspark.sql import SparkSession
 
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs Java (17): none on PATH nor JAVA_HOME")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     session = (
         SparkSession.builder.master("local[2]")
