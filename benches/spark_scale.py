@@ -117,7 +117,8 @@ def main() -> None:
     import xgboost
 
     p = booster.predict(xgboost.DMatrix(x_test, feature_names=columns))
-    print(f"{'xgboost.spark':<16}{fit:>9.2f}{fit / args.trees:>9.3f}{'':>14}{logloss(y_test, p):>10.4f}")
+    loss = logloss(y_test, p)
+    print(f"{'xgboost.spark':<16}{fit:>9.2f}{fit / args.trees:>9.3f}{'':>14}{loss:>10.4f}")
     spark.stop()
 
 

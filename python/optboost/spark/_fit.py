@@ -213,7 +213,8 @@ def _stage_running(sc: Any, group: str) -> bool:
         job = tracker.getJobInfo(job_id)
         for stage_id in job.stageIds if job is not None else ():
             stage = tracker.getStageInfo(stage_id)
-            if stage is not None and stage.numActiveTasks + stage.numCompletedTasks >= stage.numTasks:
+            started = 0 if stage is None else stage.numActiveTasks + stage.numCompletedTasks
+            if stage is not None and started >= stage.numTasks:
                 return True
     return False
 

@@ -22,7 +22,9 @@ from .. import errors
 from ..errors import DataError, OptboostError
 from ._reports import ReportKey, send_report
 
-SURVEY_SCHEMA = pa.schema([("partition", pa.int64()), ("rows", pa.int64()), ("sample", pa.binary())])
+SURVEY_SCHEMA = pa.schema(
+    [("partition", pa.int64()), ("rows", pa.int64()), ("sample", pa.binary())]
+)
 LEVELS_SCHEMA = pa.schema(
     [("partition", pa.int64()), ("kind", pa.string()), ("name", pa.string()), ("data", pa.binary())]
 )
