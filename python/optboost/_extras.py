@@ -23,6 +23,7 @@ EXTRAS = {
     "treelite": "treelite",
     "dask": "dask",
     "distributed": "dask",
+    "pyspark": "spark",
 }
 
 

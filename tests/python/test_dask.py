@@ -239,13 +239,13 @@ def test_parquet_files_that_disagree_are_named(client, pieces, tmp_path):
 
 
 def test_the_spec_unions_levels_across_partitions(client, pieces):
-    from optboost.dask import _design, _placement
+    from optboost.dask import _fit, _placement
     from optboost.formula import build_design
 
     parts = _placement.partitions_of(client, frame_on(client, pieces, "two"), "data")
     assert parts.rows == list(SIZES)
     for formula in ("cls ~ .", "cls ~ x1 + shop:x1 + C(x2) + np.log(x1 + 10)"):
-        design = _design.distributed_design(
+        design = _fit.dask_design(
             client, formula, parts, task="multiclass", weights=None, offset=None, context=None
         )
         local = build_design(formula, whole(pieces), task="multiclass").spec
@@ -355,7 +355,7 @@ def test_a_killed_worker_gives_an_error_with_the_last_model(client, pieces):
 
 def _recording_secrets(monkeypatch) -> list:
     """Makes every fit's job secret visible to the test, and only to it."""
-    from optboost.dask import _worker
+    from optboost._distributed import worker as _worker
 
     drawn: list = []
     generate = _worker.JobSecret.generate

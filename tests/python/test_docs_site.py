@@ -87,7 +87,7 @@ def test_every_nav_page_exists_and_the_site_has_the_topics():
     pages = nav_pages()
     assert all((DOCS / page).is_file() for page in pages), pages
     for topic in ("getting_started.md", "formulas.md", "algorithms.md", "method_guide.md",
-                  "uncertainty.md", "explain.md", "dask.md", "cli.md", "rust.md", "api.md",
+                  "uncertainty.md", "explain.md", "dask.md", "spark.md", "cli.md", "rust.md", "api.md",
                   "model_files.md", "changelog.md", "results.md", "performance.md"):
         assert topic in pages
 

@@ -79,7 +79,11 @@ def test_each_feature_names_its_extra(model, monkeypatch, hidden, extra, action)
 
 @pytest.mark.parametrize(
     "module, hidden, extra",
-    [("optboost.sklearn", "sklearn", "sklearn"), ("optboost.dask", "distributed", "dask")],
+    [
+        ("optboost.sklearn", "sklearn", "sklearn"),
+        ("optboost.dask", "distributed", "dask"),
+        ("optboost.spark", "pyspark", "spark"),
+    ],
 )
 def test_modules_that_need_an_extra_say_so_on_import(monkeypatch, module, hidden, extra):
     for name in [m for m in sys.modules if m == module or m.startswith(module + ".")]:
@@ -121,7 +125,7 @@ def test_help_and_public_docstrings_link_the_site(capsys):
     assert site_url in capsys.readouterr().out
     for name in ("optboost", "optboost.api", "optboost.model", "optboost.crossval",
                  "optboost.losses", "optboost.errors", "optboost.explain", "optboost.export",
-                 "optboost.sklearn", "optboost.plot", "optboost.dask"):
+                 "optboost.sklearn", "optboost.plot", "optboost.dask", "optboost.spark"):
         assert site_url in importlib.import_module(name).__doc__, name
     for obj in (optboost.boost, optboost.Model, optboost.load, optboost.cv):
         assert site_url in obj.__doc__, obj

@@ -25,7 +25,7 @@ except ImportError as error:
 
 from ._fit import boost
 from ._predict import predict
-from ._ranks import DistributedTrainingError
+from .._distributed.fit import DistributedTrainingError
 
 __all__ = [
     "DaskBoostClassifier",

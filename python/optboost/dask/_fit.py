@@ -9,17 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from .. import _core
-from ..class_weights import class_weight_values
+from .._distributed import worker
+from .._distributed.design import DistributedDesign, distributed_design
+from .._distributed.fit import rank_plan as make_rank_plan
+from .._distributed.fit import refuse_unsupported
 from ..errors import ParameterError
-from ..holdout import GlobalHoldout, check_held, resolve_fraction
 from ..model import Model
 from ..plan import FitPlan
-from . import _worker
-from ._design import distributed_design
-from ._placement import is_dask_frame, partitions_of
+from ._placement import Partitions, is_dask_frame, partitions_of
 from ._ranks import train_ranks
 
 
@@ -58,62 +55,41 @@ def boost(
     """
     plan = FitPlan.make(arguments)
     fit = plan.fit
-    _refuse_unsupported(plan, timeout)
-    if "auc" in str(dict(plan.pairs).get("metrics", "")).split(","):
-        raise ParameterError("optboost.dask does not compute the AUC metric (it ranks all rows)")
-    if not _core.loss_info(plan.resolved["loss"])["distributable"]:
-        raise ParameterError(
-            f"optboost.dask does not fit the {plan.resolved['loss']} loss, whose value is not "
-            "a sum of the workers' parts (docs/algorithms.md §12)"
-        )
-    task, seed = plan.task, plan.seed
+    refuse_unsupported(plan, timeout, "optboost.dask")
     weights, offset, valid = fit["weights"], fit["offset"], fit["valid"]
     client = resolve_client(client)
     parts = partitions_of(client, data, "data")
     valid_parts = None
     if valid is not None:
         valid_parts = partitions_of(client, _distributed_valid(valid), "valid")
-    design = distributed_design(
-        client, formula, parts, task=task, weights=weights, offset=offset, context=fit["context"]
+    design = dask_design(
+        client, formula, parts, task=plan.task, weights=weights, offset=offset,
+        context=fit["context"],
     )
-    spec = design.spec
-    pairs, offset = plan.design_pairs(formula, spec, offset)
-    fraction = None
-    if valid is None:
-        fraction = resolve_fraction(
-            fit["validation_fraction"], plan.method, parts.n_rows, plan.preset
-        )
-    stratify = task != "regression"
-    group_counts = (
-        design.class_counts.astype(np.int64)
-        if stratify
-        else np.asarray(parts.rows, dtype=np.int64).reshape(-1, 1)
-    )
-    train_rows = np.asarray(parts.rows, dtype=np.int64)
-    if fraction is not None:
-        holdout = GlobalHoldout(group_counts, fraction, seed, stratify)
-        held = np.array([holdout.n_held(p) for p in range(len(parts.rows))], dtype=np.int64)
-        check_held(int(held.sum()), parts.n_rows, fraction)
-        train_rows = train_rows - held
-    plan.check_validation(
-        fraction is not None or valid is not None, "pass valid= or validation_fraction="
-    )
-    k = spec.target_encoding.n_classes if task == "multiclass" else len(spec.target_names)
-    class_weight = _class_weight(fit["class_weight"], spec, design.class_counts, parts.n_rows, task)
-    rank_plan = _worker.RankPlan(
-        spec=spec.to_dict(),
-        context=dict(fit["context"]) if fit["context"] else None,
-        weights_column=weights,
-        offset_column=offset,
-        n_outputs=k,
-        class_weight=class_weight,
-        fraction=fraction,
-        seed=seed,
-        stratify=stratify,
-        group_counts=group_counts.tolist(),
-        train_starts=(np.cumsum(train_rows) - train_rows).tolist(),
-    )
+    rank_plan, pairs = make_rank_plan(plan, formula, design, parts.rows, valid is not None)
     return train_ranks(client, parts, valid_parts, rank_plan, pairs, plan.n_iter, timeout)
+
+
+def dask_design(
+    client: Any, formula: str, parts: Partitions, **options: Any
+) -> DistributedDesign:
+    """The spec of ``formula`` over the partitions, their levels collected on the workers
+    (``options``: those of ``distributed_design``)."""
+
+    def collect_levels(level_columns: list[str], target_columns: list[str]) -> list:
+        return client.gather(
+            client.map(
+                worker.levels,
+                parts.futures,
+                level_columns=level_columns,
+                target_columns=target_columns,
+                pure=False,
+                retries=0,
+            )
+        )
+
+    columns = [name for name, _ in parts.schema]
+    return distributed_design(formula, parts.samples, columns, collect_levels, **options)
 
 
 def _distributed_valid(valid: Any) -> Any:
@@ -130,36 +106,6 @@ def _distributed_valid(valid: Any) -> Any:
     return valid
 
 
-def _refuse_unsupported(plan: FitPlan, timeout: Any) -> None:
-    fit = plan.fit
-    if plan.custom_loss is not None:
-        raise ParameterError(
-            "optboost.dask does not take a CustomLoss: its Python functions would run on every "
-            "worker at every iteration; use a built-in loss"
-        )
-    if plan.functions:
-        raise ParameterError(
-            "optboost.dask takes built-in metric names only; callable metrics would run on "
-            "one worker's rows"
-        )
-    if fit["callback"] is not None:
-        raise ParameterError("optboost.dask takes no callback (training runs on the workers)")
-    if fit["progress"] is True:
-        raise ParameterError("optboost.dask shows no progress bar (training runs on the workers)")
-    for name in ("train_fraction", "cv_folds"):
-        if fit[name] is not None:
-            raise ParameterError(f"optboost.dask does not take {name.replace('_', '.')}")
-    for name in ("weights", "offset"):
-        value = fit[name]
-        if value is not None and not isinstance(value, str):
-            raise ParameterError(
-                f"optboost.dask takes {name}= as a column name of the data, got "
-                f"{type(value).__name__}"
-            )
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-        raise ParameterError(f"timeout must be a number of seconds > 0, got {timeout!r}")
-
-
 def resolve_client(client: Any) -> Any:
     if client is not None:
         return client
@@ -172,21 +118,3 @@ def resolve_client(client: Any) -> Any:
             "optboost.dask needs a Dask client: pass client= or create one first "
             "(distributed.Client(...))"
         ) from None
-
-
-def _class_weight(class_weight: Any, spec: Any, counts: Any, n_rows: int, task: str) -> Any:
-    """class_weight as a mapping from class to weight: "balanced" from the global class
-    counts, with the single-process formula n / (K · count)."""
-    if class_weight is None:
-        return None
-    if task == "regression":
-        raise ParameterError("class_weight needs a classification loss")
-    if isinstance(class_weight, str) and class_weight == "balanced":
-        totals = counts.sum(axis=0)
-        k = len(totals)
-        return {
-            label: float(n_rows) / (k * float(total))
-            for label, total in zip(spec.target_encoding.labels, totals)
-        }
-    class_weight_values(class_weight, np.zeros(0), spec.target_encoding.labels)  # checks it
-    return class_weight

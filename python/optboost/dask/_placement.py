@@ -11,8 +11,8 @@ from typing import Any
 
 import polars as pl
 
+from .._distributed import worker as _worker
 from ..errors import DataError, DataTypeError
-from . import _worker
 
 # dtypes that hold the levels of a categorical feature: partitions may differ among these (a
 # pandas categorical's categories per partition, a column of nulls only), not otherwise.

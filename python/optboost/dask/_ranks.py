@@ -13,10 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import OptboostError, TrainingError
+from .._distributed import worker as _worker
+from .._distributed.fit import DistributedTrainingError
+from ..errors import OptboostError
 from ..model import Model
 from ..training import warn
-from . import _worker
 from ._placement import Partitions, by_worker
 
 # What distributed.wait raises at its timeout (asyncio's own class before Python 3.11).
@@ -26,30 +27,6 @@ POLL_SECONDS = 0.5
 # After a failure, how long past the core's own timeout the client waits for the surviving
 # ranks to hand back the model of the last finished iteration.
 SURVIVOR_GRACE_SECONDS = 10.0
-
-
-class DistributedTrainingError(TrainingError):
-    """A distributed fit that could not finish: a worker lost or a collective failed.
-
-    ``model``: the model of the last iteration every rank finished (None if no rank handed one
-    back), an ordinary ``optboost.Model``: it predicts and saves, but holds no training state
-    (``model.update`` is not possible: fit again to train more). ``worker``, ``rank``: the lost
-    worker's address and rank when known; ``iteration``: the iteration that failed.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        model: Model | None = None,
-        worker: str | None = None,
-        rank: int | None = None,
-        iteration: int | None = None,
-    ):
-        super().__init__(message)
-        self.model = model
-        self.worker = worker
-        self.rank = rank
-        self.iteration = iteration
 
 
 @dataclass

@@ -1,8 +1,9 @@
-"""What runs on the Dask workers: reading and checking partitions, collecting their levels,
-building one worker's core inputs from its partitions, and training its rank.
+"""What runs where the rows are (Dask workers, Spark executors): reading and checking
+partitions, collecting their levels, building one rank's core inputs from its partitions, and
+training the rank.
 
-Every function here is a Dask task (module-level, so that workers import it by name) and sees
-only the partitions of its own worker. Exceptions are optboost errors that name the partition
+Every function here runs as a task (module-level, so that workers import it by name) and sees
+only the partitions of its own rank. Exceptions are optboost errors that name the partition
 or file, so that the client can re-raise them as they are.
 """
 

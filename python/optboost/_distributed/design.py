@@ -11,7 +11,7 @@ only: they are refused.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,8 +21,10 @@ import polars as pl
 from ..errors import FormulaError, ParameterError
 from ..formula import DesignSpec, _parse, build_design
 from ..terms import stateful_keys
-from . import _worker
-from ._placement import Partitions
+
+# What each partition gives for the spec: the distinct values of each categorical column, and the
+# value counts of each target column of a classification (worker.levels' result).
+Levels = tuple[dict[str, pl.Series], dict[str, pl.DataFrame]]
 
 
 # The sample rows of at most this many partitions make the prototype's numeric columns (the
@@ -39,22 +41,29 @@ class DistributedDesign:
 
 
 def distributed_design(
-    client: Any,
     formula: str,
-    parts: Partitions,
+    samples: Sequence[pl.DataFrame],
+    columns: Sequence[str],
+    collect_levels: Callable[[list[str], list[str]], list[Levels]],
     *,
     task: str,
     weights: str | None,
     offset: str | None,
     context: Mapping[str, Any] | None,
+    engine: str = "optboost.dask",
 ) -> DistributedDesign:
-    """The spec of ``formula`` over every partition, and the class counts per partition."""
-    samples = [s for s in parts.samples if s.height > 0][:SAMPLE_PARTITIONS]
-    sample = _concat(samples, [n for n, _ in parts.schema])
+    """The spec of ``formula`` over every partition, and the class counts per partition.
+
+    samples: the first rows of each partition; columns: the data's columns;
+    collect_levels(level_columns, target_columns): ``worker.levels`` of every partition, in
+    partition order, computed where the partitions are; engine: the caller's name in messages.
+    """
+    samples = [s for s in samples if s.height > 0][:SAMPLE_PARTITIONS]
+    sample = _concat(samples, list(columns))
     if offset is not None and offset in sample.columns:
         sample = sample.drop(offset)  # as optboost.boost leaves it out of '.'
     left_out = [offset] if offset is not None else []  # '- offset' is then a no-op
-    target_columns = _target_columns(formula, sample, weights, task, left_out)
+    target_columns = _target_columns(formula, sample, weights, task, left_out, engine)
     # The spec depends on the target's and the weights' values only through the classes: they
     # are 1.0 here (bad values are found on the workers, which name the partition). A first
     # spec from the sample tells which columns are categorical.
@@ -68,7 +77,7 @@ def distributed_design(
         context=context,
         left_out=left_out,
     ).spec
-    _refuse_learnt_state(formula, sketch)
+    _refuse_learnt_state(formula, sketch, engine)
     level_columns = sorted(
         {f.source_columns[0] for f in sketch.features if f.kind == "categorical"}
         | {
@@ -80,16 +89,7 @@ def distributed_design(
         }
     )
     classes = list(target_columns) if task != "regression" else []
-    collected = client.gather(
-        client.map(
-            _worker.levels,
-            parts.futures,
-            level_columns=level_columns,
-            target_columns=classes,
-            pure=False,
-            retries=0,
-        )
-    )
+    collected = collect_levels(level_columns, classes)
     unions = {name: _union([c[0][name] for c in collected]) for name in level_columns}
     target_counts = None
     if classes:
@@ -113,7 +113,12 @@ def distributed_design(
 
 
 def _target_columns(
-    formula: str, sample: pl.DataFrame, weights: str | None, task: str, left_out: list[str]
+    formula: str,
+    sample: pl.DataFrame,
+    weights: str | None,
+    task: str,
+    left_out: list[str],
+    engine: str,
 ) -> tuple[str, ...]:
     target, target_factor, _ = _parse(formula, sample, weights, left_out)
     if isinstance(target, tuple):
@@ -122,13 +127,13 @@ def _target_columns(
         return (target,)
     if task != "regression":
         raise FormulaError(
-            f"formula {formula!r}: optboost.dask takes the classes of a classification from a "
+            f"formula {formula!r}: {engine} takes the classes of a classification from a "
             f"column, not from an expression ({target!r}); add the column to the data first"
         )
     return tuple(target_factor.columns)
 
 
-def _refuse_learnt_state(formula: str, spec: DesignSpec) -> None:
+def _refuse_learnt_state(formula: str, spec: DesignSpec, engine: str) -> None:
     learning = [
         factor.text
         for term in spec.terms
@@ -138,8 +143,8 @@ def _refuse_learnt_state(formula: str, spec: DesignSpec) -> None:
     if learning:
         raise ParameterError(
             f"formula {formula!r}: {learning} learn(s) numbers from the data (center, scale, "
-            "poly, bs), which optboost.dask cannot learn across partitions exactly; compute "
-            "the column before the fit (e.g. with dask's own operations) or use poly(..., "
+            f"poly, bs), which {engine} cannot learn across partitions exactly; compute "
+            "the column before the fit (with the engine's own operations) or use poly(..., "
             "raw=True)"
         )
 
