@@ -3,7 +3,7 @@
 //! vocabulary; `validate` checks the whole set once, and nothing downstream re-checks.
 
 use crate::data::{BinningParams, CatEncodings};
-use crate::error::{Error, Result};
+use crate::error::{did_you_mean, Error, Result};
 use crate::loss::LossSpec;
 use crate::metric::Metric;
 use crate::tree::{Growth, TreeKind, TreeParams};
@@ -37,7 +37,11 @@ macro_rules! public_enum {
             fn from_str(s: &str) -> Result<Self> {
                 match s {
                     $($(#[$variant_meta])* $text => Ok($name::$variant),)+
-                    _ => Err(Error::param($param, format!("{s:?}"), allowed_list(Self::NAMES))),
+                    _ => Err(Error::param(
+                        $param,
+                        format!("{s:?}{}", did_you_mean(s, Self::NAMES)),
+                        allowed_list(Self::NAMES),
+                    )),
                 }
             }
         }
@@ -500,13 +504,7 @@ impl Params {
             "metrics" => self.metrics = crate::metric::parse_metrics(value)?,
             "preset" => self.preset = value.parse()?,
             "keep" => self.keep = value.parse()?,
-            _ => {
-                return Err(Error::param(
-                    "parameter name",
-                    format!("{name:?}"),
-                    allowed_list(Self::NAMES),
-                ))
-            }
+            _ => return Err(crate::params_typed::unknown_name(name)),
         }
         Ok(())
     }
