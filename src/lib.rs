@@ -45,13 +45,14 @@ pub use boost::{
     Booster, Checkpoint, History, Offsets, Record, RowSplit, Step, StopReason, TrainData,
 };
 pub use data::{
-    BinMapper, BinningParams, CatEncoding, CatEncodings, Feature, FeatureKind, FeatureValues,
+    BinMapper, BinningParams, CatEncoding, Categories, CatEncodings, Feature, FeatureKind, FeatureValues,
     Frame, Strided, StridedIter, TargetStat,
 };
 pub use error::{Error, Number, Result};
 pub use loss::{Loss, LossSpec};
 pub use model::{
-    FeatureSpec, Model, FORMAT_VERSION, MAX_ABS_TERM, MAX_FILE_BYTES, MAX_NODES, MAX_OUTPUTS,
+    FeatureSpec, Model, FORMAT_VERSION, MAX_ABS_TERM, MAX_FILE_BYTES, MAX_LEVEL_NAME_BYTES, MAX_NODES,
+    MAX_OUTPUTS,
     MAX_TREES,
 };
 pub use params::{

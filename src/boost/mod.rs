@@ -245,6 +245,7 @@ impl Booster {
             BinnedData::learn_over_ranks(&train.frame, &binning, &*shared, rows)
         })?;
         booster.row_ranges = row_ranges;
+        booster.model.take_levels(&train.frame)?;
         Ok(booster)
     }
 
@@ -412,6 +413,7 @@ impl Booster {
                 name: name.clone(),
                 mapper: mapper.clone(),
                 target_stats: None,
+                levels: None,
             })
             .collect();
         let model = Model {

@@ -1,5 +1,6 @@
 //! Feature columns borrowed from the caller (zero-copy from numpy / polars).
 
+use super::categories::{level_index, Categories};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
@@ -157,6 +158,9 @@ pub enum FeatureKind {
 pub struct Feature<'a> {
     pub name: String,
     pub values: FeatureValues<'a>,
+    /// The name of each code of a categorical column; a model trained with them keeps them
+    /// and matches a predicted column's levels by name (`None`: the codes are taken as given).
+    pub levels: Option<&'a [String]>,
 }
 
 impl<'a> Feature<'a> {
@@ -164,6 +168,7 @@ impl<'a> Feature<'a> {
         Feature {
             name: name.into(),
             values: FeatureValues::Numeric(values),
+            levels: None,
         }
     }
     /// Column `column` of `matrix`, a row-major matrix of `n_columns` columns, read in place
@@ -177,12 +182,44 @@ impl<'a> Feature<'a> {
         Feature {
             name: name.into(),
             values: FeatureValues::Strided(Strided::column(matrix, n_columns.max(1), column)),
+            levels: None,
         }
     }
     pub fn categorical(name: impl Into<String>, codes: &'a [i32], n_levels: u32) -> Self {
         Feature {
             name: name.into(),
             values: FeatureValues::Categorical { codes, n_levels },
+            levels: None,
+        }
+    }
+    /// A categorical column from strings: its codes and level names, which the model keeps,
+    /// so that at predict a column is matched to it by level name whatever its codes.
+    ///
+    /// ```
+    /// use optboost::{Categories, Feature, Frame};
+    ///
+    /// let city = Categories::from_strings(&["paris", "oslo", "paris"])?;
+    /// let frame = Frame::new(vec![Feature::categorical_strings("city", &city)])?;
+    /// assert_eq!(frame.features()[0].levels.unwrap(), ["oslo", "paris"]);
+    /// # Ok::<(), optboost::Error>(())
+    /// ```
+    pub fn categorical_strings(name: impl Into<String>, column: &'a Categories) -> Self {
+        Self::categorical_with_levels(name, column.codes(), column.levels())
+    }
+    /// Codes into `levels`, the name of each code (−1 or any negative code: missing).
+    pub fn categorical_with_levels(
+        name: impl Into<String>,
+        codes: &'a [i32],
+        levels: &'a [String],
+    ) -> Self {
+        Feature {
+            name: name.into(),
+            // Beyond u32, `Frame::new` refuses the level count as not matching the names.
+            values: FeatureValues::Categorical {
+                codes,
+                n_levels: u32::try_from(levels.len()).unwrap_or(0),
+            },
+            levels: Some(levels),
         }
     }
     pub fn len(&self) -> usize {
@@ -243,6 +280,7 @@ impl<'a> Frame<'a> {
                     feature.len()
                 )));
             }
+            check_levels(feature)?;
             if let FeatureValues::Categorical { codes, n_levels } = feature.values {
                 if n_levels == 0 {
                     return Err(Error::value(
@@ -308,6 +346,30 @@ impl<'a> Frame<'a> {
     pub fn names(&self) -> Vec<String> {
         self.features.iter().map(|f| f.name.clone()).collect()
     }
+}
+
+/// Level names belong to a categorical column, one distinct name per level.
+fn check_levels(feature: &Feature<'_>) -> Result<()> {
+    let Some(levels) = feature.levels else {
+        return Ok(());
+    };
+    let FeatureValues::Categorical { n_levels, .. } = feature.values else {
+        return Err(Error::value(
+            &feature.name,
+            "level names are given for a numeric column",
+        ));
+    };
+    if levels.len() != n_levels as usize {
+        return Err(Error::value(
+            &feature.name,
+            format!(
+                "{} level names for a column of {n_levels} levels",
+                levels.len()
+            ),
+        ));
+    }
+    level_index(levels).map_err(|e| Error::value(&feature.name, e.to_string()))?;
+    Ok(())
 }
 
 #[cfg(test)]

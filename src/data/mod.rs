@@ -4,6 +4,7 @@
 mod binned;
 mod binning;
 mod bundles;
+pub(crate) mod categories;
 mod frame;
 pub(crate) mod nonfinite;
 mod sketch;
@@ -14,6 +15,7 @@ pub(crate) mod test_data;
 pub use binned::{BinnedMatrix, FeatureBins};
 pub use binning::{BinMapper, BinningParams};
 pub(crate) use bundles::Bundles;
+pub use categories::Categories;
 pub use frame::{Feature, FeatureKind, FeatureValues, Frame, Strided, StridedIter};
 pub use target_stats::{CatEncoding, CatEncodings, TargetStat};
 

@@ -3,10 +3,12 @@
 
 mod contrib;
 mod io;
+mod levels;
 mod predict;
 mod validate;
 
 pub use io::{FORMAT_VERSION, MAX_FILE_BYTES};
+pub use levels::MAX_LEVEL_NAME_BYTES;
 pub use validate::{MAX_ABS_TERM, MAX_NODES, MAX_OUTPUTS, MAX_TREES};
 
 use crate::data::target_stats::{self, Derived};
@@ -26,6 +28,11 @@ pub struct FeatureSpec {
     /// the column read at predict and the statistic of each of its levels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_stats: Option<TargetStat>,
+    /// The level names of the categorical column the feature reads (its own, or its target
+    /// statistic's source), by code: a column at predict is recoded to them by name. Only in
+    /// files of format version 4.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub levels: Option<Vec<String>>,
 }
 
 impl FeatureSpec {
