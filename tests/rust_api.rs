@@ -345,3 +345,42 @@ fn frames_check_level_names() {
         "{error}"
     );
 }
+
+// ---------------------------------------------------------------- one call
+
+#[test]
+fn model_fit_is_the_booster_run_to_its_end() {
+    let (city, x, y) = city_data();
+    let city = Categories::from_optional(&city).unwrap();
+    let params = Params::new().method(Method::Agbm).n_iter(12);
+    let with_target = Frame::new(vec![
+        Feature::numeric("y", &y),
+        Feature::categorical_strings("city", &city),
+        Feature::numeric("x", &x),
+    ])
+    .unwrap();
+    let one_call = Model::fit(&with_target, "y", &params).unwrap();
+    let features = Frame::new(vec![
+        Feature::categorical_strings("city", &city),
+        Feature::numeric("x", &x),
+    ])
+    .unwrap();
+    assert_eq!(one_call, train(features, &y, None, params.clone()));
+    assert!(one_call.features.iter().all(|f| f.name != "y"));
+
+    let error = Model::fit(&with_target, "yy", &params).unwrap_err().to_string();
+    assert!(error.contains("`yy`") && error.contains(r#"did you mean "y"?"#), "{error}");
+    let only_target = Frame::new(vec![Feature::numeric("y", &y)]).unwrap();
+    let error = Model::fit(&only_target, "y", &params).unwrap_err().to_string();
+    assert!(error.contains("no feature columns besides the target `y`"), "{error}");
+    // A missing class label is refused, naming the problem, not fitted as a number.
+    let labels = Categories::from_optional(&[Some("a"), None, Some("b"), Some("a")]).unwrap();
+    let x4 = [0.0, 1.0, 2.0, 3.0];
+    let frame = Frame::new(vec![
+        Feature::numeric("x", &x4),
+        Feature::categorical_strings("label", &labels),
+    ])
+    .unwrap();
+    let logistic = Params::new().loss(LossSpec::Logistic { ridge: 0.0 }).n_iter(2);
+    assert!(Model::fit(&frame, "label", &logistic).is_err());
+}

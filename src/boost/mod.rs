@@ -12,6 +12,7 @@ mod fit;
 mod gbm;
 mod history;
 mod method;
+mod one_call;
 mod outputs;
 mod projection;
 mod proximal;
