@@ -1,6 +1,7 @@
 //! One error type for the whole crate. Every variant names the offending input so that a user
 //! can act on the message alone; the Python bindings map each variant to its own exception class.
 
+/// Every fallible call of the crate returns this.
 pub type Result<T> = std::result::Result<T, Error>;
 
 /// What went wrong, with the offending input named (column, row, value or parameter).
@@ -19,12 +20,20 @@ pub enum Error {
     Data(String),
     /// A value the algorithms cannot accept (non-finite target, negative weight, code out of range).
     #[error("invalid value in {what}: {detail}")]
-    Value { what: String, detail: String },
+    Value {
+        /// The input at fault: a column, the target, the weights.
+        what: String,
+        /// What is wrong with it, with the row or value.
+        detail: String,
+    },
     /// A parameter outside its domain, or an unknown name. `allowed` lists what would be accepted.
     #[error("invalid parameter `{name}` = {value}: allowed {allowed}")]
     Param {
+        /// The parameter (or "parameter name" for an unknown name).
         name: String,
+        /// The value given, as text.
         value: String,
+        /// What would be accepted.
         allowed: String,
     },
     /// A model file that cannot be read back.
@@ -36,15 +45,18 @@ pub enum Error {
 }
 
 impl Error {
+    /// An `Error::Data` with this message.
     pub fn data(msg: impl Into<String>) -> Self {
         Error::Data(msg.into())
     }
+    /// An `Error::Value` about `what` (a column, the target, the weights).
     pub fn value(what: impl Into<String>, detail: impl Into<String>) -> Self {
         Error::Value {
             what: what.into(),
             detail: detail.into(),
         }
     }
+    /// An `Error::Param`: `name` got `value`, and `allowed` says what it takes.
     pub fn param(
         name: impl Into<String>,
         value: impl ToString,

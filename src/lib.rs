@@ -1,4 +1,6 @@
 #![doc = include_str!("../README-crate.md")]
+// Every public item says what it is for; tests/docs.rs keeps `cargo rustdoc` at 0 warnings.
+#![warn(missing_docs)]
 //! # The Rust API
 //!
 //! [`Model::fit`] trains on the columns of a [`Frame`] in one call; a [`Booster`] does the same

@@ -26,11 +26,16 @@ macro_rules! public_enum {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
         #[serde(rename_all = "snake_case")]
-        pub enum $name { $($(#[$variant_meta])* $variant),+ }
+        pub enum $name { $($(#[$variant_meta])*
+            #[doc = concat!("\n\nBy name: `", $param, " = \"", $text, "\"`.")]
+            $variant),+ }
 
         impl $name {
+            /// Every value's name, as `Params::set` takes it.
             pub const NAMES: &'static [&'static str] = &[$($(#[$variant_meta])* $text),+];
+            /// Every value, in the order of `NAMES`.
             pub const ALL: &'static [Self] = &[$($(#[$variant_meta])* $name::$variant),+];
+            /// The value's name, as `Params::set` takes it.
             pub fn name(&self) -> &'static str {
                 match self { $($(#[$variant_meta])* $name::$variant => $text),+ }
             }
@@ -106,14 +111,22 @@ public_enum!(
     }
 );
 
-public_enum!(Init, "init" { Optimal = "optimal", Zero = "zero" });
+public_enum!(
+    /// The initial constant: the loss's minimiser over the training rows, or 0.
+    Init, "init" { Optimal = "optimal", Zero = "zero" }
+);
 
 public_enum!(
     /// RGBM's candidate selection (Lu & Mazumder, Types 0–3).
     Selection, "selection" { All = "all", Random = "random", Group = "group", Groups = "groups" }
 );
 
-public_enum!(Restart, "restart" { Fixed = "fixed", Adaptive = "adaptive" });
+public_enum!(
+    /// When the momentum methods restart: `fixed`, every ⌈√(2/(ηγμ))⌉ iterations; `adaptive`,
+    /// whenever the loss rises (O'Donoghue & Candès, "Adaptive restart for accelerated gradient
+    /// schemes", 2015).
+    Restart, "restart" { Fixed = "fixed", Adaptive = "adaptive" }
+);
 
 public_enum!(
     /// The sign of the carried error in AGBM's corrected residual (Lu et al., Alg. 2 line 6):
@@ -191,8 +204,11 @@ public_enum!(
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Params {
+    /// The boosting algorithm.
     pub method: Method,
+    /// The loss minimised.
     pub loss: LossSpec,
+    /// Boosting iterations.
     pub n_iter: usize,
     /// Shrinkage ν (for AGBM the step η).
     pub learning_rate: f64,
@@ -200,19 +216,27 @@ pub struct Params {
     pub step: Option<StepRule>,
     /// Multiplier of the `constant` step rule; `None` means 1/σ of the loss (1 if σ is unknown).
     pub rho: Option<f64>,
+    /// The initial constant.
     pub init: Init,
+    /// The weak learner's settings.
     pub tree: TreeParams,
+    /// How features are binned.
     pub binning: BinningParams,
+    /// Seeds every random draw (rows, features, RGBM's candidates).
     pub seed: u64,
     /// 0: all cores.
     pub n_threads: usize,
+    /// Stop when the validation metric has not improved for this many iterations.
     pub early_stopping_rounds: Option<usize>,
     // rgbm
+    /// RGBM's candidate selection.
     pub selection: Selection,
     /// Candidates (`random`) or groups (`groups`) drawn per iteration.
     pub t: usize,
     // agbm, agbmr, vagbm
+    /// AGBM's momentum parameter γ in (0, 1].
     pub gamma: f64,
+    /// When momentum restarts.
     pub restart: Restart,
     /// Checkpoints written before this parameter existed ran the paper's sign.
     #[serde(default = "CorrectedResidual::paper")]
@@ -230,9 +254,12 @@ pub struct Params {
     #[serde(default)]
     pub max_leaf_value: f64,
     // proximal family
+    /// λ, the proximal step's size.
     pub lambda: f64,
     // repeated_gbm
+    /// repeated_gbm's inner iterations per outer one.
     pub max_inner: usize,
+    /// The step-size schedule of the non-smooth methods.
     pub schedule: Schedule,
     // stochastic gradient boosting (Friedman, "Stochastic gradient boosting", 2002)
     /// Fraction of the rows each iteration's trees are grown on (drawn without replacement).
@@ -261,6 +288,7 @@ pub struct Params {
     /// histograms, unbiased but inexact sums.
     #[serde(default)]
     pub quantized_gradients: bool,
+    /// Which rows each tree is grown on.
     #[serde(default = "SampleStrategy::uniform")]
     pub sample_strategy: SampleStrategy,
     /// GOSS: the fraction of rows with the largest gradients each tree keeps.
@@ -280,6 +308,7 @@ pub struct Params {
     /// (`Params::resolved`).
     #[serde(default = "Preset::none", skip_serializing_if = "Preset::is_none")]
     pub preset: Preset,
+    /// Which iterate a finished fit keeps.
     #[serde(default = "Keep::best", skip_serializing_if = "Keep::is_best")]
     pub keep: Keep,
     /// The names given through `set`, which a preset leaves as they are.
@@ -289,6 +318,7 @@ pub struct Params {
     /// split (CatBoost's random strength; tree/noise.rs); 0: none.
     #[serde(default)]
     pub random_strength: f64,
+    /// How each iteration reweighs the rows.
     #[serde(default = "Bootstrap::no")]
     pub bootstrap: Bootstrap,
     /// The exponent t of the Bayesian bootstrap's weights (−log U)^t: 0 weighs every row 1, 1

@@ -76,7 +76,9 @@ use weights::Weights;
 /// The outcome of [`Booster::step`]: the iteration's record, or why training is over (returned
 /// again by every later call).
 pub enum Step {
+    /// An iteration finished and training goes on.
     Continue(Record),
+    /// Training ended (the last call's record is already in the history).
     Finished(StopReason),
 }
 
@@ -505,15 +507,19 @@ impl Booster {
         Ok(booster)
     }
 
+    /// The parameters in force: the given ones with the preset applied.
     pub fn params(&self) -> &Params {
         &self.params
     }
+    /// The model so far (or the kept iterate once finished).
     pub fn model(&self) -> &Model {
         &self.model
     }
+    /// The model, ending the booster.
     pub fn into_model(self) -> Model {
         self.model
     }
+    /// Every iteration's record so far.
     pub fn history(&self) -> &History {
         &self.history
     }
@@ -531,9 +537,11 @@ impl Booster {
             self.valid_pred.as_deref().map(response),
         )
     }
+    /// Iterations this booster has run (its history's length).
     pub fn iteration(&self) -> usize {
         self.history.len()
     }
+    /// Why training stopped, once it has.
     pub fn finished(&self) -> Option<&StopReason> {
         self.finished.as_ref()
     }

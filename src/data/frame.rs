@@ -7,12 +7,16 @@ use serde::{Deserialize, Serialize};
 /// The values of one feature column. Numeric NaN and negative categorical codes mean missing.
 #[derive(Debug, Clone, Copy)]
 pub enum FeatureValues<'a> {
+    /// A column of numbers, read in place.
     Numeric(&'a [f64]),
     /// A column of a row-major matrix, read in place: binning a C-order array column by column
     /// needs no column-major copy of its floats (which would double the memory of the data).
     Strided(Strided<'a>),
+    /// Integer level codes.
     Categorical {
+        /// One code per row, below `n_levels` (negative: missing).
         codes: &'a [i32],
+        /// The number of levels the codes index.
         n_levels: u32,
     },
 }
@@ -72,6 +76,7 @@ impl<'a> Strided<'a> {
             ..self
         })
     }
+    /// Rows of the column (or of the selection).
     #[inline]
     pub fn len(&self) -> usize {
         match self.rows {
@@ -79,10 +84,12 @@ impl<'a> Strided<'a> {
             None => self.values.len().div_ceil(self.stride),
         }
     }
+    /// True for a column without rows.
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// The value of `row` (of the selection, when there is one).
     #[inline]
     pub fn get(&self, row: usize) -> f64 {
         let at = match self.rows {
@@ -125,10 +132,15 @@ impl<'a> Strided<'a> {
 
 /// The values of a `Strided` column, in row order.
 pub enum StridedIter<'a> {
+    /// A column read in place, every `stride`-th value.
     InPlace(std::iter::StepBy<std::slice::Iter<'a, f64>>),
+    /// A selection of rows, each read at its place in the column.
     Selected {
+        /// The column's values.
         values: &'a [f64],
+        /// The distance between a column's consecutive values.
         stride: usize,
+        /// The selected rows still to read.
         rows: std::iter::StepBy<std::slice::Iter<'a, usize>>,
     },
 }
@@ -148,15 +160,24 @@ impl Iterator for StridedIter<'_> {
     }
 }
 
+/// What a column holds, as a model records it to refuse the other kind at predict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum FeatureKind {
+    /// Numbers (NaN: missing).
     Numeric,
-    Categorical { n_levels: u32 },
+    /// Level codes below `n_levels`.
+    Categorical {
+        /// The levels the column was coded with.
+        n_levels: u32,
+    },
 }
 
+/// One named column of a `Frame`, borrowed from the caller.
 #[derive(Debug, Clone)]
 pub struct Feature<'a> {
+    /// The column's name, by which a model finds it at predict.
     pub name: String,
+    /// The column's values, borrowed.
     pub values: FeatureValues<'a>,
     /// The name of each code of a categorical column; a model trained with them keeps them
     /// and matches a predicted column's levels by name (`None`: the codes are taken as given).
@@ -164,6 +185,7 @@ pub struct Feature<'a> {
 }
 
 impl<'a> Feature<'a> {
+    /// A numeric column (NaN: missing), read in place.
     pub fn numeric(name: impl Into<String>, values: &'a [f64]) -> Self {
         Feature {
             name: name.into(),
@@ -185,6 +207,7 @@ impl<'a> Feature<'a> {
             levels: None,
         }
     }
+    /// A categorical column of codes below `n_levels` (negative: missing), taken as given.
     pub fn categorical(name: impl Into<String>, codes: &'a [i32], n_levels: u32) -> Self {
         Feature {
             name: name.into(),
@@ -222,6 +245,7 @@ impl<'a> Feature<'a> {
             levels: Some(levels),
         }
     }
+    /// Rows of the column.
     pub fn len(&self) -> usize {
         match self.values {
             FeatureValues::Numeric(v) => v.len(),
@@ -229,9 +253,11 @@ impl<'a> Feature<'a> {
             FeatureValues::Categorical { codes, .. } => codes.len(),
         }
     }
+    /// True for a column without rows.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Numeric or categorical, with the level count.
     pub fn kind(&self) -> FeatureKind {
         match self.values {
             FeatureValues::Numeric(_) | FeatureValues::Strided(_) => FeatureKind::Numeric,
@@ -331,18 +357,23 @@ impl<'a> Frame<'a> {
         Frame::new(features)
     }
 
+    /// Rows in every column.
     pub fn n_rows(&self) -> usize {
         self.n_rows
     }
+    /// Columns.
     pub fn n_features(&self) -> usize {
         self.features.len()
     }
+    /// The columns, in the order given.
     pub fn features(&self) -> &[Feature<'a>] {
         &self.features
     }
+    /// Each column's kind, in order.
     pub fn kinds(&self) -> Vec<FeatureKind> {
         self.features.iter().map(Feature::kind).collect()
     }
+    /// Each column's name, in order.
     pub fn names(&self) -> Vec<String> {
         self.features.iter().map(|f| f.name.clone()).collect()
     }

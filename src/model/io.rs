@@ -53,6 +53,7 @@ struct FileOwned {
 }
 
 impl Model {
+    /// The model file's text: versioned JSON that `from_json` reads back bit for bit.
     pub fn to_json(&self) -> String {
         serde_json::to_string(&FileRef {
             format: FORMAT_TAG,
@@ -62,6 +63,7 @@ impl Model {
         .expect("a model always serializes")
     }
 
+    /// A model from a file's text, refused with the reason unless it is valid.
     pub fn from_json(text: &str) -> Result<Model> {
         if text.trim().is_empty() {
             return Err(Error::Model("the file is empty".into()));
@@ -89,6 +91,7 @@ impl Model {
         Ok((accept(file)?, others))
     }
 
+    /// Writes `to_json` to `path`.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         std::fs::write(path, self.to_json())
