@@ -37,7 +37,6 @@ pub mod loss;
 pub mod metric;
 mod model;
 mod params;
-mod params_typed;
 mod rng;
 mod rows;
 mod threads;

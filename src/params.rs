@@ -17,6 +17,9 @@ mod preset;
 // Values of parameters from their text, for `set`.
 #[path = "params_parse.rs"]
 mod parse;
+// The typed setters, a child too: it names the parameters, and `set` its unknown-name error.
+#[path = "params_typed.rs"]
+mod typed;
 use parse::{parse, parse_interactions, parse_monotone, parse_switch};
 
 macro_rules! public_enum {
@@ -538,7 +541,7 @@ impl Params {
             "metrics" => self.metrics = crate::metric::parse_metrics(value)?,
             "preset" => self.preset = value.parse()?,
             "keep" => self.keep = value.parse()?,
-            _ => return Err(crate::params_typed::unknown_name(name)),
+            _ => return Err(typed::unknown_name(name)),
         }
         Ok(())
     }

@@ -175,6 +175,7 @@ fn a_recoded_column_at_predict_gives_the_same_predictions() {
             .features
             .iter()
             .any(|f| f.levels.as_deref() == Some(city.levels())));
+        assert_eq!(Model::from_json(&model.to_json()).unwrap(), model);
         let frame = Frame::new(vec![
             Feature::categorical_strings("city", &city),
             Feature::numeric("x", &x),
@@ -383,4 +384,23 @@ fn model_fit_is_the_booster_run_to_its_end() {
     .unwrap();
     let logistic = Params::new().loss(LossSpec::Logistic { ridge: 0.0 }).n_iter(2);
     assert!(Model::fit(&frame, "label", &logistic).is_err());
+}
+
+#[test]
+fn a_data_parallel_fit_refuses_columns_named_per_rank() {
+    let (city, x, y) = city_data();
+    let city = Categories::from_optional(&city).unwrap();
+    let train = TrainData {
+        frame: Frame::new(vec![
+            Feature::categorical_strings("city", &city),
+            Feature::numeric("x", &x),
+        ])
+        .unwrap(),
+        y: &y,
+        weights: None,
+    };
+    let local = std::sync::Arc::new(optboost::collective::Local);
+    let refused = Booster::distributed(Params::new(), &train, None, Default::default(), local);
+    let error = refused.err().expect("refused").to_string();
+    assert!(error.contains("city") && error.contains("every rank"), "{error}");
 }

@@ -53,13 +53,12 @@ use crate::collective::{Collective, Local, Traffic};
 use crate::data::BinnedData;
 use crate::error::{Error, Result};
 use crate::loss::{Loss, LossSpec};
-use crate::metric::Metric;
 use crate::model::{BuiltLoss, FeatureSpec, Model};
 use crate::params::{Init, Memory, Params, Safeguard, StepRule};
 use crate::tree::{column_pass_pays, Constraints};
 use buffers::Buffers;
 use outputs::{mean_loss, newton_need, train_loss_pass, Derivatives, Need};
-use ranks::{global_rows, init_over_ranks, shared, sigma_over_ranks};
+use ranks::{check_distributable, global_rows, init_over_ranks, shared, sigma_over_ranks};
 use sampling::Sample;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -214,33 +213,7 @@ impl Booster {
         rows: Option<&[std::ops::Range<usize>]>,
     ) -> Result<Booster> {
         let params = params.checked()?;
-        if !params.loss.traits().distributable {
-            let losses: Vec<&str> = (LossSpec::vocabulary())
-                .filter(|spec| spec.traits().distributable)
-                .map(|spec| spec.name())
-                .collect();
-            return Err(Error::param(
-                "loss",
-                params.loss.to_string(),
-                format!("a loss a data-parallel fit supports: {}", losses.join(", ")),
-            ));
-        }
-        if params.cat_encoding.uses_target_stats() {
-            return Err(Error::param(
-                "cat_encoding",
-                "target_stats",
-                "partition in a data-parallel fit (ordered target statistics need every row \
-                 in one permutation; this rank holds only its own)",
-            ));
-        }
-        if params.metrics.contains(&Metric::Auc) {
-            let names: Vec<String> = params.metrics.iter().map(ToString::to_string).collect();
-            return Err(Error::param(
-                "metrics",
-                names.join(","),
-                "metrics a data-parallel fit supports (not auc, a ranking of all the rows)",
-            ));
-        }
+        check_distributable(&params, &train.frame)?;
         let binning = params.binning;
         let shared = Arc::clone(&collective);
         let row_ranges = global_rows(&params, &*collective, rows, train.frame.n_rows())?;
@@ -248,7 +221,6 @@ impl Booster {
             BinnedData::learn_over_ranks(&train.frame, &binning, &*shared, rows)
         })?;
         booster.row_ranges = row_ranges;
-        booster.model.take_levels(&train.frame)?;
         Ok(booster)
     }
 
