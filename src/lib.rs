@@ -1,9 +1,12 @@
-#![doc = include_str!("../README.md")]
+#![doc = include_str!("../README-crate.md")]
+// Every public item says what it is for; tests/docs.rs keeps `cargo rustdoc` at 0 warnings.
+#![warn(missing_docs)]
 //! # The Rust API
 //!
-//! Train with a [`Booster`] from [`Params`] (every parameter by its public name, as in Python)
-//! and a [`Frame`] of borrowed feature columns; read, predict with and save the resulting
-//! [`Model`]. Losses are in [`loss`] ([`LossSpec`] names one); every failure is an [`Error`].
+//! [`Model::fit`] trains on the columns of a [`Frame`] in one call; a [`Booster`] does the same
+//! iteration by iteration, from [`Params`] (typed setters, or every parameter by its public name
+//! as in Python) and [`TrainData`]. The resulting [`Model`] predicts, explains and saves.
+//! Losses are in [`loss`] ([`LossSpec`] names one); every failure is an [`Error`].
 //!
 //! ```
 //! use optboost::{Booster, Feature, Frame, Params, TrainData};
@@ -44,14 +47,14 @@ pub use boost::{
     Booster, Checkpoint, History, Offsets, Record, RowSplit, Step, StopReason, TrainData,
 };
 pub use data::{
-    BinMapper, BinningParams, CatEncoding, CatEncodings, Feature, FeatureKind, FeatureValues,
-    Frame, Strided, StridedIter, TargetStat,
+    BinMapper, BinningParams, CatEncoding, CatEncodings, Categories, Feature, FeatureKind,
+    FeatureValues, Frame, Strided, StridedIter, TargetStat,
 };
 pub use error::{Error, Number, Result};
 pub use loss::{Loss, LossSpec};
 pub use model::{
-    FeatureSpec, Model, FORMAT_VERSION, MAX_ABS_TERM, MAX_FILE_BYTES, MAX_NODES, MAX_OUTPUTS,
-    MAX_TREES,
+    FeatureSpec, Model, FORMAT_VERSION, MAX_ABS_TERM, MAX_FILE_BYTES, MAX_LEVEL_NAME_BYTES,
+    MAX_NODES, MAX_OUTPUTS, MAX_TREES,
 };
 pub use params::{
     Bootstrap, CorrectedResidual, Init, Keep, Memory, Method, Params, Preset, Restart, Safeguard,

@@ -33,6 +33,7 @@ pub enum Metric {
 }
 
 impl Metric {
+    /// Every metric, in the order of `NAMES`.
     pub const ALL: &'static [Metric] = &[
         Metric::Rmse,
         Metric::Mae,
@@ -42,6 +43,7 @@ impl Metric {
         Metric::PoissonDeviance,
         Metric::GammaDeviance,
     ];
+    /// Every metric's name, as `metrics=` takes it.
     pub const NAMES: &'static [&'static str] = &[
         "rmse",
         "mae",
@@ -52,6 +54,7 @@ impl Metric {
         "gamma_deviance",
     ];
 
+    /// The metric's name, as `metrics=` takes it.
     pub fn name(&self) -> &'static str {
         match self {
             Metric::Rmse => "rmse",

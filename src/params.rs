@@ -3,7 +3,7 @@
 //! vocabulary; `validate` checks the whole set once, and nothing downstream re-checks.
 
 use crate::data::{BinningParams, CatEncodings};
-use crate::error::{Error, Result};
+use crate::error::{did_you_mean, Error, Result};
 use crate::loss::LossSpec;
 use crate::metric::Metric;
 use crate::tree::{Growth, TreeKind, TreeParams};
@@ -14,6 +14,13 @@ use std::str::FromStr;
 // A child of params (its settings are parameters), so that the two never import each other.
 #[path = "preset.rs"]
 mod preset;
+// Values of parameters from their text, for `set`.
+#[path = "params_parse.rs"]
+mod parse;
+// The typed setters, a child too: it names the parameters, and `set` its unknown-name error.
+#[path = "params_typed.rs"]
+mod typed;
+use parse::{parse, parse_interactions, parse_monotone, parse_switch};
 
 macro_rules! public_enum {
     ($(#[$meta:meta])* $name:ident, $param:literal {
@@ -22,11 +29,16 @@ macro_rules! public_enum {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
         #[serde(rename_all = "snake_case")]
-        pub enum $name { $($(#[$variant_meta])* $variant),+ }
+        pub enum $name { $($(#[$variant_meta])*
+            #[doc = concat!("\n\nBy name: `", $param, " = \"", $text, "\"`.")]
+            $variant),+ }
 
         impl $name {
+            /// Every value's name, as `Params::set` takes it.
             pub const NAMES: &'static [&'static str] = &[$($(#[$variant_meta])* $text),+];
+            /// Every value, in the order of `NAMES`.
             pub const ALL: &'static [Self] = &[$($(#[$variant_meta])* $name::$variant),+];
+            /// The value's name, as `Params::set` takes it.
             pub fn name(&self) -> &'static str {
                 match self { $($(#[$variant_meta])* $name::$variant => $text),+ }
             }
@@ -37,7 +49,11 @@ macro_rules! public_enum {
             fn from_str(s: &str) -> Result<Self> {
                 match s {
                     $($(#[$variant_meta])* $text => Ok($name::$variant),)+
-                    _ => Err(Error::param($param, format!("{s:?}"), allowed_list(Self::NAMES))),
+                    _ => Err(Error::param(
+                        $param,
+                        format!("{s:?}{}", did_you_mean(s, Self::NAMES)),
+                        allowed_list(Self::NAMES),
+                    )),
                 }
             }
         }
@@ -98,14 +114,22 @@ public_enum!(
     }
 );
 
-public_enum!(Init, "init" { Optimal = "optimal", Zero = "zero" });
+public_enum!(
+    /// The initial constant: the loss's minimiser over the training rows, or 0.
+    Init, "init" { Optimal = "optimal", Zero = "zero" }
+);
 
 public_enum!(
     /// RGBM's candidate selection (Lu & Mazumder, Types 0–3).
     Selection, "selection" { All = "all", Random = "random", Group = "group", Groups = "groups" }
 );
 
-public_enum!(Restart, "restart" { Fixed = "fixed", Adaptive = "adaptive" });
+public_enum!(
+    /// When the momentum methods restart: `fixed`, every ⌈√(2/(ηγμ))⌉ iterations; `adaptive`,
+    /// whenever the loss rises (O'Donoghue & Candès, "Adaptive restart for accelerated gradient
+    /// schemes", 2015).
+    Restart, "restart" { Fixed = "fixed", Adaptive = "adaptive" }
+);
 
 public_enum!(
     /// The sign of the carried error in AGBM's corrected residual (Lu et al., Alg. 2 line 6):
@@ -183,8 +207,11 @@ public_enum!(
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Params {
+    /// The boosting algorithm.
     pub method: Method,
+    /// The loss minimised.
     pub loss: LossSpec,
+    /// Boosting iterations.
     pub n_iter: usize,
     /// Shrinkage ν (for AGBM the step η).
     pub learning_rate: f64,
@@ -192,19 +219,27 @@ pub struct Params {
     pub step: Option<StepRule>,
     /// Multiplier of the `constant` step rule; `None` means 1/σ of the loss (1 if σ is unknown).
     pub rho: Option<f64>,
+    /// The initial constant.
     pub init: Init,
+    /// The weak learner's settings.
     pub tree: TreeParams,
+    /// How features are binned.
     pub binning: BinningParams,
+    /// Seeds every random draw (rows, features, RGBM's candidates).
     pub seed: u64,
     /// 0: all cores.
     pub n_threads: usize,
+    /// Stop when the validation metric has not improved for this many iterations.
     pub early_stopping_rounds: Option<usize>,
     // rgbm
+    /// RGBM's candidate selection.
     pub selection: Selection,
     /// Candidates (`random`) or groups (`groups`) drawn per iteration.
     pub t: usize,
     // agbm, agbmr, vagbm
+    /// AGBM's momentum parameter γ in (0, 1].
     pub gamma: f64,
+    /// When momentum restarts.
     pub restart: Restart,
     /// Checkpoints written before this parameter existed ran the paper's sign.
     #[serde(default = "CorrectedResidual::paper")]
@@ -222,9 +257,12 @@ pub struct Params {
     #[serde(default)]
     pub max_leaf_value: f64,
     // proximal family
+    /// λ, the proximal step's size.
     pub lambda: f64,
     // repeated_gbm
+    /// repeated_gbm's inner iterations per outer one.
     pub max_inner: usize,
+    /// The step-size schedule of the non-smooth methods.
     pub schedule: Schedule,
     // stochastic gradient boosting (Friedman, "Stochastic gradient boosting", 2002)
     /// Fraction of the rows each iteration's trees are grown on (drawn without replacement).
@@ -253,6 +291,7 @@ pub struct Params {
     /// histograms, unbiased but inexact sums.
     #[serde(default)]
     pub quantized_gradients: bool,
+    /// Which rows each tree is grown on.
     #[serde(default = "SampleStrategy::uniform")]
     pub sample_strategy: SampleStrategy,
     /// GOSS: the fraction of rows with the largest gradients each tree keeps.
@@ -272,6 +311,7 @@ pub struct Params {
     /// (`Params::resolved`).
     #[serde(default = "Preset::none", skip_serializing_if = "Preset::is_none")]
     pub preset: Preset,
+    /// Which iterate a finished fit keeps.
     #[serde(default = "Keep::best", skip_serializing_if = "Keep::is_best")]
     pub keep: Keep,
     /// The names given through `set`, which a preset leaves as they are.
@@ -281,6 +321,7 @@ pub struct Params {
     /// split (CatBoost's random strength; tree/noise.rs); 0: none.
     #[serde(default)]
     pub random_strength: f64,
+    /// How each iteration reweighs the rows.
     #[serde(default = "Bootstrap::no")]
     pub bootstrap: Bootstrap,
     /// The exponent t of the Bayesian bootstrap's weights (−log U)^t: 0 weighs every row 1, 1
@@ -500,13 +541,7 @@ impl Params {
             "metrics" => self.metrics = crate::metric::parse_metrics(value)?,
             "preset" => self.preset = value.parse()?,
             "keep" => self.keep = value.parse()?,
-            _ => {
-                return Err(Error::param(
-                    "parameter name",
-                    format!("{name:?}"),
-                    allowed_list(Self::NAMES),
-                ))
-            }
+            _ => return Err(typed::unknown_name(name)),
         }
         Ok(())
     }
@@ -734,67 +769,4 @@ impl SampleStrategy {
     fn uniform() -> Self {
         SampleStrategy::Uniform
     }
-}
-
-/// `true` / `false` (also `1` / `0`).
-fn parse_switch(name: &str, value: &str) -> Result<bool> {
-    match value.to_ascii_lowercase().as_str() {
-        "true" | "1" => Ok(true),
-        "false" | "0" => Ok(false),
-        _ => Err(Error::param(name, format!("{value:?}"), "true or false")),
-    }
-}
-
-fn parse<T: FromStr>(name: &str, value: &str) -> Result<T> {
-    value.parse().map_err(|_| {
-        let expected = std::any::type_name::<T>();
-        let allowed = match expected {
-            "f64" => "a number",
-            "usize" | "u64" => "a non-negative integer",
-            _ => expected,
-        };
-        Error::param(name, format!("{value:?}"), allowed)
-    })
-}
-
-/// `{"age": 1, "debt": -1}` (JSON) or `age:1,debt:-1`; directions −1, 0 or 1.
-fn parse_monotone(value: &str) -> Result<BTreeMap<String, i8>> {
-    let expected = "feature directions as {\"name\": 1, \"other\": -1} or name:1,other:-1, \
-                    each direction -1, 0 or 1";
-    let bad = || Error::param("monotone", format!("{value:?}"), expected);
-    let pairs: Vec<(String, f64)> = if value.starts_with('{') {
-        let map: BTreeMap<String, f64> = serde_json::from_str(value).map_err(|_| bad())?;
-        map.into_iter().collect()
-    } else {
-        (value.split(',').filter(|p| !p.trim().is_empty()))
-            .map(|pair| {
-                let (name, direction) = pair.rsplit_once(':').ok_or_else(bad)?;
-                let direction = direction.trim().parse().map_err(|_| bad())?;
-                Ok((name.trim().to_string(), direction))
-            })
-            .collect::<Result<_>>()?
-    };
-    (pairs.into_iter())
-        .map(|(name, d)| match d {
-            -1.0 | 0.0 | 1.0 if !name.is_empty() => Ok((name, d as i8)),
-            _ => Err(bad()),
-        })
-        .collect()
-}
-
-/// `[["a", "b"], ["c", "d", "e"]]` (JSON) or `a,b;c,d,e`.
-fn parse_interactions(value: &str) -> Result<Vec<Vec<String>>> {
-    let expected = "sets of feature names as [[\"a\", \"b\"], [\"c\"]] or a,b;c";
-    let bad = || Error::param("interactions", format!("{value:?}"), expected);
-    let sets: Vec<Vec<String>> = if value.starts_with('[') {
-        serde_json::from_str(value).map_err(|_| bad())?
-    } else {
-        (value.split(';').filter(|set| !set.trim().is_empty()))
-            .map(|set| set.split(',').map(|name| name.trim().to_string()).collect())
-            .collect()
-    };
-    if sets.iter().flatten().any(String::is_empty) {
-        return Err(bad());
-    }
-    Ok(sets)
 }

@@ -1222,7 +1222,7 @@ fn unreadable_model_files_each_say_why() {
     assert!(truncated.contains("truncated"), "{truncated}");
     let wrong_version = load(&json.replacen("\"version\":3", "\"version\":99", 1));
     assert!(
-        wrong_version.contains("version 99") && wrong_version.contains("reads versions 1 to 3"),
+        wrong_version.contains("version 99") && wrong_version.contains("reads versions 1 to 4"),
         "{wrong_version}"
     );
     let not_a_model = load("{\"hello\": [1, 2, 3]}");

@@ -573,10 +573,10 @@ fn compact_trees_of_inconsistent_lengths_are_rejected() {
     assert!(load(&broken).contains("both"));
     // Versions this optboost does not know.
     let mut broken = file.clone();
-    broken["version"] = serde_json::json!(4);
+    broken["version"] = serde_json::json!(5);
     let e = load(&broken);
     assert!(
-        e.contains("version 4") && e.contains("reads versions 1 to 3"),
+        e.contains("version 5") && e.contains("reads versions 1 to 4"),
         "{e}"
     );
 }

@@ -41,6 +41,7 @@ use crate::tree::Candidates;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+/// AGBM's iterate (Lu et al., Alg. 2): the output, auxiliary and corrected-residual sequences.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgbmState {
     /// The output sequence.

@@ -33,6 +33,23 @@ impl Booster {
     ) -> Result<Booster> {
         params.validate()?;
         check_continuable(&params, &model)?;
+        // Columns named by levels are read in the model's codes.
+        let (train_codes, valid_codes) = (
+            model.by_level_names(&train.frame)?,
+            valid.map(|v| model.by_level_names(&v.frame)).transpose()?,
+        );
+        let train = &TrainData {
+            frame: train_codes.frame(&train.frame)?,
+            ..*train
+        };
+        let valid = match (valid, &valid_codes) {
+            (Some(v), Some(codes)) => Some(TrainData {
+                frame: codes.frame(&v.frame)?,
+                ..*v
+            }),
+            _ => None,
+        };
+        let valid = valid.as_ref();
         let mappers = model.features.iter().map(|f| f.mapper.clone()).collect();
         let names = model.features.iter().map(|f| f.name.clone()).collect();
         let mut booster = with_target_stats(&params.clone(), train, valid, |train, valid| {

@@ -27,6 +27,7 @@ use crate::rng::Rng;
 use crate::tree::{Candidates, GrownTree};
 use serde::{Deserialize, Serialize};
 
+/// Plain gradient boosting's iterate: the output alone, so that a saved model continues it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GbmState {
     /// F on the training rows (n × K).

@@ -10,7 +10,9 @@ pub struct Record {
     pub iteration: usize,
     /// Trees in the model after this iteration.
     pub n_trees: usize,
+    /// The training loss after this iteration (the monitored value on the training rows).
     pub train_loss: f64,
+    /// The validation loss after this iteration, when there are validation rows.
     pub valid_loss: Option<f64>,
     /// cos(target, fit) of every tree fitted in this iteration.
     pub cos: Vec<f64>,
@@ -37,16 +39,20 @@ fn is_false(b: &bool) -> bool {
 /// One [`Record`] per iteration, in order.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct History {
+    /// In iteration order; `records[k]` is iteration k + 1.
     pub records: Vec<Record>,
 }
 
 impl History {
+    /// The latest iteration's record, `None` before the first.
     pub fn last(&self) -> Option<&Record> {
         self.records.last()
     }
+    /// Iterations recorded.
     pub fn len(&self) -> usize {
         self.records.len()
     }
+    /// True before the first iteration.
     pub fn is_empty(&self) -> bool {
         self.records.is_empty()
     }

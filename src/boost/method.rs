@@ -176,6 +176,7 @@ method_states! {
     Gbm(GbmState),
     /// `agbm`, `agbmr`.
     Agbm(AgbmState),
+    /// `vagbm`.
     Vagbm(VagbmState),
     /// The proximal meta-algorithm: `proximal`, `residual_proximal`, `accelerated_proximal`,
     /// `residual_gbm`, `accelerated_gbm`.

@@ -12,6 +12,7 @@ mod fit;
 mod gbm;
 mod history;
 mod method;
+mod one_call;
 mod outputs;
 mod projection;
 mod proximal;
@@ -52,13 +53,12 @@ use crate::collective::{Collective, Local, Traffic};
 use crate::data::BinnedData;
 use crate::error::{Error, Result};
 use crate::loss::{Loss, LossSpec};
-use crate::metric::Metric;
 use crate::model::{BuiltLoss, FeatureSpec, Model};
 use crate::params::{Init, Memory, Params, Safeguard, StepRule};
 use crate::tree::{column_pass_pays, Constraints};
 use buffers::Buffers;
 use outputs::{mean_loss, newton_need, train_loss_pass, Derivatives, Need};
-use ranks::{global_rows, init_over_ranks, shared, sigma_over_ranks};
+use ranks::{check_distributable, global_rows, init_over_ranks, shared, sigma_over_ranks};
 use sampling::Sample;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -75,7 +75,9 @@ use weights::Weights;
 /// The outcome of [`Booster::step`]: the iteration's record, or why training is over (returned
 /// again by every later call).
 pub enum Step {
+    /// An iteration finished and training goes on.
     Continue(Record),
+    /// Training ended (the last call's record is already in the history).
     Finished(StopReason),
 }
 
@@ -211,33 +213,7 @@ impl Booster {
         rows: Option<&[std::ops::Range<usize>]>,
     ) -> Result<Booster> {
         let params = params.checked()?;
-        if !params.loss.traits().distributable {
-            let losses: Vec<&str> = (LossSpec::vocabulary())
-                .filter(|spec| spec.traits().distributable)
-                .map(|spec| spec.name())
-                .collect();
-            return Err(Error::param(
-                "loss",
-                params.loss.to_string(),
-                format!("a loss a data-parallel fit supports: {}", losses.join(", ")),
-            ));
-        }
-        if params.cat_encoding.uses_target_stats() {
-            return Err(Error::param(
-                "cat_encoding",
-                "target_stats",
-                "partition in a data-parallel fit (ordered target statistics need every row \
-                 in one permutation; this rank holds only its own)",
-            ));
-        }
-        if params.metrics.contains(&Metric::Auc) {
-            let names: Vec<String> = params.metrics.iter().map(ToString::to_string).collect();
-            return Err(Error::param(
-                "metrics",
-                names.join(","),
-                "metrics a data-parallel fit supports (not auc, a ranking of all the rows)",
-            ));
-        }
+        check_distributable(&params, &train.frame)?;
         let binning = params.binning;
         let shared = Arc::clone(&collective);
         let row_ranges = global_rows(&params, &*collective, rows, train.frame.n_rows())?;
@@ -412,6 +388,7 @@ impl Booster {
                 name: name.clone(),
                 mapper: mapper.clone(),
                 target_stats: None,
+                levels: None,
             })
             .collect();
         let model = Model {
@@ -502,15 +479,19 @@ impl Booster {
         Ok(booster)
     }
 
+    /// The parameters in force: the given ones with the preset applied.
     pub fn params(&self) -> &Params {
         &self.params
     }
+    /// The model so far (or the kept iterate once finished).
     pub fn model(&self) -> &Model {
         &self.model
     }
+    /// The model, ending the booster.
     pub fn into_model(self) -> Model {
         self.model
     }
+    /// Every iteration's record so far.
     pub fn history(&self) -> &History {
         &self.history
     }
@@ -528,9 +509,11 @@ impl Booster {
             self.valid_pred.as_deref().map(response),
         )
     }
+    /// Iterations this booster has run (its history's length).
     pub fn iteration(&self) -> usize {
         self.history.len()
     }
+    /// Why training stopped, once it has.
     pub fn finished(&self) -> Option<&StopReason> {
         self.finished.as_ref()
     }

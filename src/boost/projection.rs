@@ -29,6 +29,7 @@ use crate::rng::Rng;
 use crate::tree::Candidates;
 use serde::{Deserialize, Serialize};
 
+/// repeated_gbm's iterate: the output and the inner count, which a model file does not hold.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RepeatedState {
     /// F on the training rows (n × K).

@@ -41,6 +41,7 @@ use crate::rng::Rng;
 use crate::tree::Candidates;
 use serde::{Deserialize, Serialize};
 
+/// The direction a proximal-family step fits its tree to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum DirectionKind {
     /// −∂ℓ(y, z)
@@ -52,13 +53,18 @@ pub enum DirectionKind {
 /// The three switches of Alg. 5.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Switches {
+    /// Gradient or proximal direction.
     pub direction: DirectionKind,
+    /// Carry the projection error Δ into the next direction (the residual variants).
     pub residual: bool,
+    /// Nesterov momentum (accelerated variants).
     pub accelerated: bool,
 }
 
+/// The proximal family's iterate (Alg. 5): one state for its six variants, set by switches.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetaState {
+    /// Which variant this is.
     pub switches: Switches,
     /// The output sequence x.
     pub x: Tracked,
@@ -71,6 +77,7 @@ pub struct MetaState {
 }
 
 impl MetaState {
+    /// The state at `start`, before the first iteration.
     pub fn new(switches: Switches, start: Tracked) -> MetaState {
         let v = switches.accelerated.then(|| start.clone());
         MetaState {

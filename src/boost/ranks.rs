@@ -20,12 +20,57 @@ use super::history;
 use super::vectors::CHUNK;
 use super::Context;
 use crate::collective::Collective;
+use crate::data::Frame;
 use crate::error::{Error, Result};
 use crate::loss::solve::{self, Kink, Slope, LINE_SEARCH_MAX_ITER, LINE_SEARCH_TOL};
-use crate::loss::{Loss, Terms};
+use crate::loss::{Loss, LossSpec, Terms};
+use crate::metric::Metric;
 use crate::params::{Bootstrap, Params};
 use rayon::prelude::*;
 use std::ops::Range;
+
+/// Refuses what a data-parallel fit cannot do: a loss whose value is not a sum over rows, the
+/// target statistics and the auc metric (both need every row at once), and columns named by
+/// levels (each rank would code its own strings).
+pub(super) fn check_distributable(params: &Params, frame: &Frame<'_>) -> Result<()> {
+    if !params.loss.traits().distributable {
+        let losses: Vec<&str> = (LossSpec::vocabulary())
+            .filter(|spec| spec.traits().distributable)
+            .map(|spec| spec.name())
+            .collect();
+        return Err(Error::param(
+            "loss",
+            params.loss.to_string(),
+            format!("a loss a data-parallel fit supports: {}", losses.join(", ")),
+        ));
+    }
+    if params.cat_encoding.uses_target_stats() {
+        return Err(Error::param(
+            "cat_encoding",
+            "target_stats",
+            "partition in a data-parallel fit (ordered target statistics need every row \
+             in one permutation; this rank holds only its own)",
+        ));
+    }
+    if let Some(named) = frame.features().iter().find(|f| f.levels.is_some()) {
+        // Each rank would code its own strings: the same code could mean other levels.
+        return Err(Error::value(
+            &named.name,
+            "a data-parallel fit takes codes that mean the same levels on every rank: \
+             Feature::categorical with the codes of Categories::with_levels, given the same \
+             levels on each rank",
+        ));
+    }
+    if params.metrics.contains(&Metric::Auc) {
+        let names: Vec<String> = params.metrics.iter().map(ToString::to_string).collect();
+        return Err(Error::param(
+            "metrics",
+            names.join(","),
+            "metrics a data-parallel fit supports (not auc, a ranking of all the rows)",
+        ));
+    }
+    Ok(())
+}
 
 /// The collective when the rows are spread over more than one rank.
 pub(crate) fn shared(collective: &dyn Collective) -> Option<&dyn Collective> {

@@ -145,6 +145,7 @@ fn at_rows<'s>(frame: &Frame<'s>, side: &'s Side) -> Result<Frame<'s>> {
             Ok(Feature {
                 name: feature.name.clone(),
                 values,
+                levels: feature.levels,
             })
         })
         .collect::<Result<Vec<_>>>()?;

@@ -30,12 +30,25 @@ pub enum StopReason {
     /// `n_iter` iterations done.
     Completed,
     /// The validation loss did not improve for `early_stopping_rounds` iterations.
-    EarlyStopping { best_iteration: usize },
+    EarlyStopping {
+        /// The iteration whose model was kept.
+        best_iteration: usize,
+    },
     /// Non-finite values or an exploding loss; the best iterate was kept.
-    Diverged { iteration: usize, detail: String },
+    Diverged {
+        /// The iteration that diverged.
+        iteration: usize,
+        /// What was not finite, or grew.
+        detail: String,
+    },
     /// A rank of a data-parallel fit was lost during `iteration`; the model keeps the
     /// iterations before it.
-    RankLost { iteration: usize, detail: String },
+    RankLost {
+        /// The iteration during which the rank was lost.
+        iteration: usize,
+        /// The communication failure.
+        detail: String,
+    },
 }
 
 impl std::fmt::Display for StopReason {

@@ -3,15 +3,46 @@
 
 use super::training_data::{count_classes, count_outputs};
 use super::{Booster, TrainData};
+use crate::data::categories::{named_levels, recode, Recoded};
 use crate::data::target_stats::{self, Derived, Targets};
-use crate::data::TargetStat;
+use crate::data::{Frame, TargetStat};
 use crate::error::Result;
 use crate::params::Params;
 
 /// `fit(train, valid)` on the data with the columns `params.cat_encoding` gives target
 /// statistics replaced by them (ordered on `train`, all-row on `valid`), the statistics then
 /// stored in the booster's model; `fit` on the data as given when there are none.
+///
+/// A validation column named by levels is first recoded by name to the training column's
+/// codes, and the model keeps the training columns' level names.
 pub(super) fn with_target_stats(
+    params: &Params,
+    train: &TrainData<'_>,
+    valid: Option<&TrainData<'_>>,
+    fit: impl FnOnce(&TrainData<'_>, Option<&TrainData<'_>>) -> Result<Booster>,
+) -> Result<Booster> {
+    let known = named_levels(&train.frame);
+    let recoded = match valid {
+        Some(v) => recode(&v.frame, &known, |name| train_has(&train.frame, name))?,
+        None => Recoded::default(),
+    };
+    let valid = match valid {
+        Some(v) => Some(TrainData {
+            frame: recoded.frame(&v.frame)?,
+            ..*v
+        }),
+        None => None,
+    };
+    let mut booster = encoded(params, train, valid.as_ref(), fit)?;
+    booster.model.take_levels(&train.frame)?;
+    Ok(booster)
+}
+
+fn train_has(frame: &Frame<'_>, name: &str) -> bool {
+    frame.features().iter().any(|f| f.name == name)
+}
+
+fn encoded(
     params: &Params,
     train: &TrainData<'_>,
     valid: Option<&TrainData<'_>>,

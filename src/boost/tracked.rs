@@ -15,9 +15,12 @@ use serde::{Deserialize, Serialize};
 use super::vectors::{add_column, par_fill, CHUNK};
 use rayon::prelude::*;
 
+/// A sequence of the method's recursion, kept as its predictions so no tree is re-evaluated.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Tracked {
+    /// Values on the training rows (n × K).
     pub train: Vec<f64>,
+    /// Values on the validation rows, when there are any.
     pub valid: Option<Vec<f64>>,
     /// One weight per tree of the store; trees past the end have weight 0.
     pub weights: Vec<f64>,

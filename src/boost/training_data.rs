@@ -11,6 +11,7 @@ use crate::model::MAX_OUTPUTS;
 /// model does not hold them: predictions of a model fitted with an offset need it added again.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Offsets<'a> {
+    /// For the training rows (zero when absent).
     pub train: Option<&'a [f64]>,
     /// For the validation rows (zero when absent).
     pub valid: Option<&'a [f64]>,
@@ -19,8 +20,11 @@ pub struct Offsets<'a> {
 /// Training data handed to a booster: features, target and optional sample weights.
 #[derive(Debug, Clone)]
 pub struct TrainData<'a> {
+    /// The feature columns (the target is not among them).
     pub frame: Frame<'a>,
+    /// The target: one value per row, or n × K row-major for a multi-output loss.
     pub y: &'a [f64],
+    /// Sample weights, one per row (`None`: all 1).
     pub weights: Option<&'a [f64]>,
 }
 

@@ -27,10 +27,14 @@ use crate::rng::Rng;
 use crate::tree::Candidates;
 use serde::{Deserialize, Serialize};
 
+/// VAGBM's iterate: its two sequences and the momentum counter, which a restart resets.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VagbmState {
+    /// The output sequence.
     pub f: Tracked,
+    /// The auxiliary sequence momentum extrapolates from.
     pub h: Tracked,
+    /// Iterations since the momentum last restarted (the m of the recursion).
     pub m: usize,
 }
 

@@ -108,7 +108,9 @@ pub const MAX_ABORT_BYTES: usize = 4096;
 
 /// The reductions data-parallel training needs. Every rank makes the same calls in the same order.
 pub trait Collective: Send + Sync + std::fmt::Debug {
+    /// This process's rank, 0-based.
     fn rank(&self) -> usize;
+    /// The number of ranks.
     fn world(&self) -> usize;
     /// Element-wise sum over ranks, added in rank order ((v0 + v1) + v2 ...), so that every rank
     /// gets the same bits whatever the timing. All ranks pass slices of the same length.
@@ -130,7 +132,10 @@ pub trait Collective: Send + Sync + std::fmt::Debug {
 /// handshake is not counted). `messages` counts frames sent plus frames received.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Traffic {
+    /// Bytes written to peers.
     pub bytes_sent: u64,
+    /// Bytes read from peers.
     pub bytes_received: u64,
+    /// Frames sent plus frames received.
     pub messages: u64,
 }

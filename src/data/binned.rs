@@ -12,6 +12,7 @@ const ROW_BLOCK: usize = 16_384;
 /// fit in a core's L2 cache.
 const CACHE_ROWS: usize = 512;
 
+/// Binned features, row-major: what the histogram kernel reads, one byte per row and feature.
 #[derive(Debug, Clone)]
 pub struct BinnedMatrix {
     bins: Vec<u8>,
@@ -87,12 +88,15 @@ impl BinnedMatrix {
         }
     }
 
+    /// Rows binned.
     pub fn n_rows(&self) -> usize {
         self.n_rows
     }
+    /// Features per row.
     pub fn n_features(&self) -> usize {
         self.n_features
     }
+    /// The bins of one row, feature by feature.
     #[inline]
     pub fn row(&self, row: usize) -> &[u8] {
         &self.bins[row * self.n_features..(row + 1) * self.n_features]
@@ -102,6 +106,7 @@ impl BinnedMatrix {
     pub fn rows(&self, start: usize, end: usize) -> &[u8] {
         &self.bins[start * self.n_features..end * self.n_features]
     }
+    /// The bin of one row's feature.
     #[inline]
     pub fn get(&self, row: usize, feature: usize) -> u8 {
         self.bins[row * self.n_features + feature]
@@ -206,10 +211,12 @@ impl<'a> FeatureBins<'a> {
         }
     }
 
+    /// Rows of the column.
     pub fn n_rows(&self) -> usize {
         self.n_rows
     }
 
+    /// The bin of `row`.
     #[inline(always)]
     pub fn get(&self, row: usize) -> u8 {
         self.bins[row * self.stride]

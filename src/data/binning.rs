@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 /// Rows sampled to learn numeric cut points: quantiles of 200 000 values are as good as of all.
 pub(super) const BINNING_SAMPLE: usize = 200_000;
 
+/// How raw columns become bins: learnt once on the training rows, reused at predict.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct BinningParams {
     /// Non-missing bins per numeric feature, 2..=255.
@@ -28,6 +29,7 @@ impl Default for BinningParams {
 }
 
 impl BinningParams {
+    /// Checks both bounds, so that binning never sees an impossible request.
     pub fn validate(&self) -> Result<()> {
         if !(2..=255).contains(&self.max_bins) {
             return Err(Error::param(
@@ -40,18 +42,26 @@ impl BinningParams {
     }
 }
 
+/// A feature's mapping from raw values to bins (bin 0 is always the missing bin).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum BinMapper {
     /// `cuts` ascending; value x (not NaN) falls in bin 1 + #{cuts < x}.
     Numeric {
+        /// Ascending cut points: bin b + 1 holds the values in `(cuts[b − 1], cuts[b]]`.
         #[serde(with = "super::nonfinite::vec")]
         cuts: Vec<f64>,
     },
     /// `level_bins[code]` is the bin of a level (0 for levels absent from the training data).
-    Categorical { level_bins: Vec<u8>, n_bins: usize },
+    Categorical {
+        /// The bin of each level code (rare levels share one).
+        level_bins: Vec<u8>,
+        /// Bins, the missing bin 0 included.
+        n_bins: usize,
+    },
 }
 
 impl BinMapper {
+    /// The mapper of a training column: quantile cuts, or level bins with rare levels pooled.
     pub fn learn(values: FeatureValues<'_>, params: &BinningParams) -> BinMapper {
         match values {
             FeatureValues::Numeric(_) | FeatureValues::Strided(_) => BinMapper::Numeric {
@@ -81,6 +91,7 @@ impl BinMapper {
         }
     }
 
+    /// Numeric or categorical, as the column the mapper was learnt on.
     pub fn kind(&self) -> FeatureKind {
         match self {
             BinMapper::Numeric { .. } => FeatureKind::Numeric,
@@ -90,6 +101,7 @@ impl BinMapper {
         }
     }
 
+    /// The bin of a numeric value (0 for NaN).
     #[inline]
     pub fn bin_numeric(cuts: &[f64], x: f64) -> u8 {
         if x.is_nan() {
@@ -99,6 +111,7 @@ impl BinMapper {
         }
     }
 
+    /// The bin of a categorical code (0 for a missing or unseen code).
     #[inline]
     pub fn bin_code(level_bins: &[u8], code: i32) -> u8 {
         if code < 0 {

@@ -1,17 +1,22 @@
 //! Feature columns borrowed from the caller (zero-copy from numpy / polars).
 
+use super::categories::{level_index, Categories};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
 /// The values of one feature column. Numeric NaN and negative categorical codes mean missing.
 #[derive(Debug, Clone, Copy)]
 pub enum FeatureValues<'a> {
+    /// A column of numbers, read in place.
     Numeric(&'a [f64]),
     /// A column of a row-major matrix, read in place: binning a C-order array column by column
     /// needs no column-major copy of its floats (which would double the memory of the data).
     Strided(Strided<'a>),
+    /// Integer level codes.
     Categorical {
+        /// One code per row, below `n_levels` (negative: missing).
         codes: &'a [i32],
+        /// The number of levels the codes index.
         n_levels: u32,
     },
 }
@@ -71,6 +76,7 @@ impl<'a> Strided<'a> {
             ..self
         })
     }
+    /// Rows of the column (or of the selection).
     #[inline]
     pub fn len(&self) -> usize {
         match self.rows {
@@ -78,10 +84,12 @@ impl<'a> Strided<'a> {
             None => self.values.len().div_ceil(self.stride),
         }
     }
+    /// True for a column without rows.
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// The value of `row` (of the selection, when there is one).
     #[inline]
     pub fn get(&self, row: usize) -> f64 {
         let at = match self.rows {
@@ -124,10 +132,15 @@ impl<'a> Strided<'a> {
 
 /// The values of a `Strided` column, in row order.
 pub enum StridedIter<'a> {
+    /// A column read in place, every `stride`-th value.
     InPlace(std::iter::StepBy<std::slice::Iter<'a, f64>>),
+    /// A selection of rows, each read at its place in the column.
     Selected {
+        /// The column's values.
         values: &'a [f64],
+        /// The distance between a column's consecutive values.
         stride: usize,
+        /// The selected rows still to read.
         rows: std::iter::StepBy<std::slice::Iter<'a, usize>>,
     },
 }
@@ -147,23 +160,37 @@ impl Iterator for StridedIter<'_> {
     }
 }
 
+/// What a column holds, as a model records it to refuse the other kind at predict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum FeatureKind {
+    /// Numbers (NaN: missing).
     Numeric,
-    Categorical { n_levels: u32 },
+    /// Level codes below `n_levels`.
+    Categorical {
+        /// The levels the column was coded with.
+        n_levels: u32,
+    },
 }
 
+/// One named column of a `Frame`, borrowed from the caller.
 #[derive(Debug, Clone)]
 pub struct Feature<'a> {
+    /// The column's name, by which a model finds it at predict.
     pub name: String,
+    /// The column's values, borrowed.
     pub values: FeatureValues<'a>,
+    /// The name of each code of a categorical column; a model trained with them keeps them
+    /// and matches a predicted column's levels by name (`None`: the codes are taken as given).
+    pub levels: Option<&'a [String]>,
 }
 
 impl<'a> Feature<'a> {
+    /// A numeric column (NaN: missing), read in place.
     pub fn numeric(name: impl Into<String>, values: &'a [f64]) -> Self {
         Feature {
             name: name.into(),
             values: FeatureValues::Numeric(values),
+            levels: None,
         }
     }
     /// Column `column` of `matrix`, a row-major matrix of `n_columns` columns, read in place
@@ -177,14 +204,48 @@ impl<'a> Feature<'a> {
         Feature {
             name: name.into(),
             values: FeatureValues::Strided(Strided::column(matrix, n_columns.max(1), column)),
+            levels: None,
         }
     }
+    /// A categorical column of codes below `n_levels` (negative: missing), taken as given.
     pub fn categorical(name: impl Into<String>, codes: &'a [i32], n_levels: u32) -> Self {
         Feature {
             name: name.into(),
             values: FeatureValues::Categorical { codes, n_levels },
+            levels: None,
         }
     }
+    /// A categorical column from strings: its codes and level names, which the model keeps,
+    /// so that at predict a column is matched to it by level name whatever its codes.
+    ///
+    /// ```
+    /// use optboost::{Categories, Feature, Frame};
+    ///
+    /// let city = Categories::from_strings(&["paris", "oslo", "paris"])?;
+    /// let frame = Frame::new(vec![Feature::categorical_strings("city", &city)])?;
+    /// assert_eq!(frame.features()[0].levels.unwrap(), ["oslo", "paris"]);
+    /// # Ok::<(), optboost::Error>(())
+    /// ```
+    pub fn categorical_strings(name: impl Into<String>, column: &'a Categories) -> Self {
+        Self::categorical_with_levels(name, column.codes(), column.levels())
+    }
+    /// Codes into `levels`, the name of each code (−1 or any negative code: missing).
+    pub fn categorical_with_levels(
+        name: impl Into<String>,
+        codes: &'a [i32],
+        levels: &'a [String],
+    ) -> Self {
+        Feature {
+            name: name.into(),
+            // Beyond u32, `Frame::new` refuses the level count as not matching the names.
+            values: FeatureValues::Categorical {
+                codes,
+                n_levels: u32::try_from(levels.len()).unwrap_or(0),
+            },
+            levels: Some(levels),
+        }
+    }
+    /// Rows of the column.
     pub fn len(&self) -> usize {
         match self.values {
             FeatureValues::Numeric(v) => v.len(),
@@ -192,9 +253,11 @@ impl<'a> Feature<'a> {
             FeatureValues::Categorical { codes, .. } => codes.len(),
         }
     }
+    /// True for a column without rows.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Numeric or categorical, with the level count.
     pub fn kind(&self) -> FeatureKind {
         match self.values {
             FeatureValues::Numeric(_) | FeatureValues::Strided(_) => FeatureKind::Numeric,
@@ -243,6 +306,7 @@ impl<'a> Frame<'a> {
                     feature.len()
                 )));
             }
+            check_levels(feature)?;
             if let FeatureValues::Categorical { codes, n_levels } = feature.values {
                 if n_levels == 0 {
                     return Err(Error::value(
@@ -293,21 +357,50 @@ impl<'a> Frame<'a> {
         Frame::new(features)
     }
 
+    /// Rows in every column.
     pub fn n_rows(&self) -> usize {
         self.n_rows
     }
+    /// Columns.
     pub fn n_features(&self) -> usize {
         self.features.len()
     }
+    /// The columns, in the order given.
     pub fn features(&self) -> &[Feature<'a>] {
         &self.features
     }
+    /// Each column's kind, in order.
     pub fn kinds(&self) -> Vec<FeatureKind> {
         self.features.iter().map(Feature::kind).collect()
     }
+    /// Each column's name, in order.
     pub fn names(&self) -> Vec<String> {
         self.features.iter().map(|f| f.name.clone()).collect()
     }
+}
+
+/// Level names belong to a categorical column, one distinct name per level.
+fn check_levels(feature: &Feature<'_>) -> Result<()> {
+    let Some(levels) = feature.levels else {
+        return Ok(());
+    };
+    let FeatureValues::Categorical { n_levels, .. } = feature.values else {
+        return Err(Error::value(
+            &feature.name,
+            "level names are given for a numeric column",
+        ));
+    };
+    if levels.len() != n_levels as usize {
+        return Err(Error::value(
+            &feature.name,
+            format!(
+                "{} level names for a column of {n_levels} levels",
+                levels.len()
+            ),
+        ));
+    }
+    level_index(levels).map_err(|e| Error::value(&feature.name, e.to_string()))?;
+    Ok(())
 }
 
 #[cfg(test)]

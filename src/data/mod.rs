@@ -4,6 +4,7 @@
 mod binned;
 mod binning;
 mod bundles;
+pub(crate) mod categories;
 mod frame;
 pub(crate) mod nonfinite;
 mod sketch;
@@ -14,6 +15,7 @@ pub(crate) mod test_data;
 pub use binned::{BinnedMatrix, FeatureBins};
 pub use binning::{BinMapper, BinningParams};
 pub(crate) use bundles::Bundles;
+pub use categories::Categories;
 pub use frame::{Feature, FeatureKind, FeatureValues, Frame, Strided, StridedIter};
 pub use target_stats::{CatEncoding, CatEncodings, TargetStat};
 
@@ -120,15 +122,18 @@ impl BinnedData {
         })
     }
 
+    /// The bins, row-major.
     pub fn matrix(&self) -> &BinnedMatrix {
         &self.matrix
     }
     pub(crate) fn bundles(&self) -> Option<&Bundles> {
         self.bundles.as_ref()
     }
+    /// One mapper per feature, as learnt (or given).
     pub fn mappers(&self) -> &[BinMapper] {
         &self.mappers
     }
+    /// The features' names, in order.
     pub fn names(&self) -> &[String] {
         &self.names
     }
@@ -169,15 +174,19 @@ impl BinnedData {
         BinnedMatrix::from_frame(frame, &self.mappers)
     }
 
+    /// Rows binned.
     pub fn n_rows(&self) -> usize {
         self.matrix.n_rows()
     }
+    /// Features binned.
     pub fn n_features(&self) -> usize {
         self.mappers.len()
     }
+    /// Where each feature's bins start in a histogram laid out feature after feature.
     pub fn offsets(&self) -> &[usize] {
         &self.offsets
     }
+    /// Bins over all features: a histogram's length.
     pub fn total_bins(&self) -> usize {
         *self.offsets.last().unwrap_or(&0)
     }
@@ -185,6 +194,7 @@ impl BinnedData {
     pub fn has_missing(&self, feature: usize) -> bool {
         self.has_missing[feature]
     }
+    /// True when feature `feature` has level bins, not cuts.
     pub fn is_categorical(&self, feature: usize) -> bool {
         matches!(self.mappers[feature], BinMapper::Categorical { .. })
     }

@@ -63,7 +63,9 @@ impl fmt::Display for CatEncoding {
 /// The encoding of every categorical feature: one for all, and exceptions by name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct CatEncodings {
+    /// The encoding of every categorical column not named in `by_feature`.
     pub default: CatEncoding,
+    /// Encodings chosen column by column, by name.
     pub by_feature: BTreeMap<String, CatEncoding>,
 }
 
@@ -99,10 +101,12 @@ impl CatEncodings {
         Ok(out)
     }
 
+    /// The encoding of the column named `name`.
     pub fn of(&self, name: &str) -> CatEncoding {
         self.by_feature.get(name).copied().unwrap_or(self.default)
     }
 
+    /// True when some column is encoded by target statistics (they are then computed first).
     pub fn uses_target_stats(&self) -> bool {
         self.default == CatEncoding::TargetStats
             || self
@@ -116,16 +120,20 @@ impl CatEncodings {
 /// (the prior for a missing or unseen level).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TargetStat {
+    /// The categorical column read at predict.
     pub source: String,
     /// The class (multiclass) or output (multi-output) whose target this is; 0 otherwise.
     pub target: u32,
+    /// The p every level's statistic shrinks towards, and a missing or unseen level's value.
     pub prior: f64,
+    /// The prior's weight a (`cat_prior_weight`).
     pub prior_weight: f64,
     /// (Σ w·t + a·p) / (Σ w + a) over all training rows with the level.
     pub levels: Vec<f64>,
 }
 
 impl TargetStat {
+    /// The statistic of level `code`; the prior for a missing or unseen one.
     #[inline]
     pub fn value(&self, code: i32) -> f64 {
         usize::try_from(code)

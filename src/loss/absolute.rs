@@ -14,6 +14,7 @@
 use super::solve::{self, Kink};
 use super::{ScalarLoss, Terms};
 
+/// ℓ(y, f) = |y − f|: the median; piecewise linear, so its steps are line searches or proxes.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Absolute;
 

@@ -19,12 +19,15 @@
 use super::solve::{self, log_sum_exp, sigmoid, Slope};
 use super::{ScalarLoss, Terms};
 
+/// The exponential loss, as `LossSpec::Exponential` builds it.
 #[derive(Debug, Clone, Copy)]
 pub struct Exponential {
+    /// β > 0, the margin's scale.
     pub beta: f64,
 }
 
 impl Exponential {
+    /// The loss with scale `beta`.
     pub fn new(beta: f64) -> Self {
         Exponential { beta }
     }

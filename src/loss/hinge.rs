@@ -17,6 +17,7 @@
 use super::solve::{self, Kink};
 use super::{ScalarLoss, Terms};
 
+/// ℓ(y, f) = max(0, 1 − y f), labels ±1: non-smooth, for the proximal methods.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Hinge;
 

@@ -16,8 +16,10 @@
 
 use super::{ScalarLoss, Terms};
 
+/// The Huber loss, as `LossSpec::Huber` builds it.
 #[derive(Debug, Clone, Copy)]
 pub struct Huber {
+    /// δ > 0: quadratic within δ of the target, linear beyond.
     pub delta: f64,
 }
 
@@ -313,6 +315,7 @@ const LANES: usize = 4;
 const NEWTON_STEPS: usize = 4;
 
 impl Huber {
+    /// The loss with threshold `delta`.
     pub fn new(delta: f64) -> Self {
         Huber { delta }
     }

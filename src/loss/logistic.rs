@@ -21,12 +21,15 @@ use super::solve::{self, sigmoid, softplus, Slope};
 use super::vectorized::{exp_nonpositive, with_avx2};
 use super::{ScalarLoss, Terms};
 
+/// The logistic loss, as `LossSpec::Logistic` builds it.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Logistic {
+    /// d ≥ 0 of the ridge term d f²/2, which keeps separable data's scores finite.
     pub ridge: f64,
 }
 
 impl Logistic {
+    /// The loss with ridge `ridge`.
     pub fn new(ridge: f64) -> Self {
         Logistic { ridge }
     }

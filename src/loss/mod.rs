@@ -281,19 +281,32 @@ pub trait ScalarLoss: Send + Sync + Debug {
 #[derive(Debug, Clone, Copy)]
 pub enum Terms<'a> {
     /// `init`: f = 0, b = 1 over all rows.
-    Constant { y: &'a [f64], w: &'a [f64] },
+    Constant {
+        /// Targets.
+        y: &'a [f64],
+        /// Weights.
+        w: &'a [f64],
+    },
     /// The per-leaf line search: b = 1 over the rows of one leaf.
     Leaf {
+        /// Targets of all rows.
         y: &'a [f64],
+        /// Current scores of all rows.
         f: &'a [f64],
+        /// Weights of all rows.
         w: &'a [f64],
+        /// The leaf's rows.
         rows: &'a [u32],
     },
     /// The line search along a tree's predictions b, all rows.
     Along {
+        /// Targets.
         y: &'a [f64],
+        /// Current scores.
         f: &'a [f64],
+        /// The direction: the tree's predictions.
         b: &'a [f64],
+        /// Weights.
         w: &'a [f64],
     },
 }

@@ -10,12 +10,15 @@
 use super::squared::{leaf_sums, ratio, terms_of};
 use super::Loss;
 
+/// The squared loss over K outputs, as `LossSpec::MultiSquared` builds it.
 #[derive(Debug, Clone, Copy)]
 pub struct MultiSquared {
+    /// K, the target's columns.
     pub n_outputs: usize,
 }
 
 impl MultiSquared {
+    /// The loss over `n_outputs` outputs.
     pub fn new(n_outputs: usize) -> Self {
         MultiSquared { n_outputs }
     }

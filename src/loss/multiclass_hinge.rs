@@ -18,8 +18,10 @@
 use super::solve::{self, Kink};
 use super::Loss;
 
+/// The multiclass hinge loss, as `LossSpec::MulticlassHinge` builds it.
 #[derive(Debug, Clone, Copy)]
 pub struct MulticlassHinge {
+    /// K, the classes.
     pub n_classes: usize,
 }
 
@@ -58,6 +60,7 @@ fn envelope_kinks(
 }
 
 impl MulticlassHinge {
+    /// The loss over `n_classes` classes.
     pub fn new(n_classes: usize) -> Self {
         MulticlassHinge { n_classes }
     }

@@ -12,12 +12,15 @@
 use super::solve::{self, Kink};
 use super::{ScalarLoss, Terms};
 
+/// The pinball loss, as `LossSpec::Pinball` builds it.
 #[derive(Debug, Clone, Copy)]
 pub struct Pinball {
+    /// τ in (0, 1), the quantile level.
     pub tau: f64,
 }
 
 impl Pinball {
+    /// The loss at level `tau`.
     pub fn new(tau: f64) -> Self {
         Pinball { tau }
     }

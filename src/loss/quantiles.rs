@@ -22,6 +22,7 @@ use super::{Loss, Pinball, ScalarLoss};
 /// At most this many levels (a model file's loss is bounded like its outputs).
 pub const MAX_LEVELS: usize = 99;
 
+/// The pinball losses at several levels, one output each, as `LossSpec::Quantiles` builds it.
 #[derive(Debug, Clone)]
 pub struct Quantiles {
     levels: Vec<Pinball>,

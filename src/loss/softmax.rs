@@ -18,12 +18,15 @@
 use super::solve::{self, log_sum_exp, sigmoid, Slope};
 use super::{softmax_into, Loss};
 
+/// The multinomial log-likelihood, as `LossSpec::Softmax` builds it.
 #[derive(Debug, Clone, Copy)]
 pub struct Softmax {
+    /// K, the classes.
     pub n_classes: usize,
 }
 
 impl Softmax {
+    /// The loss over `n_classes` classes.
     pub fn new(n_classes: usize) -> Self {
         Softmax { n_classes }
     }

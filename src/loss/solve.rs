@@ -24,15 +24,19 @@ pub const NEGLIGIBLE_LN: f64 = 36.0;
 
 /// Relative tolerance and iteration cap of every line search (docs/algorithms.md §3).
 pub const LINE_SEARCH_TOL: f64 = 1e-10;
+/// Cap on a line search's Newton steps.
 pub const LINE_SEARCH_MAX_ITER: usize = 20;
 /// Relative tolerance and iteration cap of the proximal operators solved numerically.
 pub const PROX_TOL: f64 = 1e-12;
+/// Cap on a numeric prox's Newton steps.
 pub const PROX_MAX_ITER: usize = 50;
 
 /// A kink of a convex piecewise-linear function: at `at` its slope increases by `jump` ≥ 0.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Kink {
+    /// Where the slope changes.
     pub at: f64,
+    /// By how much it increases there (≥ 0).
     pub jump: f64,
 }
 
@@ -164,13 +168,18 @@ pub fn piecewise_linear_point(slope_left: f64, kinks: &mut [Kink]) -> f64 {
 /// |φ'| below 1e-13 × `noise` is rounding, and counts as φ' = 0 (0 when unknown).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Slope {
+    /// φ', scaled.
     pub d1: f64,
+    /// φ'', scaled.
     pub d2: f64,
+    /// The log of the factor taken out of both.
     pub ln_scale: f64,
+    /// The summed magnitude of the terms of φ' that may cancel, scaled (0: unknown).
     pub noise: f64,
 }
 
 impl Slope {
+    /// Unscaled derivatives, with no noise estimate.
     pub fn new(d1: f64, d2: f64) -> Self {
         Slope {
             d1,

@@ -25,26 +25,43 @@ use std::sync::Arc;
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "name", rename_all = "snake_case")]
 pub enum LossSpec {
+    /// (y − f)²/2: the mean.
     Squared,
+    /// |y − f|: the median.
     Absolute,
+    /// The pinball loss: the quantile at level `tau`.
     Pinball {
+        /// The level, in (0, 1).
         tau: f64,
     },
+    /// Huber's loss: squared near the target, absolute in the tails.
     Huber {
+        /// Where it turns linear, > 0.
         delta: f64,
     },
+    /// Binary log-loss (labels 0/1 or ±1).
     Logistic {
+        /// Weight of the ridge term on the scores, ≥ 0.
         ridge: f64,
     },
+    /// e^{−β y f}, labels ±1 (AdaBoost at β = 1).
     Exponential {
+        /// β > 0.
         beta: f64,
     },
+    /// max(0, 1 − y f), labels ±1.
     Hinge,
+    /// Multiclass log-loss over K scores (labels 0..K).
     Softmax,
+    /// The multiclass hinge loss (labels 0..K).
     MulticlassHinge,
+    /// Poisson deviance, log link: counts and rates.
     Poisson,
+    /// Gamma deviance, log link: positive skewed targets.
     Gamma,
+    /// Tweedie deviance, log link: non-negative targets with exact zeros.
     Tweedie {
+        /// The variance power, in (1, 2).
         p: f64,
     },
     /// Cox proportional hazards; the label is the signed time (< 0: censored).
@@ -53,6 +70,7 @@ pub enum LossSpec {
     MultiSquared,
     /// The pinball losses at K increasing levels, one output each (`quantiles(0.05, 0.5, 0.95)`).
     Quantiles {
+        /// The quantile levels, increasing, each in (0, 1).
         levels: Vec<f64>,
     },
     /// The toy loss of `loss/toy.rs`, added as docs/adding_a_loss.md says (tests only).
@@ -238,6 +256,7 @@ impl LossSpec {
         })
     }
 
+    /// The loss's name in `loss=` strings, without parameters.
     pub fn name(&self) -> &'static str {
         self.entry().map_or("custom", |e| e.name)
     }

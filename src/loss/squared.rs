@@ -4,6 +4,7 @@
 use super::{LeafScratch, ScalarLoss, Terms};
 use rayon::prelude::*;
 
+/// ℓ(y, f) = (y − f)²/2.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Squared;
 

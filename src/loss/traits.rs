@@ -8,6 +8,7 @@
 /// The traits of one loss (one row of the vocabulary).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Traits {
+    /// What the target is, which decides how the front ends encode it.
     pub task: Task,
     /// ℓ is a sum of per-row terms (`Loss::separable`): the per-row prox and any run of rows
     /// make sense.
@@ -48,6 +49,7 @@ pub enum Task {
 }
 
 impl Task {
+    /// The task's name, as the Python front end reports it.
     pub fn name(&self) -> &'static str {
         match self {
             Task::Regression => "regression",
@@ -75,15 +77,18 @@ impl Task {
 /// How one row's scores map to the response scale.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Link {
+    /// Scores are the response.
     Identity,
     /// P(y = 1) = 1 / (1 + e^{−scale·f}).
     Sigmoid {
+        /// The factor of the score inside the sigmoid (2β for the exponential loss).
         scale: f64,
     },
     /// Class probabilities, the softmax of the K scores.
     Softmax,
     /// The mean (or Cox's relative hazard) e^f.
     Exp,
+    /// Signs of the score: a class, with no probability (the hinge losses).
     Margin,
     /// Quantiles at increasing levels: the row's scores sorted increasingly (the rearrangement
     /// of Chernozhukov, Fernández-Val & Galichon 2010, which never increases the pinball loss).
@@ -91,6 +96,7 @@ pub enum Link {
 }
 
 impl Link {
+    /// The link's name, as the Python front end reports it.
     pub fn name(&self) -> &'static str {
         match self {
             Link::Identity => "identity",
@@ -156,20 +162,28 @@ pub enum MetricFamily {
 /// parameter (pinball's τ, Tweedie's power).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DefaultMetric {
+    /// Mean squared error.
     Mse,
+    /// Mean absolute error.
     Mae,
+    /// Mean log-loss of the predicted probabilities.
     Logloss,
     /// The error rate, for margins.
     Error,
+    /// Mean Poisson deviance.
     PoissonDeviance,
+    /// Mean gamma deviance.
     GammaDeviance,
+    /// Mean Tweedie deviance at the loss's power.
     TweedieDeviance,
+    /// Mean pinball loss at the loss's level.
     Pinball,
     /// The sum over the levels of the pinball losses, per row.
     Quantiles,
 }
 
 impl DefaultMetric {
+    /// The metric's name, as in `metrics=`.
     pub fn name(&self) -> &'static str {
         match self {
             DefaultMetric::Mse => "mse",

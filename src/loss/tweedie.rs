@@ -34,9 +34,11 @@ pub struct Tweedie {
 }
 
 impl Tweedie {
+    /// The Poisson deviance (power 1).
     pub fn poisson() -> Self {
         Tweedie { p: 1.0 }
     }
+    /// The gamma deviance (power 2).
     pub fn gamma() -> Self {
         Tweedie { p: 2.0 }
     }
@@ -44,6 +46,7 @@ impl Tweedie {
     pub fn new(p: f64) -> Self {
         Tweedie { p }
     }
+    /// The variance power p.
     pub fn power(&self) -> f64 {
         self.p
     }

@@ -19,9 +19,13 @@ use std::fmt;
 use std::io::Read;
 use std::path::Path;
 
-pub const FORMAT_VERSION: u32 = 3;
+/// The newest format version: 4 adds the level names of categorical columns. A file is written
+/// with the lowest version that holds its model (3 without level names), so that a reader of
+/// version 3 reads every model it can predict with, and refuses, rather than misreads, one whose
+/// columns must be matched by level name.
+pub const FORMAT_VERSION: u32 = 4;
 /// The versions `from_json` reads.
-const READ_VERSIONS: [u32; 3] = [1, 2, 3];
+const READ_VERSIONS: [u32; 4] = [1, 2, 3, 4];
 const FORMAT_TAG: &str = "optboost-model";
 
 #[derive(Serialize)]
@@ -49,15 +53,17 @@ struct FileOwned {
 }
 
 impl Model {
+    /// The model file's text: versioned JSON that `from_json` reads back bit for bit.
     pub fn to_json(&self) -> String {
         serde_json::to_string(&FileRef {
             format: FORMAT_TAG,
-            version: FORMAT_VERSION,
+            version: if self.has_levels() { FORMAT_VERSION } else { 3 },
             model: self,
         })
         .expect("a model always serializes")
     }
 
+    /// A model from a file's text, refused with the reason unless it is valid.
     pub fn from_json(text: &str) -> Result<Model> {
         if text.trim().is_empty() {
             return Err(Error::Model("the file is empty".into()));
@@ -85,6 +91,7 @@ impl Model {
         Ok((accept(file)?, others))
     }
 
+    /// Writes `to_json` to `path`.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         std::fs::write(path, self.to_json())
@@ -146,6 +153,12 @@ fn accept(file: FileOwned) -> Result<Model> {
     let model = file
         .model
         .ok_or_else(|| Error::Model("malformed model: missing field `model`".into()))?;
+    if model.has_levels() && file.version < Some(4) {
+        return Err(Error::Model(format!(
+            "level names in a file of format version {} (they came with version 4)",
+            file.version.unwrap_or(0)
+        )));
+    }
     // A hand-edited or corrupted file must fail here, not at prediction time.
     model.validate()?;
     Ok(model)

@@ -3,10 +3,12 @@
 
 mod contrib;
 mod io;
+mod levels;
 mod predict;
 mod validate;
 
 pub use io::{FORMAT_VERSION, MAX_FILE_BYTES};
+pub use levels::MAX_LEVEL_NAME_BYTES;
 pub use validate::{MAX_ABS_TERM, MAX_NODES, MAX_OUTPUTS, MAX_TREES};
 
 use crate::data::target_stats::{self, Derived};
@@ -18,17 +20,26 @@ use crate::tree::Tree;
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, OnceLock};
 
+/// A model's feature: the column it reads at predict and how its values become bins.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FeatureSpec {
+    /// The feature's name (the data column's, or a target statistic's derived name).
     pub name: String,
+    /// The binning learnt at fit; the trees' rules are in its bins.
     pub mapper: BinMapper,
     /// A feature computed from a categorical column by its target statistics (`cat_encoding`):
     /// the column read at predict and the statistic of each of its levels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_stats: Option<TargetStat>,
+    /// The level names of the categorical column the feature reads (its own, or its target
+    /// statistic's source), by code: a column at predict is recoded to them by name. Only in
+    /// files of format version 4.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub levels: Option<Vec<String>>,
 }
 
 impl FeatureSpec {
+    /// Numeric or categorical, as at fit.
     pub fn kind(&self) -> FeatureKind {
         self.mapper.kind()
     }
@@ -43,16 +54,21 @@ impl FeatureSpec {
 /// out.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Model {
+    /// The method that trained the model.
     pub method: Method,
+    /// The loss it was trained for, which gives the response scale.
     pub loss: LossSpec,
     /// 1, or the number of classes K of a multiclass loss.
     pub n_outputs: usize,
     /// The initial constant of every output.
     pub bias: Vec<f64>,
+    /// The trees, in training order.
     pub trees: Vec<Tree>,
     /// The model is `bias[k] + Σ_{j: output_j = k} weights[j] · trees[j](x)`.
     pub weights: Vec<f64>,
+    /// The output each tree adds to.
     pub tree_outputs: Vec<u32>,
+    /// The features the trees split on, in the order their `feature` indices count.
     pub features: Vec<FeatureSpec>,
     /// Set when training kept an earlier iterate than the last (early stopping, divergence, or
     /// a momentum method's best loss).
@@ -106,10 +122,12 @@ impl Model {
         }
     }
 
+    /// Trees in the model.
     pub fn n_trees(&self) -> usize {
         self.trees.len()
     }
 
+    /// Appends a tree adding `weight` times its value to `output`.
     pub fn push_tree(&mut self, tree: Tree, weight: f64, output: usize) {
         self.trees.push(tree);
         self.weights.push(weight);

@@ -33,6 +33,8 @@ impl Model {
     /// `predict_iteration` at each of `iterations`, evaluating every tree once per row block:
     /// row-major n × `n_outputs` scores per iteration, each bit for bit `predict_iteration`'s.
     pub fn predict_staged(&self, frame: &Frame<'_>, iterations: &[usize]) -> Result<Vec<Vec<f64>>> {
+        let recoded = self.by_level_names(frame)?;
+        let frame = &recoded.frame(frame)?;
         let derived = self.target_stats(frame)?;
         let frame = &self.aligned(&derived.frame(frame)?)?;
         let sets = iterations
@@ -118,6 +120,8 @@ impl Model {
         weights: &[f64],
         predictor: fn(&'m Tree, &[bool]) -> Predictor<'m>,
     ) -> Result<Vec<f64>> {
+        let recoded = self.by_level_names(frame)?;
+        let frame = &recoded.frame(frame)?;
         let derived = self.target_stats(frame)?;
         let frame = &self.aligned(&derived.frame(frame)?)?;
         let columns = RawColumns::new(frame);

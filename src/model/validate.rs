@@ -54,6 +54,7 @@ impl Model {
             validate_feature(feature).map_err(|e| model_error(format!("feature {j}: {e}")))?;
             validate_target_stat(feature).map_err(|e| model_error(format!("feature {j}: {e}")))?;
         }
+        super::levels::validate(self)?;
         for (t, tree) in self.trees.iter().enumerate() {
             let (weight, output) = (self.weights[t], self.tree_outputs[t]);
             if output as usize >= self.n_outputs {

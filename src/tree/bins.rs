@@ -29,13 +29,16 @@ impl BinSet {
         }
         set
     }
+    /// True when `bin` is in the set.
     #[inline]
     pub fn contains(&self, bin: u8) -> bool {
         self.0[(bin >> 6) as usize] >> (bin & 63) & 1 == 1
     }
+    /// Adds `bin`.
     pub fn insert(&mut self, bin: u8) {
         self.0[(bin >> 6) as usize] |= 1 << (bin & 63);
     }
+    /// Removes `bin`.
     pub fn remove(&mut self, bin: u8) {
         self.0[(bin >> 6) as usize] &= !(1 << (bin & 63));
     }
@@ -48,6 +51,7 @@ pub struct BinStats {
     pub sum_vt: f64,
     /// Σ v
     pub sum_v: f64,
+    /// Rows in the bin.
     pub count: u32,
 }
 

@@ -4,6 +4,7 @@
 /// Which splits the search may use: RGBM's random candidate sets.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Candidates {
+    /// Every split (gbm and the others).
     All,
     /// `allowed[feature]`
     Features(Vec<bool>),
@@ -13,6 +14,7 @@ pub enum Candidates {
 }
 
 impl Candidates {
+    /// True when some split of `feature` may be used.
     #[inline]
     pub fn allows_feature(&self, feature: usize) -> bool {
         match self {
@@ -50,6 +52,7 @@ impl Candidates {
             ),
         }
     }
+    /// True when the split of `feature` at `threshold` may be used.
     #[inline]
     pub fn allows(&self, feature: usize, threshold: usize) -> bool {
         match self {

@@ -15,10 +15,14 @@
 
 use serde::{Deserialize, Serialize};
 
+/// How categorical splits are searched (LightGBM's many-vs-many partition, Fisher 1958).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CategoricalParams {
+    /// Added to each level's weight when its levels are ordered by mean target.
     pub cat_smooth: f64,
+    /// The fewest rows a side of a categorical split may have.
     pub min_data_per_group: usize,
+    /// The most levels a categorical split may send left.
     pub max_cat_threshold: usize,
 }
 

@@ -44,6 +44,7 @@ pub struct GrowOptions<'a> {
     /// Fraction of the tree's features each node may split on (1: all), drawn per node from
     /// `node_seed` and the node's id: the same features whatever the thread count.
     pub colsample_bynode: f64,
+    /// The seed of each node's feature draw.
     pub node_seed: u64,
     /// Monotone and interaction constraints (`None`: none).
     pub constraints: Option<&'a Constraints>,

@@ -27,6 +27,7 @@ use rayon::prelude::*;
 /// What a tree is fitted to: per row `vt = v·t` and `v` (target t, fitting weight v).
 #[derive(Debug, Clone, Copy)]
 pub struct FitStats<'a> {
+    /// v·t per row.
     pub vt: &'a [f64],
     /// Empty: every fitting weight is 1 (unweighted least squares on `vt`), which spares the
     /// caller a vector of ones.

@@ -20,6 +20,7 @@ pub struct LeafRows {
     pub end: usize,
 }
 
+/// A tree as grown: its nodes and the training rows of each leaf, for the step rules.
 #[derive(Debug, Clone)]
 pub struct GrownTree {
     /// Leaf values may be changed (step rules re-solve them); the rows of each leaf may not.
@@ -48,6 +49,7 @@ pub(super) struct BinLeaves {
 }
 
 impl GrownTree {
+    /// The leaves, each with its rows.
     pub fn leaves(&self) -> &[LeafRows] {
         &self.leaves
     }
@@ -80,6 +82,7 @@ impl GrownTree {
         out
     }
 
+    /// The tree's value on every training row, written into `out`.
     pub fn fitted_values_into(&self, data: &BinnedData, out: &mut [f64]) {
         assert_eq!(
             self.rows.len(),
@@ -174,6 +177,7 @@ impl GrownTree {
         })
     }
 
+    /// The training rows of `leaf`.
     pub fn leaf_rows(&self, leaf: &LeafRows) -> &[u32] {
         &self.rows[leaf.start..leaf.end]
     }

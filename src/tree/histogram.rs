@@ -156,8 +156,10 @@ impl<'a> RowStats<'a> {
     }
 }
 
+/// Per-bin gradient statistics of one node, over all features.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Histogram {
+    /// All features' bins, laid out by `BinnedData::offsets`.
     pub bins: Vec<BinStats>,
 }
 
@@ -344,6 +346,7 @@ impl Histogram {
         }
     }
 
+    /// The bins of one feature.
     pub fn feature<'h>(&'h self, data: &BinnedData, feature: usize) -> &'h [BinStats] {
         let offsets = data.offsets();
         &self.bins[offsets[feature]..offsets[feature + 1]]

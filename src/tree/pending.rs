@@ -10,7 +10,9 @@ use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Growth {
+    /// Level by level up to `max_depth`.
     Depthwise,
+    /// Best-gain leaf first, up to `max_leaves`.
     Leafwise,
 }
 

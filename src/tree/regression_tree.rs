@@ -11,14 +11,18 @@ use serde::{Deserialize, Serialize, Serializer};
 /// Leaves have `left == right == 0` (the root is never a child).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Node {
+    /// The feature the rule reads (an index into the model's features).
     pub feature: u32,
+    /// The child for rows the rule sends left (0: this node is a leaf).
     pub left: u32,
+    /// The child for the other rows.
     pub right: u32,
     /// Numeric rule: go left when `x ≤ threshold` (+∞ when only missing values go right).
     #[serde(with = "crate::data::nonfinite")]
     pub threshold: f64,
     /// The same rule on bins: bins 1..=bin go left.
     pub bin: u8,
+    /// Where missing values go.
     pub default_left: bool,
     /// Index into `Tree::categories` for a categorical rule.
     pub category: Option<u32>,
@@ -26,17 +30,21 @@ pub struct Node {
     pub value: f64,
     /// Split gain (0 for leaves): the basis of gain feature importance.
     pub gain: f64,
+    /// Training rows reaching the node (its cover, which SHAP weighs by).
     pub count: u32,
 }
 
 impl Node {
+    /// True for a leaf.
     pub fn is_leaf(&self) -> bool {
         self.left == 0
     }
 }
 
+/// A categorical rule: the levels that go left, as bins and as codes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CategorySplit {
+    /// Bins that go left.
     pub left_bins: BinSet,
     /// Bit c set when category code c goes left.
     pub left_codes: Vec<u64>,
@@ -49,7 +57,9 @@ pub struct CategorySplit {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(try_from = "TreeFile")]
 pub struct Tree {
+    /// The nodes, root first, each child after its parent.
     pub nodes: Vec<Node>,
+    /// The categorical rules the nodes' `category` indices point to.
     pub categories: Vec<CategorySplit>,
 }
 
@@ -278,6 +288,7 @@ where
 }
 
 impl Tree {
+    /// Leaves of the tree.
     pub fn n_leaves(&self) -> usize {
         self.nodes.iter().filter(|n| n.is_leaf()).count()
     }
@@ -373,10 +384,12 @@ impl Tree {
         }
     }
 
+    /// The tree's value for a row of bins.
     pub fn predict_bins(&self, bins: &[u8]) -> f64 {
         self.nodes[self.leaf_of_bins(bins)].value
     }
 
+    /// The tree's value for row `row` of raw columns.
     pub fn predict_raw(&self, frame: &Frame<'_>, row: usize) -> f64 {
         self.nodes[self.leaf_of_raw(frame, row)].value
     }

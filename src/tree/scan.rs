@@ -10,12 +10,18 @@ use super::categorical::CategoricalParams;
 use super::noise::NodeNoise;
 use std::cell::Cell;
 
+/// What the split search needs of the tree parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SplitParams {
+    /// λ of the leaf value Σvt / (Σv + λ).
     pub l2_leaf: f64,
+    /// The fewest rows a leaf may have.
     pub min_samples_leaf: usize,
+    /// The least fitting weight a leaf may have.
     pub min_weight_leaf: f64,
+    /// The least gain a split must bring.
     pub min_split_gain: f64,
+    /// The categorical split search's settings.
     pub categorical: CategoricalParams,
     /// The node's split noise (`random_strength`; noise.rs); `None`: candidates compete by
     /// their gains.

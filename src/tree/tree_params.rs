@@ -25,8 +25,10 @@ pub const MAX_OBLIVIOUS_DEPTH: usize = 16;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TreeKind {
+    /// Each node splits on its own rule.
     #[default]
     Ordinary,
+    /// Every node of a level splits on the same rule (CatBoost's symmetric trees).
     Oblivious,
 }
 
@@ -47,18 +49,24 @@ impl std::str::FromStr for TreeKind {
     }
 }
 
+/// The weak learner's settings.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct TreeParams {
     /// Split levels: 1 is a stump; at most `MAX_DEPTH`.
     pub max_depth: usize,
+    /// The most leaves a leaf-wise tree may have.
     pub max_leaves: usize,
     /// Fewest rows a leaf may hold. `None`: the booster's default for its loss (1 for least
     /// squares, 10 otherwise: docs/algorithms.md, "Leaf size and L2"), and 10 for a tree grown
     /// on its own.
     pub min_samples_leaf: Option<usize>,
+    /// The least fitting weight a leaf may have.
     pub min_weight_leaf: f64,
+    /// λ of the leaf value Σvt / (Σv + λ).
     pub l2_leaf: f64,
+    /// The least gain a split must bring.
     pub min_split_gain: f64,
+    /// Depth-wise or leaf-wise growth.
     pub growth: Growth,
     /// Ordinary trees, or oblivious ones (one rule per level: oblivious.rs). Left out of
     /// checkpoints when ordinary, so that those written before oblivious trees read the same.
@@ -87,6 +95,7 @@ impl Default for TreeParams {
 }
 
 impl TreeParams {
+    /// Checks every setting's domain.
     pub fn validate(&self) -> Result<()> {
         if !(1..=MAX_DEPTH).contains(&self.max_depth) {
             return Err(Error::param(

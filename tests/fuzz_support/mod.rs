@@ -82,10 +82,24 @@ fn training_set(n: usize) -> TrainingSet {
 }
 
 fn train(set: &TrainingSet, y: &[f64], params: &[(&str, &str)]) -> Model {
+    train_named(set, y, params, None)
+}
+
+/// `train`, with the categorical column's levels named `levels` when given.
+fn train_named(
+    set: &TrainingSet,
+    y: &[f64],
+    params: &[(&str, &str)],
+    levels: Option<&[String]>,
+) -> Model {
+    let c = match levels {
+        Some(levels) => Feature::categorical_with_levels("c", &set.codes, levels),
+        None => Feature::categorical("c", &set.codes, N_LEVELS),
+    };
     let frame = Frame::new(vec![
         Feature::numeric("x0", &set.x0),
         Feature::numeric("x1", &set.x1),
-        Feature::categorical("c", &set.codes, N_LEVELS),
+        c,
     ])
     .unwrap();
     let mut p = Params::default();
@@ -201,6 +215,10 @@ pub fn base_models() -> Vec<(&'static str, String)> {
         .into_iter()
         .map(|(name, model)| (name, model.to_json()))
         .collect();
+    // Level names (format version 4), matched by name at predict.
+    let levels: Vec<String> = (0..N_LEVELS).map(|l| format!("level {l}")).collect();
+    let named = train_named(&set, &set.regression, &[("n_iter", "4")], Some(&levels));
+    bases.push(("squared/gbm, level names", named.to_json()));
     // Version 1 files (a list of node objects per tree) and version 2 files (every tree's
     // thresholds written) are still read.
     let parsed = serde_json::from_str(&bases[0].1).unwrap();
@@ -408,10 +426,19 @@ fn load_and_predict(text: &str) -> Outcome {
             }
         })
         .collect();
-    let features = (model.features.iter().zip(&columns))
-        .map(|(f, column)| match column {
-            ProbeColumn::Numeric(x) => Feature::numeric(f.name.clone(), x),
-            ProbeColumn::Categorical(codes, n_levels) => {
+    // A column of a model with level names comes with them reversed: recoded by name.
+    let reversed: Vec<Option<Vec<String>>> = (model.features.iter())
+        .map(|f| Some(f.levels.as_ref()?.iter().rev().cloned().collect()))
+        .collect();
+    let features = (model.features.iter().zip(&columns).zip(&reversed))
+        .map(|((f, column), reversed)| match (column, reversed) {
+            (ProbeColumn::Numeric(x), _) => Feature::numeric(f.name.clone(), x),
+            (ProbeColumn::Categorical(codes, n_levels), Some(levels))
+                if levels.len() == *n_levels as usize =>
+            {
+                Feature::categorical_with_levels(f.name.clone(), codes, levels)
+            }
+            (ProbeColumn::Categorical(codes, n_levels), _) => {
                 Feature::categorical(f.name.clone(), codes, *n_levels)
             }
         })

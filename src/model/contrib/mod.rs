@@ -51,6 +51,8 @@ impl Model {
     }
 
     fn contrib_with(&self, frame: &Frame<'_>, weights: &[f64]) -> Result<Vec<f64>> {
+        let recoded = self.by_level_names(frame)?;
+        let frame = &recoded.frame(frame)?;
         let derived = self.target_stats(frame)?;
         let frame = &self.aligned(&derived.frame(frame)?)?;
         let trees = self.shap_trees(weights);
@@ -135,6 +137,8 @@ impl Model {
     }
 
     fn interactions_with(&self, frame: &Frame<'_>, weights: &[f64]) -> Result<Vec<f64>> {
+        let recoded = self.by_level_names(frame)?;
+        let frame = &recoded.frame(frame)?;
         let derived = self.target_stats(frame)?;
         let frame = &self.aligned(&derived.frame(frame)?)?;
         let trees = self.shap_trees(weights);

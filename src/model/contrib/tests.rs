@@ -83,6 +83,7 @@ impl Case {
                     BinMapper::Numeric { cuts: vec![0.5] }
                 },
                 target_stats: None,
+                levels: None,
             })
             .collect();
         let mut model = Model {
