@@ -6,7 +6,9 @@ end's column pipeline (``optboost.formula.feature_columns``): a frame is read as
 columns as native categorical features (level maps learnt in ``fit``), numeric
 columns without a copy; a matrix is validated by scikit-learn as float64 (NaN =
 missing) and its columns x0, x1, ... reach the core in place, in C or Fortran
-order.
+order. A scipy.sparse matrix (CSR, CSC; other formats converted to CSC) is binned
+from its stored values, never densified: rows not stored are 0.0, a stored NaN
+is missing, and the model is the one the dense matrix gives, bit for bit.
 
 Documentation: https://optboost.github.io/optboost/explain/#scikit-learn
 """

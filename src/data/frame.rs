@@ -182,6 +182,28 @@ impl<'a> Strided<'a> {
             }
         }
     }
+    /// Every `step`-th value from row 0 of a sparse column (with no row selection) as its
+    /// stored values at those rows, in row order, and the count of the rows not stored (0.0)
+    /// among them: a sample in time proportional to the stored values, not to the rows.
+    pub(crate) fn sparse_every(&self, step: usize) -> Option<(Vec<f64>, usize)> {
+        let Layout::Sparse {
+            rows,
+            values,
+            n_rows,
+        } = self.layout
+        else {
+            return None;
+        };
+        if self.rows.is_some() {
+            return None;
+        }
+        let stored: Vec<f64> = (rows.iter().zip(values))
+            .filter(|(&r, _)| (r as usize).is_multiple_of(step))
+            .map(|(_, &v)| v)
+            .collect();
+        let zeros = n_rows.div_ceil(step) - stored.len();
+        Some((stored, zeros))
+    }
     /// Every `step`-th value, from row 0.
     pub fn every(&self, step: usize) -> StridedIter<'a> {
         match (self.rows, self.layout) {

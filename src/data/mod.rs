@@ -14,6 +14,7 @@ pub(crate) mod test_data;
 pub use binned::{BinnedMatrix, FeatureBins};
 pub use binning::{BinMapper, BinningParams};
 pub(crate) use bundles::Bundles;
+#[cfg(feature = "python")]
 pub(crate) use frame::check_csc;
 pub use frame::{Feature, FeatureKind, FeatureValues, Frame, Strided, StridedIter};
 pub use target_stats::{CatEncoding, CatEncodings, TargetStat};
