@@ -383,9 +383,8 @@ def sparse_block(names: Sequence[str], X: Any) -> FeatureBlock:
         )
     indices = np.asarray(csc.indices)
     if indices.size and (indices.min() < 0 or indices.max() >= n_rows):
-        raise DataError(
-            f"a sparse matrix of {n_rows} rows has row index {int(indices.min())}..{int(indices.max())}"
-        )
+        bad = int(indices.min()) if indices.min() < 0 else int(indices.max())
+        raise DataError(f"a sparse matrix of {n_rows} rows has row index {bad}: not in 0..{n_rows - 1}")
     # int32 indices (scipy's default) are read as uint32 in place, being non-negative.
     rows = indices.view(np.uint32) if indices.dtype == np.int32 else indices.astype(np.uint32)
     indptr = np.asarray(csc.indptr).astype(np.int64, copy=False)

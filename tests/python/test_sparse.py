@@ -109,7 +109,7 @@ def test_bad_sparse_input_is_refused_by_name():
     past.indices = np.array([300], dtype=np.int64)
     past.indptr = np.array([0, 1, 1, 1, 1, 1], dtype=np.int64)
     past.data = np.array([1.0])
-    with pytest.raises(DataError, match="row index"):
+    with pytest.raises(DataError, match="row index 300: not in 0..299"):
         BoostRegressor(n_iter=2).fit(past, y)
 
 
