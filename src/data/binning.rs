@@ -165,9 +165,13 @@ pub(super) fn sample_runs(x: Strided<'_>, size: usize) -> Sample {
     let sparse = x.sparse_every(step);
     let (stored, zeros) = sparse.as_ref().map_or((&[][..], 0), |(s, z)| (&s[..], *z));
     let values = || {
-        (sparse.is_none().then(|| x.every(step)).into_iter().flatten())
-            .chain(stored.iter().copied())
-            .filter(|v| !v.is_nan())
+        (sparse
+            .is_none()
+            .then(|| x.every(step))
+            .into_iter()
+            .flatten())
+        .chain(stored.iter().copied())
+        .filter(|v| !v.is_nan())
     };
     let mut runs: Vec<(f64, usize)> = Vec::with_capacity(FEW_DISTINCT);
     if zeros > 0 {

@@ -444,10 +444,11 @@ impl<'a> Frame<'a> {
     }
 
     /// A frame of the columns of a compressed sparse column (CSC) matrix of `n_rows` rows and a
-    /// column per name, read in place: column j's stored values are `values[indptr[j]..indptr[j
-    /// + 1]]`, at rows `indices[..]` of the same range (strictly ascending in each column); the
-    /// rows not stored are 0.0, not missing (a NaN stored is missing). The model is the one the
-    /// dense matrix gives, bit for bit, in memory proportional to the stored values.
+    /// column per name, read in place: column j's stored values are
+    /// `values[indptr[j]..indptr[j + 1]]`, at the rows `indices` holds over the same range
+    /// (strictly ascending in each column); the rows not stored are 0.0, not missing (a NaN
+    /// stored is missing). The model is the one the dense matrix gives, bit for bit; its floats
+    /// are never densified (the bins training keeps are still a byte per row and feature).
     ///
     /// ```
     /// use optboost::Frame;
