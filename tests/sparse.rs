@@ -100,7 +100,15 @@ fn bits(values: &[f64]) -> Vec<u64> {
 
 #[test]
 fn sparse_matrices_fit_and_predict_as_their_dense_matrices() {
-    let cases: [(u64, usize, usize, f64, &[(&str, &str)]); 4] = [
+    // (seed, rows, columns, density, settings)
+    type Case = (
+        u64,
+        usize,
+        usize,
+        f64,
+        &'static [(&'static str, &'static str)],
+    );
+    let cases: [Case; 4] = [
         (1, 3_000, 8, 0.05, &[]),
         (2, 2_000, 40, 0.3, &[("growth", "leafwise")]),
         (3, 5_000, 12, 0.01, &[("method", "agbm"), ("memory", "low")]),
