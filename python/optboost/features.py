@@ -49,10 +49,18 @@ class FeatureBlock(NamedTuple):
 
 
 def per_column(columns: Sequence[FeatureColumn | FeatureBlock]) -> list[FeatureColumn]:
-    """The columns with every block split into its columns (views, no copy)."""
+    """The columns with every block split into its columns (views, no copy; a sparse block's
+    columns dense, one array each)."""
     result: list[FeatureColumn] = []
     for column in columns:
-        if isinstance(column, FeatureBlock):
+        if isinstance(column, FeatureBlock) and column.kind == "sparse":
+            indptr, indices, values, n_rows = column.values
+            for j, name in enumerate(column.names):
+                dense = np.zeros(n_rows)
+                stored = slice(indptr[j], indptr[j + 1])
+                dense[indices[stored]] = values[stored]
+                result.append(FeatureColumn(name, dense, "numeric", 0))
+        elif isinstance(column, FeatureBlock):
             result.extend(
                 FeatureColumn(name, column.values[:, j], "numeric", 0)
                 for j, name in enumerate(column.names)
@@ -340,6 +348,47 @@ def frame_features(frame: pl.DataFrame) -> tuple[Feature, ...]:
 def matrix_features(names: Sequence[str]) -> tuple[Feature, ...]:
     """The numeric features of a matrix's columns, named ``names``."""
     return tuple(Feature(name, "numeric", name, (name,)) for name in names)
+
+
+# Row indices cross to the core as uint32.
+MAX_SPARSE_ROWS = 2**32 - 1
+
+
+def is_sparse(X: Any) -> bool:
+    """Whether X is a scipy.sparse matrix or array (told without importing scipy)."""
+    return type(X).__module__.startswith("scipy.sparse") and hasattr(X, "tocsc")
+
+
+def sparse_block(names: Sequence[str], X: Any) -> FeatureBlock:
+    """A scipy.sparse matrix as one sparse block for the core, in CSC form (CSR converted: a
+    copy proportional to the stored values, never to the dense matrix; other formats as
+    scipy converts them). Rows not stored are 0.0, a stored NaN is missing; ±inf, duplicate
+    or unsorted row indices of a CSC matrix and more rows than uint32 holds are refused."""
+    if X.ndim != 2:
+        raise DataError(f"expected a 2-D sparse matrix, got {X.ndim}-D")
+    n_rows, n_columns = X.shape
+    if n_rows > MAX_SPARSE_ROWS:
+        raise DataError(f"a sparse matrix of {n_rows} rows: at most {MAX_SPARSE_ROWS} are supported")
+    if len(names) != n_columns:
+        raise DataError(f"a sparse matrix of {n_columns} columns, expected {len(names)}")
+    csc = X if X.format == "csc" else X.tocsc()
+    values = np.ascontiguousarray(csc.data, dtype=np.float64)
+    infinite = np.isinf(values)
+    if infinite.any():
+        k = int(np.argmax(infinite))
+        column = int(np.searchsorted(csc.indptr, k, side="right")) - 1
+        raise DataError(
+            f"Input X contains infinity (row {int(csc.indices[k])}, column {column}); "
+            "missing values are NaN"
+        )
+    indices = np.asarray(csc.indices)
+    if indices.size and (indices.min() < 0 or indices.max() >= n_rows):
+        bad = int(indices.min()) if indices.min() < 0 else int(indices.max())
+        raise DataError(f"a sparse matrix of {n_rows} rows has row index {bad}: not in 0..{n_rows - 1}")
+    # int32 indices (scipy's default) are read as uint32 in place, being non-negative.
+    rows = indices.view(np.uint32) if indices.dtype == np.int32 else indices.astype(np.uint32)
+    indptr = np.asarray(csc.indptr).astype(np.int64, copy=False)
+    return FeatureBlock(list(names), (indptr, np.ascontiguousarray(rows), values, n_rows), "sparse")
 
 
 def matrix_block(names: Sequence[str], X: np.ndarray) -> FeatureBlock:

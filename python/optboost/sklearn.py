@@ -6,7 +6,9 @@ end's column pipeline (``optboost.formula.feature_columns``): a frame is read as
 columns as native categorical features (level maps learnt in ``fit``), numeric
 columns without a copy; a matrix is validated by scikit-learn as float64 (NaN =
 missing) and its columns x0, x1, ... reach the core in place, in C or Fortran
-order.
+order. A scipy.sparse matrix (CSR, CSC; other formats converted to CSC) is binned
+from its stored values, never densified: rows not stored are 0.0, a stored NaN
+is missing, and the model is the one the dense matrix gives, bit for bit.
 
 Documentation: https://optboost.github.io/optboost/explain/#scikit-learn
 """
@@ -42,6 +44,7 @@ from .formula import (
     matrix_block,
     matrix_features,
 )
+from .features import is_sparse, sparse_block
 from .holdout import LEFT_OUT, TRAINS, VALIDATES
 from .frames import TargetEncoding, to_polars
 from .losses import CustomLoss, loss_text
@@ -49,6 +52,11 @@ from .model import HISTORY_SCHEMA, Model, is_margin
 from .params import param_pairs
 from .plan import DEFAULTS, FIT_ARGUMENTS, R_NAMES, FitPlan
 from .training import train
+
+
+# scipy.sparse formats taken as they are; scikit-learn converts the others (COO, LIL, ...) to
+# the first, CSC, the layout the core reads.
+_SPARSE_FORMATS = ("csc", "csr")
 
 
 def _is_frame(X: Any) -> bool:
@@ -104,6 +112,7 @@ class _BoostEstimator(BaseEstimator):
         tags.input_tags.allow_nan = True
         tags.input_tags.categorical = True
         tags.input_tags.string = True
+        tags.input_tags.sparse = True
         if isinstance(self, RegressorMixin):
             tags.target_tags.multi_output = True
         return tags
@@ -138,13 +147,15 @@ class _BoostEstimator(BaseEstimator):
             self,
             X,
             y,
+            accept_sparse=_SPARSE_FORMATS,
             dtype=np.float64,
             order=None,  # C or F order, as given: the core reads either in place
             ensure_all_finite=False,  # checked by _check_no_infinity, in blocks
             y_numeric=isinstance(self, RegressorMixin),
             multi_output=isinstance(self, RegressorMixin),
         )
-        _check_no_infinity(X)
+        if not is_sparse(X):
+            _check_no_infinity(X)
         self._features_ = matrix_features([f"x{j}" for j in range(X.shape[1])])
         self._fitted_on_frame_ = False
         return self._matrix_columns(X), y
@@ -161,13 +172,23 @@ class _BoostEstimator(BaseEstimator):
             )
         # A matrix, or a frame given to a model fitted on a matrix, is taken by position.
         X = validate_data(
-            self, X, reset=False, dtype=np.float64, order=None, ensure_all_finite=False
+            self,
+            X,
+            reset=False,
+            accept_sparse=_SPARSE_FORMATS,
+            dtype=np.float64,
+            order=None,
+            ensure_all_finite=False,
         )
-        _check_no_infinity(X)
+        if not is_sparse(X):
+            _check_no_infinity(X)
         return self._matrix_columns(X)
 
-    def _matrix_columns(self, X: np.ndarray) -> list[FeatureBlock]:
-        return [matrix_block([f.name for f in self._features_], X)]
+    def _matrix_columns(self, X: Any) -> list[FeatureBlock]:
+        """A matrix's columns in one block: a dense one read in place, a scipy.sparse one
+        binned from its stored values (never densified)."""
+        names = [f.name for f in self._features_]
+        return [sparse_block(names, X) if is_sparse(X) else matrix_block(names, X)]
 
     # ---------------------------------------------------------------- training
 

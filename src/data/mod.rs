@@ -16,6 +16,8 @@ pub use binned::{BinnedMatrix, FeatureBins};
 pub use binning::{BinMapper, BinningParams};
 pub(crate) use bundles::Bundles;
 pub use categories::Categories;
+#[cfg(feature = "python")]
+pub(crate) use frame::check_csc;
 pub use frame::{Feature, FeatureKind, FeatureValues, Frame, Strided, StridedIter};
 pub use target_stats::{CatEncoding, CatEncodings, TargetStat};
 

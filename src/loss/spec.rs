@@ -76,6 +76,7 @@ pub enum LossSpec {
     /// The toy loss of `loss/toy.rs`, added as docs/adding_a_loss.md says (tests only).
     #[cfg(test)]
     Toy {
+        /// The loss's one parameter.
         scale: f64,
     },
     /// A scalar loss given as an object (Python's `CustomLoss`), not rebuilt from its name: a

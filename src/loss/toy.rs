@@ -8,6 +8,7 @@
 
 use super::{ScalarLoss, Terms};
 
+/// ½·scale·(y − f)², the guide's example.
 #[derive(Debug, Clone, Copy)]
 pub struct Toy {
     scale: f64,

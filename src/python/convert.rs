@@ -26,6 +26,20 @@ enum Values<'py> {
         codes: PyReadonlyArray1<'py, i32>,
         n_levels: u32,
     },
+    /// Column `column` of sparse block `block` (`Columns::sparse`).
+    InSparse {
+        block: usize,
+        column: usize,
+    },
+}
+
+/// A scipy CSC matrix's arrays: the row indices and values read in place, the column pointers
+/// (one per column) copied to `usize`.
+struct SparseBlock<'py> {
+    indptr: Vec<usize>,
+    indices: PyReadonlyArray1<'py, u32>,
+    values: PyReadonlyArray1<'py, f64>,
+    n_rows: usize,
 }
 
 /// Named feature columns held (and borrowed read-only) for the duration of one call.
@@ -33,17 +47,21 @@ pub struct Columns<'py> {
     names: Vec<String>,
     values: Vec<Values<'py>>,
     blocks: Vec<PyReadonlyArray2<'py, f64>>,
+    sparse: Vec<SparseBlock<'py>>,
 }
 
 impl<'py> Columns<'py> {
     /// Reads a sequence of `(name, values, kind, n_levels)` tuples, `kind` being "numeric"
     /// (float64 values) or "categorical" (int32 codes, -1 = missing, below `n_levels`), and of
     /// numeric blocks `(names, values, "numeric", 0)`: a list of names and a Fortran- or C-order
-    /// float64 array with a column per name.
+    /// float64 array with a column per name; and of sparse blocks `(names, (indptr, indices,
+    /// values, n_rows), "sparse", 0)`: a CSC matrix's int64 column pointers, uint32 row indices
+    /// and float64 values.
     pub fn extract(columns: &Bound<'py, PyAny>) -> PyResult<Self> {
         let mut names = Vec::new();
         let mut values = Vec::new();
         let mut blocks = Vec::new();
+        let mut sparse = Vec::new();
         for item in columns.try_iter()? {
             let item = item?;
             let (name, array, kind, n_levels): (Bound<'py, PyAny>, Bound<'py, PyAny>, String, u32) =
@@ -56,6 +74,18 @@ impl<'py> Columns<'py> {
                 let block_names: Vec<String> = name
                     .extract()
                     .map_err(|_| DataError::new_err("a block's names must be a list of strings"))?;
+                if kind == "sparse" {
+                    let block = sparse_block(&block_names, &array)?;
+                    for (column, name) in block_names.into_iter().enumerate() {
+                        names.push(name);
+                        values.push(Values::InSparse {
+                            block: sparse.len(),
+                            column,
+                        });
+                    }
+                    sparse.push(block);
+                    continue;
+                }
                 let block = numeric_block(&block_names, &array, &kind)?;
                 for (column, name) in block_names.into_iter().enumerate() {
                     names.push(name);
@@ -99,6 +129,7 @@ impl<'py> Columns<'py> {
             names,
             values,
             blocks,
+            sparse,
         })
     }
 
@@ -133,6 +164,18 @@ impl<'py> Columns<'py> {
                 Values::Categorical { codes, n_levels } => {
                     Feature::categorical(name.clone(), contiguous(name, codes)?, *n_levels)
                 }
+                &Values::InSparse { block, column } => {
+                    let block = &self.sparse[block];
+                    let stored = block.indptr[column]..block.indptr[column + 1];
+                    let indices = contiguous(name, &block.indices)?;
+                    let values = contiguous(name, &block.values)?;
+                    Feature::sparse(
+                        name.clone(),
+                        &indices[stored.clone()],
+                        &values[stored],
+                        block.n_rows,
+                    )
+                }
             };
             features.push(feature);
         }
@@ -148,6 +191,46 @@ pub fn contiguous<'a, T: numpy::Element>(
     array
         .as_slice()
         .map_err(|_| DataError::new_err(format!("column `{name}` must be a C-contiguous array")))
+}
+
+/// A sparse block's arrays, checked as `Frame::from_csc` checks them (so that its columns can
+/// be cut out of them safely).
+fn sparse_block<'py>(names: &[String], arrays: &Bound<'py, PyAny>) -> PyResult<SparseBlock<'py>> {
+    let first = names.first().map_or("", String::as_str);
+    let (indptr, indices, values, n_rows): (
+        PyReadonlyArray1<'py, i64>,
+        PyReadonlyArray1<'py, u32>,
+        PyReadonlyArray1<'py, f64>,
+        usize,
+    ) = arrays.extract().map_err(|_| {
+        DataError::new_err(format!(
+            "the sparse block of columns from `{first}` must be (indptr int64, indices uint32, \
+             values float64, n_rows) 1-D numpy arrays and a row count"
+        ))
+    })?;
+    let indptr: Vec<usize> = (indptr.as_array().iter())
+        .map(|&p| usize::try_from(p))
+        .collect::<Result<_, _>>()
+        .map_err(|_| {
+            DataError::new_err(format!(
+                "the sparse block of columns from `{first}` has a negative column pointer"
+            ))
+        })?;
+    let block = SparseBlock {
+        indptr,
+        indices,
+        values,
+        n_rows,
+    };
+    crate::data::check_csc(
+        names,
+        n_rows,
+        &block.indptr,
+        contiguous(first, &block.indices)?,
+        contiguous(first, &block.values)?,
+    )
+    .map_err(super::errors::to_py_err)?;
+    Ok(block)
 }
 
 /// A numeric block's array, checked: 2-D float64, Fortran or C order, a column per name.
