@@ -99,7 +99,7 @@ impl Metric {
                 Metric::Rmse | Metric::Mae | Metric::Logloss | Metric::Error | Metric::Auc
             ),
             MetricFamily::Multiclass => matches!(self, Metric::Logloss | Metric::Error),
-            MetricFamily::Quantiles => false,
+            MetricFamily::Quantiles | MetricFamily::Ranking => false,
         }
     }
 
