@@ -354,3 +354,80 @@ fn proximal_methods_refuse_ranking_losses_and_bad_groups_are_named() {
         "{error}"
     );
 }
+
+/// MAP@k and MRR over the groups by their definitions (relevant: label > 0; a group without a
+/// relevant row counts 1).
+fn mean_map_and_mrr(y: &[f64], s: &[f64], k: usize) -> (f64, f64) {
+    let all = groups(y);
+    let (mut map, mut mrr) = (0.0, 0.0);
+    for rows in &all {
+        let mut by_score = rows.clone();
+        by_score.sort_by(|&a, &b| s[b].total_cmp(&s[a]));
+        let relevant = rows.iter().filter(|&&i| y[2 * i] > 0.0).count();
+        if relevant == 0 {
+            map += 1.0;
+            mrr += 1.0;
+            continue;
+        }
+        let precision = |p: usize| {
+            by_score[..=p].iter().filter(|&&i| y[2 * i] > 0.0).count() as f64 / (p + 1) as f64
+        };
+        map += (0..by_score.len().min(k))
+            .filter(|&p| y[2 * by_score[p]] > 0.0)
+            .map(precision)
+            .sum::<f64>()
+            / relevant.min(k) as f64;
+        let first = by_score.iter().position(|&i| y[2 * i] > 0.0).unwrap();
+        mrr += 1.0 / (first + 1) as f64;
+    }
+    (map / all.len() as f64, mrr / all.len() as f64)
+}
+
+#[test]
+fn ranking_metrics_match_brute_force_and_stop_early() {
+    use optboost::metric::Metric;
+    let train = Queries::new(40, 12, 10);
+    let valid = Queries::new(20, 12, 11);
+    let mut rng = TestRng::new(12);
+    let scores: Vec<f64> = (0..valid.y.len() / 2).map(|_| (rng.uniform() * 5.0).floor()).collect();
+    let ones = vec![1.0; scores.len()];
+    let loss = build("lambdarank");
+    let ndcg: Metric = "ndcg@10".parse().unwrap();
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+    assert!(close(ndcg.evaluate(&*loss, &valid.y, &scores, &ones), mean_ndcg(&valid.y, &scores)));
+    for k in [1, 3, 10] {
+        let map: Metric = format!("map@{k}").parse().unwrap();
+        let expected = mean_map_and_mrr(&valid.y, &scores, k);
+        assert!(close(map.evaluate(&*loss, &valid.y, &scores, &ones), expected.0), "map@{k}");
+    }
+    let mrr: Metric = "mrr".parse().unwrap();
+    let expected = mean_map_and_mrr(&valid.y, &scores, 1).1;
+    assert!(close(mrr.evaluate(&*loss, &valid.y, &scores, &ones), expected));
+    assert_eq!("ndcg".parse::<Metric>().unwrap().to_string(), "ndcg@10");
+    assert!("ndcg@0".parse::<Metric>().is_err());
+    assert!(ndcg.check(&LossSpec::Squared).is_err());
+    assert!(Metric::Auc.check(&"pairwise".parse().unwrap()).is_err());
+
+    // Early stopping follows the validation NDCG@10 (higher is better).
+    let settings = params(&[
+        ("loss", "pairwise"),
+        ("n_iter", "300"),
+        ("learning_rate", "0.5"),
+        ("metrics", "ndcg@10,map@5,mrr"),
+        ("early_stopping_rounds", "5"),
+    ]);
+    fn data(q: &Queries) -> TrainData<'_> {
+        TrainData { frame: q.frame(), y: &q.y, weights: None }
+    }
+    let mut booster = Booster::new(settings, &data(&train), Some(&data(&valid))).unwrap();
+    booster.run(|_| true).unwrap();
+    let records = &booster.history().records;
+    assert!(records.len() < 300, "stopped early");
+    let last = records.last().unwrap();
+    assert_eq!(last.valid_metrics.len(), 3);
+    let model_scores = booster.model().predict(&valid.frame()).unwrap();
+    let best = records.iter().map(|r| r.valid_metrics[0]).fold(0.0, f64::max);
+    assert!(best > 0.8, "{best}");
+    let recorded = records.iter().find(|r| r.n_trees == booster.model().n_trees()).unwrap();
+    assert!(close(recorded.valid_metrics[0], mean_ndcg(&valid.y, &model_scores)));
+}
