@@ -36,14 +36,18 @@ def check_group(loss: Any, group: Any) -> None:
         )
 
 
-def group_ids(group: Any, frame: pl.DataFrame, role: str = "data") -> pl.Series:
-    """The group id of every row of `frame`: its column `group`, or `group`'s values."""
+def group_ids(group: Any, rows: pl.DataFrame | int, role: str = "data") -> pl.Series:
+    """The group id of every row: the column `group` of the frame `rows`, or `group`'s values
+    (one per row of `rows`, a frame or a number of rows)."""
     if isinstance(group, str):
-        ids = get_column(frame, group, role="group column")
+        if not isinstance(rows, pl.DataFrame):
+            raise ParameterError(f"group={group!r} names a column, but {role} is not a data frame")
+        ids = get_column(rows, group, role="group column")
     else:
+        n = rows.height if isinstance(rows, pl.DataFrame) else rows
         ids = pl.Series("group", list(np.asarray(group).ravel()) if np.ndim(group) else [group])
-        if len(ids) != frame.height:
-            raise DataError(f"group= has {len(ids)} values for the {frame.height} rows of {role}")
+        if len(ids) != n:
+            raise DataError(f"group= has {len(ids)} values for the {n} rows of {role}")
     name = repr(group) if isinstance(group, str) else "group="
     missing = ids.is_null()
     if ids.dtype.is_float():
@@ -54,9 +58,9 @@ def group_ids(group: Any, frame: pl.DataFrame, role: str = "data") -> pl.Series:
     return ids
 
 
-def group_codes(group: Any, frame: pl.DataFrame, role: str = "data") -> np.ndarray:
+def group_codes(group: Any, rows: pl.DataFrame | int, role: str = "data") -> np.ndarray:
     """The code 0, 1, ... of every row's group (groups by sorted id), as float64."""
-    ids = group_ids(group, frame, role)
+    ids = group_ids(group, rows, role)
     if ids.dtype.is_numeric():
         values = ids.to_numpy()
     else:

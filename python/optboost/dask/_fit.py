@@ -50,7 +50,7 @@ def boost(
     Every other argument as in ``optboost.boost`` (checked by its fit plan, R's names among
     them), except that without ``loss=`` the loss is the squared one (the target is not read on
     the client to infer it). Not supported: custom losses (``CustomLoss``), the cox and
-    multiclass_hinge losses, callable metrics and the AUC metric, ``callback``,
+    multiclass_hinge losses, the ranking losses, callable metrics and the AUC metric, ``callback``,
     ``progress=True``, ``train.fraction`` and ``cv.folds``. A worker lost while training raises
     ``DistributedTrainingError`` (an ``OptboostError``) naming it and the iteration, with the
     model of the last finished iteration as its ``model``. The model's ``traffic`` (not saved
@@ -61,6 +61,13 @@ def boost(
     _refuse_unsupported(plan, timeout)
     if "auc" in str(dict(plan.pairs).get("metrics", "")).split(","):
         raise ParameterError("optboost.dask does not compute the AUC metric (it ranks all rows)")
+    if _core.loss_info(plan.resolved["loss"])["task"] == "ranking":
+        raise ParameterError(
+            f"optboost.dask does not fit the ranking loss {plan.resolved['loss']} yet: the "
+            "data-parallel booster adds per-row terms over workers, and a query group's terms "
+            "tie its rows together; fit with optboost.boost on the collected frame "
+            "(ddf.compute())"
+        )
     if not _core.loss_info(plan.resolved["loss"])["distributable"]:
         raise ParameterError(
             f"optboost.dask does not fit the {plan.resolved['loss']} loss, whose value is not "
