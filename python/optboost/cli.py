@@ -94,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--early-stopping-rounds", type=int)
     fit.add_argument("--weights", help="column holding sample weights")
     fit.add_argument(
-        "--group", help="column of query ids, for a ranking loss (lambdarank, pairwise, rank_xendcg)"
+        "--group", help="column of query ids, for a ranking loss (lambdarank, pairwise, ...)"
     )
     fit.add_argument(
         "--offset", help="column added to the link (give it to 'predict --offset' too)"
@@ -155,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     cv.add_argument("formula", help='R-style formula, e.g. "y ~ a + b + C(c)"')
     cv.add_argument("--folds", type=int, default=5)
     cv.add_argument("--groups", help="column whose groups stay within one fold")
-    cv.add_argument("--group", help="column of query ids, for a ranking loss (folds keep them whole)")
+    cv.add_argument("--group", help="column of query ids of a ranking loss (kept in one fold)")
     cv.add_argument("--method", help=_method_help())
     cv.add_argument("--loss", help="default: chosen from the target, as R's gbm does")
     cv.add_argument("--n-iter", type=int, help="iterations (default 100)")

@@ -11,11 +11,11 @@ import numpy as np
 from .class_weights import class_weight_values
 from .errors import ParameterError
 from .formula import DesignSpec, build_design
+from .frames import to_polars
 from .groups import group_codes, ranking_target
 from .holdout import TRAINS, VALIDATES
 from .metrics import CallableMetrics
 from .model import Model
-from .frames import to_polars
 from .offsets import offset_values, without_column
 from .plan import FitPlan
 

@@ -54,7 +54,9 @@ def group_ids(group: Any, rows: pl.DataFrame | int, role: str = "data") -> pl.Se
         missing = missing | ids.is_nan()
     if missing.any():
         row = int(np.flatnonzero(missing.to_numpy())[0])
-        raise DataError(f"{name} is missing (null or NaN) at row {row} of {role}: every row needs a query id")
+        raise DataError(
+            f"{name} is missing (null or NaN) at row {row} of {role}: every row needs a query id"
+        )
     return ids
 
 

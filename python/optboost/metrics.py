@@ -24,14 +24,14 @@ Metric = Callable[[np.ndarray, np.ndarray], float]
 
 BUILT_IN = tuple(_core.metric_names())
 """The core's metrics (it computes them, in training and for ``Model.metric``); ``ndcg@k`` and
-``map@k`` stand for every cut-off (``ndcg@5``; bare ``ndcg`` is ``ndcg@10``)."""
+``map@k`` stand for every cut-off (``ndcg@5``)."""
 
 
 def is_built_in(name: str) -> bool:
     """Whether `name` (lower case) is a core metric: one of ``BUILT_IN``, or a cut-off metric
-    with its k (``ndcg@5``) or without (``ndcg``)."""
-    family, at, k = name.partition("@")
-    return name in BUILT_IN or f"{family}@k" in BUILT_IN and (not at or k.isdigit())
+    with its k (``ndcg@5``; the history column is named as written, so the k is required)."""
+    family, _, k = name.partition("@")
+    return name in BUILT_IN or (f"{family}@k" in BUILT_IN and k.isdigit())
 
 
 def split_metrics(metrics: Any) -> tuple[list[str], dict[str, Callable[..., Any]]]:

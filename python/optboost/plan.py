@@ -221,8 +221,8 @@ class FitPlan:
             held = np.zeros(len(training), dtype=bool)
             held[n_train:] = True
             if groups is not None:
-                # A group validates when its first row is among the held-out ones.
-                first = {}
+                # Groups in the order they first appear: the first fraction of them train.
+                first: dict[float, int] = {}
                 for code in groups[training]:
                     first.setdefault(code, len(first))
                 order = np.array([first[code] for code in groups[training]])

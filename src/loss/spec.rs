@@ -199,7 +199,7 @@ const VOCABULARY: &[Entry] = &[
     Entry { name: "pairwise", param: None, spec: |_| LossSpec::Pairwise, link: |_| Link::Identity,
         traits: Traits { task: Ranking, separable: false, piecewise_linear: false, sigma_from_data: true,
             distributable: false, metrics: M::Ranking, default_metric: D::Ndcg,
-            multi_output: None, r_gbm: Some("pairwise") } },
+            multi_output: None, r_gbm: None } },
     Entry { name: "rank_xendcg", param: None, spec: |_| LossSpec::RankXendcg, link: |_| Link::Identity,
         traits: Traits { task: Ranking, separable: false, piecewise_linear: false, sigma_from_data: true,
             distributable: false, metrics: M::Ranking, default_metric: D::Ndcg,

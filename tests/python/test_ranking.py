@@ -7,7 +7,8 @@ import polars as pl
 import pytest
 
 import optboost
-from optboost.errors import DataError, MissingColumnError, ParameterError
+from optboost import MissingColumnError
+from optboost.errors import DataError, ParameterError
 
 
 def queries(n_groups: int = 80, seed: int = 0) -> pl.DataFrame:
@@ -64,8 +65,10 @@ def test_metrics_match_brute_force_and_holdout_keeps_groups_whole():
     assert "valid_map@3" in model.history.columns and "train_mrr" in model.history.columns
     # validation_fraction holds out whole groups: the same NDCG whatever the row order
     held = optboost.boost("rel ~ x1 + x2", data=data, loss="lambdarank", group="qid",
-                          n_iter=5, metrics="ndcg", validation_fraction=0.25)
+                          n_iter=5, metrics="ndcg@10", validation_fraction=0.25)
     assert not np.isnan(held.history["valid_ndcg@10"][-1])
+    with pytest.raises(ParameterError, match="ndcg@k"):
+        optboost.boost("rel ~ x1", data=data, loss="pairwise", group="qid", metrics="ndcg")
 
 
 def test_group_checks_name_the_problem():
