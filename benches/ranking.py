@@ -19,7 +19,7 @@ test NDCG@10 (every query; a query without a relevant document counts 1, LightGB
 convention) and of the seconds per fit.
 
     nice -n 10 python benches/ranking.py                  # 5 splits, 1 and 2 threads
-    nice -n 10 python benches/ranking.py --splits 2 --threads 1
+    nice -n 10 python benches/ranking.py --splits 2 --threads 1 --libraries optboost
 """
 
 from __future__ import annotations
@@ -71,7 +71,8 @@ def fit_optboost(x, y, qid, threads):
     )
     model = optboost.boost(
         "rel ~ .", frame, loss="lambdarank", group="qid", n_iter=N_ITER, learning_rate=0.1,
-        max_leaves=31, min_samples_leaf=20, n_threads=threads, validation_fraction=None,
+        growth="leafwise", max_leaves=31, max_depth=32, min_samples_leaf=20, n_threads=threads,
+        validation_fraction=None,
         progress=False,
     )
     return lambda xt: model.predict(
@@ -116,6 +117,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--splits", type=int, default=5)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--libraries", nargs="+", default=list(LIBRARIES), choices=list(LIBRARIES))
     args = parser.parse_args()
     x, y, qid = queries(0)
     print(f"{N_QUERIES} queries, {len(y)} rows, {N_FEATURES} features, labels "
@@ -123,7 +125,8 @@ def main() -> None:
     for threads in args.threads:
         print(f"\nn_threads = {threads}: test NDCG@10 and seconds per fit, mean ± se over "
               f"{args.splits} splits")
-        for name, fit in LIBRARIES.items():
+        for name in args.libraries:
+            fit = LIBRARIES[name]
             scores, seconds = [], []
             for seed in range(args.splits):
                 x, y, qid = queries(seed)
