@@ -7,6 +7,8 @@
 //! and maps the scores to the response scale through the loss itself, so it means the same for
 //! every loss of a task. Means are weighted by the sample weights.
 
+mod ranking;
+
 use crate::collective::{Collective, Local};
 use crate::error::{Error, Result};
 use crate::loss::{Loss, LossSpec, MetricFamily};
@@ -30,7 +32,23 @@ pub enum Metric {
     PoissonDeviance,
     /// Mean gamma deviance 2(ln(μ/y) + y/μ − 1).
     GammaDeviance,
+    /// NDCG@k over the query groups of a ranking loss (`ndcg@10`; `ndcg` is @10); higher is
+    /// better (`metric/ranking.rs`).
+    Ndcg {
+        /// The cut-off rank.
+        k: u32,
+    },
+    /// Mean average precision at k over the query groups (`map@10`; `map` is @10).
+    Map {
+        /// The cut-off rank.
+        k: u32,
+    },
+    /// Mean reciprocal rank of the first relevant row over the query groups.
+    Mrr,
 }
+
+/// The `k` of `ndcg` and `map` written without one.
+const DEFAULT_K: u32 = 10;
 
 impl Metric {
     /// Every metric, in the order of `NAMES`.
@@ -42,6 +60,9 @@ impl Metric {
         Metric::Auc,
         Metric::PoissonDeviance,
         Metric::GammaDeviance,
+        Metric::Ndcg { k: DEFAULT_K },
+        Metric::Map { k: DEFAULT_K },
+        Metric::Mrr,
     ];
     /// Every metric's name, as `metrics=` takes it.
     pub const NAMES: &'static [&'static str] = &[
@@ -52,11 +73,17 @@ impl Metric {
         "auc",
         "poisson_deviance",
         "gamma_deviance",
+        "ndcg@k",
+        "map@k",
+        "mrr",
     ];
 
-    /// The metric's name, as `metrics=` takes it.
+    /// The metric's name in the vocabulary (`ndcg@k`); `Display` writes its k (`ndcg@10`).
     pub fn name(&self) -> &'static str {
         match self {
+            Metric::Ndcg { .. } => "ndcg@k",
+            Metric::Map { .. } => "map@k",
+            Metric::Mrr => "mrr",
             Metric::Rmse => "rmse",
             Metric::Mae => "mae",
             Metric::Logloss => "logloss",
@@ -69,7 +96,10 @@ impl Metric {
 
     /// True for metrics where larger values are better (AUC): early stopping minimises −value.
     pub fn higher_is_better(&self) -> bool {
-        matches!(self, Metric::Auc)
+        matches!(
+            self,
+            Metric::Auc | Metric::Ndcg { .. } | Metric::Map { .. } | Metric::Mrr
+        )
     }
 
     /// Whether the metric means something for the targets and predictions of `loss` (the
@@ -89,6 +119,16 @@ impl Metric {
         ))
     }
 
+    /// The ranking metric this is, if it is one.
+    fn ranking(&self) -> Option<ranking::Ranking> {
+        match *self {
+            Metric::Ndcg { k } => Some(ranking::Ranking::Ndcg(k as usize)),
+            Metric::Map { k } => Some(ranking::Ranking::Map(k as usize)),
+            Metric::Mrr => Some(ranking::Ranking::Mrr),
+            _ => None,
+        }
+    }
+
     /// Whether the metric is one of `family`'s.
     pub fn fits(&self, family: MetricFamily) -> bool {
         match family {
@@ -103,6 +143,7 @@ impl Metric {
             ),
             MetricFamily::Multiclass => matches!(self, Metric::Logloss | Metric::Error),
             MetricFamily::Quantiles => false,
+            MetricFamily::Ranking => self.ranking().is_some(),
         }
     }
 
@@ -132,6 +173,12 @@ impl Metric {
         let mean = |term: &dyn Fn(usize) -> f64| -> f64 {
             over_ranks((0..y.len()).map(|i| w[i] * term(i)).sum::<f64>())
         };
+        if let Some(metric) = self.ranking() {
+            let (total, weight) = ranking::sums(metric, y, scores, w);
+            let mut sums = [total, weight];
+            collective.sum(&mut sums);
+            return sums[0] / sums[1];
+        }
         let mut response = vec![0.0; scores.len()];
         loss.response_into(scores, &mut response);
         let k = loss.n_outputs();
@@ -195,6 +242,7 @@ impl Metric {
                 let t_ln = if t > 0.0 { t * (t / mu).ln() } else { 0.0 };
                 2.0 * (t_ln - (t - mu))
             }),
+            Metric::Ndcg { .. } | Metric::Map { .. } | Metric::Mrr => unreachable!("above"),
             Metric::GammaDeviance => mean(&|i| {
                 let (t, mu) = (target(i), response[i]);
                 2.0 * ((mu / t).ln() + t / mu - 1.0)
@@ -250,6 +298,22 @@ impl FromStr for Metric {
             "auc" => Metric::Auc,
             "poisson_deviance" => Metric::PoissonDeviance,
             "gamma_deviance" => Metric::GammaDeviance,
+            "ndcg" => Metric::Ndcg { k: DEFAULT_K },
+            "map" => Metric::Map { k: DEFAULT_K },
+            "mrr" => Metric::Mrr,
+            _ if name.starts_with("ndcg@") || name.starts_with("map@") => {
+                let (family, k) = name.split_once('@').unwrap_or_default();
+                let k = (k.parse::<u32>().ok())
+                    .filter(|k| (1..=10_000).contains(k))
+                    .ok_or_else(|| {
+                        Error::param("metrics", format!("{s:?}"), "a cut-off k in 1..10000 after @")
+                    })?;
+                if family == "ndcg" {
+                    Metric::Ndcg { k }
+                } else {
+                    Metric::Map { k }
+                }
+            }
             _ => {
                 return Err(Error::param(
                     "metrics",
@@ -263,13 +327,17 @@ impl FromStr for Metric {
 
 impl fmt::Display for Metric {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        match self {
+            Metric::Ndcg { k } => write!(f, "ndcg@{k}"),
+            Metric::Map { k } => write!(f, "map@{k}"),
+            _ => f.write_str(self.name()),
+        }
     }
 }
 
 impl serde::Serialize for Metric {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
+        s.serialize_str(&self.to_string())
     }
 }
 

@@ -1128,7 +1128,7 @@ fn loss_spec_parses_every_name() {
         assert_eq!(built.n_outputs(), outputs, "{name}");
         assert_eq!(built.is_binary(), spec.is_binary(), "{name}");
     }
-    assert_eq!(LossSpec::NAMES.len(), 15);
+    assert_eq!(LossSpec::NAMES.len(), 18);
     assert_eq!("custom".parse::<LossSpec>().unwrap(), LossSpec::Custom);
     assert_eq!(LossSpec::Custom.name(), "custom");
 }

@@ -32,6 +32,7 @@ def boost(
     weights: Any = None,
     offset: Any = None,
     class_weight: Any = None,
+    group: Any = None,
     early_stopping_rounds: int | None = None,
     seed: int | None = None,
     n_threads: int | None = None,
@@ -75,6 +76,11 @@ def boost(
         added to the link before the first iteration (R's offset, LightGBM's
         init_score, XGBoost's base_margin). The model does not store it:
         ``predict`` needs ``offset=`` too, as R's glm and gbm do.
+    group: the query groups of a ranking loss (``lambdarank``, ``pairwise``,
+        ``rank_xendcg``): a column name (left out of ``.``; the validation
+        frame's column of that name gives its groups) or one id per row. Rows
+        are ranked within their group; a group's rows need not be contiguous.
+        Held-out validation rows are whole groups.
     class_weight: "balanced" (every class the same total weight) or a
         mapping from class label to weight, multiplying the sample weights
         of the training rows (classification losses only).
@@ -142,6 +148,7 @@ def boost(
         weights=weights,
         offset=offset,
         class_weight=class_weight,
+        group=group,
         early_stopping_rounds=early_stopping_rounds,
         seed=seed,
         n_threads=n_threads,

@@ -94,6 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--early-stopping-rounds", type=int)
     fit.add_argument("--weights", help="column holding sample weights")
     fit.add_argument(
+        "--group", help="column of query ids, for a ranking loss (lambdarank, pairwise, ...)"
+    )
+    fit.add_argument(
         "--offset", help="column added to the link (give it to 'predict --offset' too)"
     )
     fit.add_argument("--seed", type=int, help="default 0")
@@ -152,6 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     cv.add_argument("formula", help='R-style formula, e.g. "y ~ a + b + C(c)"')
     cv.add_argument("--folds", type=int, default=5)
     cv.add_argument("--groups", help="column whose groups stay within one fold")
+    cv.add_argument("--group", help="column of query ids of a ranking loss (kept in one fold)")
     cv.add_argument("--method", help=_method_help())
     cv.add_argument("--loss", help="default: chosen from the target, as R's gbm does")
     cv.add_argument("--n-iter", type=int, help="iterations (default 100)")
@@ -195,6 +199,7 @@ def command_fit(args: argparse.Namespace) -> None:
         learning_rate=args.learning_rate,
         valid=valid,
         weights=args.weights,
+        group=args.group,
         offset=args.offset,
         early_stopping_rounds=args.early_stopping_rounds,
         seed=args.seed,
@@ -271,6 +276,7 @@ def command_cv(args: argparse.Namespace) -> None:
         folds=args.folds,
         groups=args.groups,
         seed=args.seed,
+        **({"group": args.group} if args.group else {}),
         method=args.method,
         loss=args.loss,
         n_iter=args.n_iter,

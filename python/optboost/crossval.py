@@ -28,7 +28,8 @@ from .errors import ParameterError
 from .formula import _parse
 from .fitting import fit
 from .frames import to_polars
-from .metrics import BUILT_IN, Metric
+from .groups import group_codes, ranking_target
+from .metrics import BUILT_IN, Metric, is_built_in
 from .plan import R_NAMES, FitPlan
 
 
@@ -113,7 +114,8 @@ def cv(
         and multiclass losses when ``groups`` is not given).
     groups: a column name or one label per row; rows of a group stay in one
         fold (group k-fold: groups shuffled, then each given to the fold with
-        the fewest rows so far).
+        the fewest rows so far). A ranking loss's ``group=`` column is the
+        default, and every fold must keep each query group whole.
     seed: the fold assignment's and the training's seed.
     metrics: the core's metric names (as ``boost``'s ``metrics=``: auc, rmse,
         mae, logloss, error, poisson_deviance, gamma_deviance) or functions
@@ -149,7 +151,14 @@ def cv(
         params = _cv_plus_params(params)
     weights_column = params.get("weights") if isinstance(params.get("weights"), str) else None
     target = _parse(formula, frame, weights_column)[0]
+    query = plan.fit["group"]
+    if query is not None and not isinstance(query, str):
+        raise ParameterError("cv takes group= as a column name (each fold takes its rows)")
+    if query is not None and groups is None:
+        groups = query  # folds never split a query group
     validation_rows = make_folds(frame, folds, task, target, stratified, groups, seed)
+    if query is not None:
+        _check_whole_groups(validation_rows, group_codes(query, frame), query)
     metric_functions = _metric_functions(metrics)
     callable_metrics = any(f is not None for f in metric_functions.values())
     weights = params.pop("weights", None)
@@ -172,6 +181,8 @@ def cv(
                 if function is None:  # the core's metric
                     columns = model.spec.columns(valid)
                     target = np.ascontiguousarray(y, dtype=np.float64).ravel()
+                    if query is not None:
+                        target = ranking_target(target, group_codes(query, valid))
                     value = model._core.metric(name, columns, target)
                 else:
                     value = function(y, prediction)
@@ -213,6 +224,20 @@ def _cv_plus_params(params: dict[str, Any]) -> dict[str, Any]:
                 f"cv(conformal=True) keeps each fold model's last iteration, not keep={value!r}"
             )
     return {**params, "keep": "last"}
+
+
+def _check_whole_groups(validation_rows: list[np.ndarray], codes: np.ndarray, name: str) -> None:
+    """Every query group validates in one fold and trains in the others."""
+    for f, rows in enumerate(validation_rows):
+        inside = np.zeros(len(codes), dtype=bool)
+        inside[rows] = True
+        split = np.intersect1d(codes[inside], codes[~inside])
+        if split.size:
+            row = int(np.flatnonzero(inside & (codes == split[0]))[0])
+            raise ParameterError(
+                f"fold {f} splits the query group of row {row} (column {name!r}) between "
+                "training and validation: give folds (or groups=) that keep each query whole"
+            )
 
 
 def make_folds(
@@ -356,7 +381,7 @@ def _metric_functions(metrics: Any) -> dict[str, Metric | None]:
     for metric in metrics:
         if isinstance(metric, str):
             name = metric.strip().lower()
-            if name not in BUILT_IN:
+            if not is_built_in(name):
                 raise ParameterError(
                     f"unknown metric {metric!r}; use one of {', '.join(BUILT_IN)} or a function "
                     "f(y, prediction)"

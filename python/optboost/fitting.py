@@ -11,6 +11,8 @@ import numpy as np
 from .class_weights import class_weight_values
 from .errors import ParameterError
 from .formula import DesignSpec, build_design
+from .frames import to_polars
+from .groups import group_codes, ranking_target
 from .holdout import TRAINS, VALIDATES
 from .metrics import CallableMetrics
 from .model import Model
@@ -22,13 +24,18 @@ def fit(formula: str, data: Any, plan: FitPlan) -> Model:
     """``boost``'s fit of `plan` (``FitPlan.make`` of boost's arguments)."""
     task, fit_args = plan.task, plan.fit
     valid, weights, offset = fit_args["valid"], fit_args["weights"], fit_args["offset"]
+    group = fit_args["group"]
+    codes = None if group is None else group_codes(group, to_polars(data), "the training data")
+    if group is not None and valid is not None and not isinstance(group, str):
+        raise ParameterError("with valid=, group= must name a column (of both frames)")
+    left_out = [name for name in (offset, group) if isinstance(name, str)]
     design = build_design(
         formula,
-        without_column(data, offset),
+        without_column(without_column(data, offset), group),
         task=task,
         weights=weights,
         context=fit_args["context"],
-        left_out=[offset] if isinstance(offset, str) else (),
+        left_out=left_out,
     )
     spec = design.spec
     pairs, offset = plan.design_pairs(formula, spec, offset)
@@ -57,12 +64,17 @@ def fit(formula: str, data: Any, plan: FitPlan) -> Model:
         by_class = class_weight_values(class_weight, design.y, labels)
         weights_values = by_class if weights_values is None else weights_values * by_class
     features, y = design.features, design.y
-    roles = plan.row_roles(y, stratify=task != "regression")
+    roles = plan.row_roles(y, stratify=task != "regression", groups=codes)
     plan.check_validation(
         valid is not None or roles is not None,
         "pass valid= or validation_fraction=",
     )
     y, valid_args = flat_targets(spec, y, valid_args)
+    if codes is not None:
+        y = ranking_target(y, codes)
+        if valid is not None:
+            valid_codes = group_codes(group, to_polars(valid), "the validation data")
+            valid_args = (valid_args[0], ranking_target(valid_args[1], valid_codes), valid_args[2])
     booster = plan.booster(
         pairs, features, y, weights=weights_values, valid=valid_args, offsets=offsets,
         row_roles=roles,

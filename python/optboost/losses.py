@@ -140,7 +140,6 @@ R_DISTRIBUTIONS = {
 R_MISSING = {
     "huberized": "R's huberized hinge loss is not available; 'hinge' is the plain hinge",
     "tdist": "the t-distribution loss is not available; 'huber' is a robust alternative",
-    "pairwise": "ranking losses (pairwise) are not available",
 }
 
 

@@ -23,7 +23,15 @@ from .errors import ParameterError
 Metric = Callable[[np.ndarray, np.ndarray], float]
 
 BUILT_IN = tuple(_core.metric_names())
-"""The core's metrics (it computes them, in training and for ``Model.metric``)."""
+"""The core's metrics (it computes them, in training and for ``Model.metric``); ``ndcg@k`` and
+``map@k`` stand for every cut-off (``ndcg@5``)."""
+
+
+def is_built_in(name: str) -> bool:
+    """Whether `name` (lower case) is a core metric: one of ``BUILT_IN``, or a cut-off metric
+    with its k (``ndcg@5``; the history column is named as written, so the k is required)."""
+    family, _, k = name.partition("@")
+    return name in BUILT_IN or (f"{family}@k" in BUILT_IN and k.isdigit())
 
 
 def split_metrics(metrics: Any) -> tuple[list[str], dict[str, Callable[..., Any]]]:
@@ -44,7 +52,7 @@ def split_metrics(metrics: Any) -> tuple[list[str], dict[str, Callable[..., Any]
     for position, metric in enumerate(metrics):
         if isinstance(metric, str):
             name = metric.strip().lower()
-            if name not in BUILT_IN:
+            if not is_built_in(name):
                 raise ParameterError(
                     f"unknown metric {metric!r}; built-in metrics: {', '.join(BUILT_IN)} "
                     "(or pass a callable metric(y, prediction) -> float)"

@@ -18,6 +18,7 @@ import numpy as np
 from . import _core
 from .constraints import CONSTRAINTS, constraint_params, parse_interactions, parse_monotone
 from .errors import LossInferredWarning, ParameterError, ParameterTypeError
+from .groups import check_group, held_groups
 from .holdout import LEFT_OUT, TRAINS, VALIDATES, held_rows, resolve_fraction
 from .losses import CustomLoss, loss_text
 from .metrics import BUILT_IN, split_metrics
@@ -54,6 +55,7 @@ FIT_ARGUMENTS: dict[str, Any] = {
     "progress": None,
     "callback": None,
     "context": None,
+    "group": None,
 }
 
 
@@ -114,6 +116,8 @@ class FitPlan:
         given["loss"] = loss_text(loss)
         given["method"] = method_name(given["method"])
         _check_fit_arguments(fit, given)
+        if not isinstance(loss, CustomLoss):
+            check_group(given["loss"], fit["group"])
         functions: dict[str, Any] = {}
         if given.get("metrics") is not None:
             names, functions = split_metrics(given["metrics"])
@@ -192,12 +196,18 @@ class FitPlan:
     # ------------------------------------------------------------------ rows
 
     def row_roles(
-        self, y: np.ndarray, stratify: bool, roles: np.ndarray | None = None
+        self,
+        y: np.ndarray,
+        stratify: bool,
+        roles: np.ndarray | None = None,
+        groups: np.ndarray | None = None,
     ) -> np.ndarray | None:
         """What each row is for (holdout.TRAINS, ...; None: every row trains): `roles` (rows
         left out, e.g. of weight 0) with the validation rows taken out of those that train:
         R's ``train.fraction`` (the first rows train, the rest validate, as R's gbm does), or
-        ``validation_fraction`` of them at random (seeded, stratified by class)."""
+        ``validation_fraction`` of them at random (seeded, stratified by class). With query
+        `groups` (a ranking loss's codes) whole groups train or validate: the first groups to
+        appear train under ``train.fraction``, groups at random otherwise."""
         if self.fit["valid"] is not None:
             return roles
         training = np.arange(len(y)) if roles is None else np.flatnonzero(roles == TRAINS)
@@ -210,6 +220,20 @@ class FitPlan:
                 )
             held = np.zeros(len(training), dtype=bool)
             held[n_train:] = True
+            if groups is not None:
+                # Groups in the order they first appear: the first fraction of them train.
+                first: dict[float, int] = {}
+                for code in groups[training]:
+                    first.setdefault(code, len(first))
+                order = np.array([first[code] for code in groups[training]])
+                held = order >= max(1, int(np.floor(self.fit["train_fraction"] * len(first))))
+        elif groups is not None:
+            fraction = resolve_fraction(
+                self.fit["validation_fraction"], self.method, len(training), self.preset
+            )
+            if fraction is None:
+                return roles
+            held = held_groups(groups, training, fraction, self.seed)
         else:
             kept_y = y.reshape(len(y), -1)[training] if y.ndim > 1 else y[training]
             fraction = resolve_fraction(

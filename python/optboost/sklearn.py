@@ -47,6 +47,7 @@ from .formula import (
 from .features import is_sparse, sparse_block
 from .holdout import LEFT_OUT, TRAINS, VALIDATES
 from .frames import TargetEncoding, to_polars
+from .groups import group_codes, is_ranking, ranking_target
 from .losses import CustomLoss, loss_text
 from .model import HISTORY_SCHEMA, Model, is_margin
 from .params import param_pairs
@@ -221,9 +222,10 @@ class _BoostEstimator(BaseEstimator):
             given["interactions"] = groups
         return constraint_params(given, self._features_)
 
-    def _plan(self, loss: Any) -> FitPlan:
-        """The fit's plan: the estimator's parameters, those in ``params`` and the loss."""
-        return FitPlan.make(self._arguments(loss), callable_metrics=False)
+    def _plan(self, loss: Any, group: Any = None) -> FitPlan:
+        """The fit's plan: the estimator's parameters, those in ``params``, the loss and the
+        query groups of a ranking loss."""
+        return FitPlan.make({**self._arguments(loss), "group": group}, callable_metrics=False)
 
     def _arguments(self, loss: Any) -> dict[str, Any]:
         """The fit's arguments as ``optboost.boost`` takes them (constraints aside): the
@@ -265,10 +267,12 @@ class _BoostEstimator(BaseEstimator):
             )
         return self.n_iter if self.n_estimators is None else self.n_estimators
 
-    def _train(self, columns, y, sample_weight, loss: Any, valid=None) -> None:
-        """valid: None, or (columns, y) of validation data, y already encoded."""
-        plan = self._plan(loss)
-        if self._warm_continued(plan, y):
+    def _train(self, columns, y, sample_weight, loss: Any, valid=None, groups=None) -> None:
+        """valid: None, or (columns, y) of validation data, y already encoded; groups: the
+        query group codes of a ranking loss (its target then goes to the core with them)."""
+        plan = self._plan(loss, groups)
+        target = y if groups is None else ranking_target(y, groups)
+        if self._warm_continued(plan, target):
             return
         constraints = self._constraint_settings()
         pairs = plan.pairs + (param_pairs(constraints) if constraints else [])
@@ -282,13 +286,14 @@ class _BoostEstimator(BaseEstimator):
                 # expects them to act as if absent.
                 roles = np.where(weights > 0, TRAINS, LEFT_OUT).astype(np.uint8)
         if valid is None:
-            roles = plan.row_roles(y, stratify=isinstance(self, ClassifierMixin), roles=roles)
+            stratify = isinstance(self, ClassifierMixin)
+            roles = plan.row_roles(y, stratify=stratify, roles=roles, groups=groups)
         plan.check_validation(
             valid is not None or (roles is not None and (roles == VALIDATES).any()),
             "pass fit(..., eval_set=(X_valid, y_valid)) or set validation_fraction",
         )
         # A 2-D target (n, K) goes to the core row-major, n × K values.
-        y = np.ascontiguousarray(y).ravel()
+        y = np.ascontiguousarray(target).ravel()
         valid_args = (None, None, None)
         if valid is not None:
             valid_y = np.ascontiguousarray(valid[1], dtype=np.float64).ravel()
@@ -652,6 +657,59 @@ def _check_no_infinity(X: np.ndarray) -> None:
                 f"Input X contains infinity (row {start + row}, column {column}); "
                 "missing values are NaN"
             )
+
+
+class BoostRanker(_BoostEstimator):
+    """Boosted trees that rank rows within query groups (learning to rank).
+
+    loss: None ("lambdarank": LambdaMART at NDCG@30, as LightGBM's default),
+        "lambdarank(k)" for NDCG@k, "pairwise" (RankNet) or "rank_xendcg".
+    validation_fraction: without eval_set, the fraction of the query groups
+        held out (whole groups) as validation data; as BoostRegressor's
+        otherwise.
+    params: any other training parameter by name, e.g. ``{"metrics": "ndcg@10"}``.
+    """
+
+    def fit(
+        self,
+        X: Any,
+        y: Any,
+        group: Any,
+        sample_weight: Any = None,
+        eval_set: Any = None,
+        eval_group: Any = None,
+    ) -> BoostRanker:
+        """y: relevance labels; group: one query id per row (the rows of a query need not be
+        contiguous); eval_set: (X_valid, y_valid) with its ids in eval_group."""
+        loss = loss_text(self.loss if self.loss is not None else "lambdarank")
+        if not is_ranking(loss):
+            raise ParameterError(f"BoostRanker needs a ranking loss; got {loss!r}")
+        columns, y = self._fit_columns(X, y)
+        y = _finite_target(y)
+        if y.ndim != 1:
+            raise DataError(f"BoostRanker takes one relevance label per row; y has shape {y.shape}")
+        codes = group_codes(group, len(y), "X")
+        valid = None
+        if eval_set is not None:
+            if eval_group is None:
+                raise ParameterError("eval_set needs eval_group=, the query id of each row")
+            X_valid, y_valid = _pair(eval_set)
+            y_valid = _finite_target(y_valid)
+            valid_codes = group_codes(eval_group, len(y_valid), "eval_set")
+            valid = (self._predict_columns(X_valid), ranking_target(y_valid, valid_codes))
+        self._train(columns, y, sample_weight, loss, valid, groups=codes)
+        return self
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The ranking scores: higher ranks first within a query."""
+        check_is_fitted(self)
+        return self._scores(X, response=False)[:, 0]
+
+    def _staged_response(self) -> bool:
+        return False
+
+    def _finish_scores(self, scores: np.ndarray) -> np.ndarray:
+        return scores[:, 0]
 
 
 def _pair(eval_set: Any) -> tuple[Any, Any]:

@@ -4,8 +4,9 @@
 
 use super::traits::{DefaultMetric, Link, MetricFamily, Task, Traits};
 use super::{
-    Absolute, Cox, Exponential, Hinge, Huber, Logistic, Loss, MultiSquared, MulticlassHinge,
-    Pinball, Quantiles, Scalar, Softmax, Squared, Tweedie, MAX_LEVELS,
+    Absolute, Cox, Exponential, Hinge, Huber, LambdaRank, Logistic, Loss, MultiSquared,
+    MulticlassHinge, Pairwise, Pinball, Quantiles, RankXendcg, Ranked, Scalar, Softmax, Squared,
+    Tweedie, MAX_LEVELS,
 };
 use crate::error::{Error, Number, Result};
 use std::fmt;
@@ -82,6 +83,15 @@ pub enum LossSpec {
     /// A scalar loss given as an object (Python's `CustomLoss`), not rebuilt from its name: a
     /// model trained with it keeps its trees and predicts the link only.
     Custom,
+    /// LambdaMART at NDCG@k (`k`: the truncation level); the target is (relevance, query group).
+    Lambdarank {
+        /// The truncation level: swaps below rank k do not count.
+        k: f64,
+    },
+    /// RankNet's pairwise logistic loss within query groups.
+    Pairwise,
+    /// The XE-NDCG listwise cross entropy within query groups.
+    RankXendcg,
 }
 
 /// A loss's parameter: its name, its default and its domain, checked by `LossSpec::validate`.
@@ -201,6 +211,19 @@ const VOCABULARY: &[Entry] = &[
         traits: Traits { task: Regression, separable: true, piecewise_linear: false, sigma_from_data: false,
             distributable: true, metrics: M::Regression, default_metric: D::Mse,
             multi_output: None, r_gbm: None } },
+    Entry { name: "lambdarank", param: param("k", 30.0, |k| k >= 1.0 && k <= 10_000.0 && k.fract() == 0.0, "a whole number in [1, 10000]"),
+        spec: |k| LossSpec::Lambdarank { k }, link: |_| Link::Identity,
+        traits: Traits { task: Ranking, separable: false, piecewise_linear: false, sigma_from_data: true,
+            distributable: false, metrics: M::Ranking, default_metric: D::Ndcg,
+            multi_output: None, r_gbm: None } },
+    Entry { name: "pairwise", param: None, spec: |_| LossSpec::Pairwise, link: |_| Link::Identity,
+        traits: Traits { task: Ranking, separable: false, piecewise_linear: false, sigma_from_data: true,
+            distributable: false, metrics: M::Ranking, default_metric: D::Ndcg,
+            multi_output: None, r_gbm: None } },
+    Entry { name: "rank_xendcg", param: None, spec: |_| LossSpec::RankXendcg, link: |_| Link::Identity,
+        traits: Traits { task: Ranking, separable: false, piecewise_linear: false, sigma_from_data: true,
+            distributable: false, metrics: M::Ranking, default_metric: D::Ndcg,
+            multi_output: None, r_gbm: None } },
 ];
 
 /// The levels of `quantiles` written without any: a 90% interval and the median.
@@ -269,7 +292,8 @@ impl LossSpec {
             | LossSpec::Huber { delta: v }
             | LossSpec::Logistic { ridge: v }
             | LossSpec::Exponential { beta: v }
-            | LossSpec::Tweedie { p: v } => v,
+            | LossSpec::Tweedie { p: v }
+            | LossSpec::Lambdarank { k: v } => v,
             #[cfg(test)]
             LossSpec::Toy { scale } => scale,
             LossSpec::Squared
@@ -282,7 +306,9 @@ impl LossSpec {
             | LossSpec::Cox
             | LossSpec::MultiSquared
             | LossSpec::Quantiles { .. }
-            | LossSpec::Custom => return None,
+            | LossSpec::Custom
+            | LossSpec::Pairwise
+            | LossSpec::RankXendcg => return None,
         };
         let param = self.entry()?.param.as_ref()?;
         Some((param.name, value))
@@ -391,6 +417,9 @@ impl LossSpec {
             LossSpec::Quantiles { ref levels } => Arc::new(Quantiles::new(levels)),
             #[cfg(test)]
             LossSpec::Toy { scale } => Arc::new(Scalar(super::Toy::new(scale))),
+            LossSpec::Lambdarank { k } => Arc::new(Ranked::new(LambdaRank::new(k))),
+            LossSpec::Pairwise => Arc::new(Ranked::new(Pairwise)),
+            LossSpec::RankXendcg => Arc::new(Ranked::new(RankXendcg)),
             LossSpec::Custom => {
                 return Err(Error::param(
                     "loss",
@@ -537,13 +566,20 @@ mod tests {
     fn rows(task: Task, n_outputs: usize, n: usize) -> (Vec<f64>, Vec<f64>) {
         let mut state = 11;
         let mut next = || uniform(&mut state);
-        let target_width = if task == Task::MultiOutput { K } else { 1 };
+        let target_width = match task {
+            Task::MultiOutput => K,
+            Task::Ranking => 2,
+            _ => 1,
+        };
         let y = (0..n * target_width)
             .map(|i| match task {
                 Task::Regression | Task::MultiOutput | Task::Quantiles => 0.1 + 3.0 * next(),
                 Task::Binary => [-1.0, 1.0][i % 2],
                 Task::Multiclass => (i % K) as f64,
                 Task::Survival => (1.0 + next()) * [-1.0, 1.0][i % 3 / 2],
+                // relevance 0..3, then one of 5 query groups, interleaved
+                Task::Ranking if i % 2 == 0 => (4.0 * next()).floor(),
+                Task::Ranking => (i / 2 % 5) as f64,
             })
             .collect();
         let f = (0..n * n_outputs).map(|_| 4.0 * next() - 2.0).collect();
@@ -564,6 +600,7 @@ mod tests {
                 Task::Multiclass => (K, 1, false),
                 Task::MultiOutput => (K, K, false),
                 Task::Quantiles => (spec.levels().unwrap().len(), 1, false),
+                Task::Ranking => (1, 2, false),
             };
             assert_eq!((k, t, loss.is_binary()), shape, "{what}: task");
             assert_eq!(loss.separable(), traits.separable, "{what}: separable");
@@ -634,6 +671,7 @@ mod tests {
                 Task::Binary => MetricFamily::Binary,
                 Task::Multiclass => MetricFamily::Multiclass,
                 Task::Quantiles => MetricFamily::Quantiles,
+                Task::Ranking => MetricFamily::Ranking,
                 Task::Regression if link == Link::Exp => MetricFamily::LogLink,
                 Task::Regression | Task::MultiOutput | Task::Survival => MetricFamily::Regression,
             };

@@ -46,6 +46,8 @@ pub enum Task {
     Survival,
     /// One real target per row, one score per quantile level.
     Quantiles,
+    /// A relevance label and a query group per row (n × 2), one score per row.
+    Ranking,
 }
 
 impl Task {
@@ -58,6 +60,7 @@ impl Task {
             Task::MultiOutput => "multi_output",
             Task::Survival => "survival",
             Task::Quantiles => "quantiles",
+            Task::Ranking => "ranking",
         }
     }
 
@@ -65,9 +68,11 @@ impl Task {
     /// or class codes ("multiclass").
     pub fn target_encoding(&self) -> &'static str {
         match self {
-            Task::Regression | Task::MultiOutput | Task::Survival | Task::Quantiles => {
-                "regression"
-            }
+            Task::Regression
+            | Task::MultiOutput
+            | Task::Survival
+            | Task::Quantiles
+            | Task::Ranking => "regression",
             Task::Binary => "binary",
             Task::Multiclass => "multiclass",
         }
@@ -156,6 +161,8 @@ pub enum MetricFamily {
     /// Several quantiles of one target: none of the built-in metrics (the loss itself, the sum
     /// of the levels' pinball losses, is what validation and early stopping follow).
     Quantiles,
+    /// Scores ranked within query groups: ndcg@k, map@k, mrr.
+    Ranking,
 }
 
 /// The loss-like metric of response-scale predictions; the parametric ones take the loss's
@@ -180,6 +187,8 @@ pub enum DefaultMetric {
     Pinball,
     /// The sum over the levels of the pinball losses, per row.
     Quantiles,
+    /// NDCG@10 within query groups (higher is better).
+    Ndcg,
 }
 
 impl DefaultMetric {
@@ -195,6 +204,7 @@ impl DefaultMetric {
             DefaultMetric::TweedieDeviance => "tweedie_deviance",
             DefaultMetric::Pinball => "pinball",
             DefaultMetric::Quantiles => "quantiles",
+            DefaultMetric::Ndcg => "ndcg@10",
         }
     }
 }

@@ -766,6 +766,11 @@ fn mutate_field(model: &mut Value, rng: &mut TestRng) {
                 json!({"name": "quantiles", "levels": [0.1, 0.5, 0.9]}),
                 json!({"name": "quantiles", "levels": [0.9, 0.1]}),
                 json!({"name": "quantiles", "levels": vec![0.5; 100_000]}),
+                json!({"name": "lambdarank", "k": 10.0}),
+                json!({"name": "lambdarank", "k": 0.0}),
+                json!({"name": "lambdarank", "k": 1e308}),
+                json!({"name": "pairwise"}),
+                json!({"name": "rank_xendcg"}),
             ];
             model.insert("loss".into(), pick(rng, &losses).clone());
         }

@@ -74,6 +74,12 @@ def refuse_unsupported(plan: FitPlan, timeout: Any, engine: str) -> None:
         raise ParameterError(f"timeout must be a number of seconds > 0, got {timeout!r}")
     if "auc" in str(dict(plan.pairs).get("metrics", "")).split(","):
         raise ParameterError(f"{engine} does not compute the AUC metric (it ranks all rows)")
+    if _core.loss_info(plan.resolved["loss"])["task"] == "ranking":
+        raise ParameterError(
+            f"{engine} does not fit the ranking loss {plan.resolved['loss']} yet: the "
+            "data-parallel booster adds per-row terms over workers, and a query group's terms "
+            "tie its rows together; fit with optboost.boost on the collected frame"
+        )
     if not _core.loss_info(plan.resolved["loss"])["distributable"]:
         raise ParameterError(
             f"{engine} does not fit the {plan.resolved['loss']} loss, whose value is not "

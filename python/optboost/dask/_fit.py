@@ -47,7 +47,7 @@ def boost(
     Every other argument as in ``optboost.boost`` (checked by its fit plan, R's names among
     them), except that without ``loss=`` the loss is the squared one (the target is not read on
     the client to infer it). Not supported: custom losses (``CustomLoss``), the cox and
-    multiclass_hinge losses, callable metrics and the AUC metric, ``callback``,
+    multiclass_hinge losses, the ranking losses, callable metrics and the AUC metric, ``callback``,
     ``progress=True``, ``train.fraction`` and ``cv.folds``. A worker lost while training raises
     ``DistributedTrainingError`` (an ``OptboostError``) naming it and the iteration, with the
     model of the last finished iteration as its ``model``. The model's ``traffic`` (not saved
