@@ -38,7 +38,11 @@ pub(super) fn with_target_stats(
         &params.cat_encoding,
         targets,
         train.weights,
-        params.cat_prior_weight,
+        target_stats::Settings {
+            prior_weight: params.cat_prior_weight,
+            permutations: params.cat_permutations,
+            combinations: params.cat_combinations,
+        },
         params.seed,
     )?;
     let by_name: Vec<(&str, &TargetStat)> = stats.iter().map(|(n, s)| (n.as_str(), s)).collect();
