@@ -327,6 +327,37 @@ fn several_permutations_change_the_training_values_only_and_one_is_as_before() {
         four.to_json()
     );
     assert_eq!(Model::from_json(&four.to_json()).unwrap(), four);
+    // A real-valued target, whose sums depend on the order they are added in: the model's
+    // statistics are still those of one permutation.
+    let (x, codes, _) = data();
+    let y: Vec<f64> = (0..N)
+        .map(|i| x[i] / 3.0 + f64::from(codes[i].max(0)) / 7.0)
+        .collect();
+    let stats = |permutations: &str| {
+        let frame = Frame::new(vec![Feature::categorical("c", &codes, 12)]).unwrap();
+        let mut params = Params::default();
+        for (k, v) in [
+            ("n_iter", "2"),
+            ("cat_encoding", "target_stats"),
+            ("cat_permutations", permutations),
+        ] {
+            params.set(k, v).unwrap();
+        }
+        let train = TrainData {
+            frame,
+            y: &y,
+            weights: None,
+        };
+        let mut booster = Booster::new(params, &train, None).unwrap();
+        booster.run(|_| true).unwrap();
+        booster.into_model().features[0]
+            .target_stats
+            .clone()
+            .unwrap()
+    };
+    let (one, seven) = (stats("1"), stats("7"));
+    let bits = |s: &optboost::TargetStat| s.levels.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&one), bits(&seven));
 }
 
 #[test]

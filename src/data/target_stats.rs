@@ -24,10 +24,10 @@
 // other.
 #[path = "target_combinations.rs"]
 mod combinations;
-pub use combinations::{CombinedWith, MAX_COMBINED_LEVELS};
 use super::{Feature, FeatureValues, Frame};
 use crate::error::{Error, Result};
 use crate::rng::Rng;
+pub use combinations::{CombinedWith, MAX_COMBINED_LEVELS};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -377,11 +377,10 @@ impl Ordered<'_> {
         let (k, a, priors) = (self.targets.n(), self.prior_weight, self.priors);
         let weight = |i: usize| self.weights.map_or(1.0, |w| w[i]);
         let mut values = vec![vec![0.0; codes.len()]; k];
-        let (mut sums, mut counts) = (Vec::new(), Vec::new());
+        let mut all_rows = Vec::new();
         for order in self.orders {
-            // Every pass ends with the sums over all rows: the last one's are the model's.
-            sums = vec![0.0; levels * k];
-            counts = vec![0.0; levels];
+            let mut sums = vec![0.0; levels * k];
+            let mut counts = vec![0.0; levels];
             for &i in order {
                 let Ok(c) = usize::try_from(codes[i]) else {
                     (0..k).for_each(|t| values[t][i] += priors[t]);
@@ -393,18 +392,22 @@ impl Ordered<'_> {
                 }
                 counts[c] += weight(i);
             }
+            // Every pass ends with the sums over all rows; the model keeps the first pass's, so
+            // that its statistics do not depend on the number of permutations.
+            if all_rows.is_empty() {
+                all_rows = (0..k)
+                    .map(|t| {
+                        (0..levels)
+                            .map(|c| (sums[c * k + t] + a * priors[t]) / (counts[c] + a))
+                            .collect()
+                    })
+                    .collect();
+            }
         }
         if self.orders.len() > 1 {
             let s = self.orders.len() as f64;
             values.iter_mut().flatten().for_each(|v| *v /= s);
         }
-        let all_rows = (0..k)
-            .map(|t| {
-                (0..levels)
-                    .map(|c| (sums[c * k + t] + a * priors[t]) / (counts[c] + a))
-                    .collect()
-            })
-            .collect();
         (values, all_rows)
     }
 
