@@ -21,6 +21,10 @@ mod parse;
 #[path = "params_typed.rs"]
 mod typed;
 use parse::{parse, parse_interactions, parse_monotone, parse_switch};
+// The values serde fills in for fields missing from older files.
+#[path = "params_serde.rs"]
+mod serde_defaults;
+use serde_defaults::{default_other_rate, default_top_rate, one, one_permutation};
 
 macro_rules! public_enum {
     ($(#[$meta:meta])* $name:ident, $param:literal {
@@ -307,6 +311,12 @@ pub struct Params {
     /// The prior's weight a of the target statistics, (Σ w·t + a·p) / (Σ w + a).
     #[serde(default = "one")]
     pub cat_prior_weight: f64,
+    /// The permutations whose ordered target statistics are averaged at fit.
+    #[serde(default = "one_permutation")]
+    pub cat_permutations: usize,
+    /// The most combinations of two categorical columns added as target statistics.
+    #[serde(default)]
+    pub cat_combinations: usize,
     /// The preset in force; it fills in every parameter it covers that `set` was not given
     /// (`Params::resolved`).
     #[serde(default = "Preset::none", skip_serializing_if = "Preset::is_none")]
@@ -333,19 +343,6 @@ pub struct Params {
 /// The largest `bagging_temperature`: (−log U)^t reaches 37^t (U ≥ 2^−53), and the squares of
 /// sums of such weights must stay finite.
 pub const MAX_BAGGING_TEMPERATURE: f64 = 10.0;
-
-/// LightGBM's defaults, which Ke et al. found as accurate as the full data on their sets.
-fn default_top_rate() -> f64 {
-    0.2
-}
-
-fn default_other_rate() -> f64 {
-    0.1
-}
-
-fn one() -> f64 {
-    1.0
-}
 
 impl Default for Params {
     fn default() -> Self {
@@ -386,6 +383,8 @@ impl Default for Params {
             other_rate: default_other_rate(),
             cat_encoding: CatEncodings::default(),
             cat_prior_weight: 1.0,
+            cat_permutations: 1,
+            cat_combinations: 0,
             preset: Preset::None,
             keep: Keep::Best,
             explicit: BTreeSet::new(),
@@ -421,6 +420,8 @@ impl Params {
         "max_cat_threshold",
         "cat_encoding",
         "cat_prior_weight",
+        "cat_permutations",
+        "cat_combinations",
         "seed",
         "n_threads",
         "early_stopping_rounds",
@@ -511,6 +512,8 @@ impl Params {
             "max_cat_threshold" => self.tree.categorical.max_cat_threshold = parse(name, value)?,
             "cat_encoding" => self.cat_encoding = CatEncodings::parse(value)?,
             "cat_prior_weight" => self.cat_prior_weight = parse(name, value)?,
+            "cat_permutations" => self.cat_permutations = parse(name, value)?,
+            "cat_combinations" => self.cat_combinations = parse(name, value)?,
             "seed" => self.seed = parse(name, value)?,
             "n_threads" => self.n_threads = parse(name, value)?,
             "memory" => self.memory = value.parse()?,
@@ -554,13 +557,12 @@ impl Params {
         for metric in &self.metrics {
             metric.check(&self.loss)?;
         }
-        if !(self.cat_prior_weight.is_finite() && self.cat_prior_weight > 0.0) {
-            return Err(Error::param(
-                "cat_prior_weight",
-                self.cat_prior_weight,
-                "a finite number > 0",
-            ));
+        crate::data::target_stats::Settings {
+            prior_weight: self.cat_prior_weight,
+            permutations: self.cat_permutations,
+            combinations: self.cat_combinations,
         }
+        .validate()?;
         if self.n_iter == 0 {
             return Err(Error::param("n_iter", self.n_iter, "an integer ≥ 1"));
         }
@@ -720,53 +722,5 @@ impl Params {
             ));
         }
         Ok(())
-    }
-}
-
-impl CorrectedResidual {
-    fn paper() -> Self {
-        CorrectedResidual::Paper
-    }
-}
-
-impl Safeguard {
-    fn none() -> Self {
-        Safeguard::None
-    }
-}
-
-impl Preset {
-    fn none() -> Self {
-        Preset::None
-    }
-    fn is_none(&self) -> bool {
-        *self == Preset::None
-    }
-}
-
-impl Keep {
-    fn best() -> Self {
-        Keep::Best
-    }
-    fn is_best(&self) -> bool {
-        *self == Keep::Best
-    }
-}
-
-impl Bootstrap {
-    fn no() -> Self {
-        Bootstrap::No
-    }
-}
-
-impl Memory {
-    fn fast() -> Self {
-        Memory::Fast
-    }
-}
-
-impl SampleStrategy {
-    fn uniform() -> Self {
-        SampleStrategy::Uniform
     }
 }

@@ -28,6 +28,9 @@ macro_rules! setters {
                 }
             )+
         }
+
+        #[cfg(test)]
+        const TYPED_NAMES: &[&str] = &[$(stringify!($name)),+];
     };
 }
 
@@ -54,6 +57,8 @@ setters! {
     max_cat_threshold: usize => tree.categorical.max_cat_threshold;
     cat_encoding: CatEncodings => cat_encoding;
     cat_prior_weight: f64 => cat_prior_weight;
+    cat_permutations: usize => cat_permutations;
+    cat_combinations: usize => cat_combinations;
     seed: u64 => seed;
     n_threads: usize => n_threads;
     early_stopping_rounds: usize => early_stopping_rounds(Some);
@@ -125,4 +130,19 @@ pub(crate) fn unknown_name(name: &str) -> Error {
             .collect::<Vec<_>>()
             .join(", "),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TYPED_NAMES;
+    use crate::params::Params;
+
+    #[test]
+    fn every_parameter_set_takes_has_a_typed_setter() {
+        let mut names = [TYPED_NAMES, &["preset"]].concat(); // `preset` has its own setter
+        let mut public = Params::NAMES.to_vec();
+        names.sort_unstable();
+        public.sort_unstable();
+        assert_eq!(names, public);
+    }
 }

@@ -248,3 +248,226 @@ fn naming_a_column_that_is_not_categorical_is_an_error() {
         .to_string();
     assert!(e.contains("cat_encoding") && e.contains("\"x\""), "{e}");
 }
+
+/// Two 6-level columns whose levels decide the class only together (the parity of a + b), and
+/// a 6-level column of noise.
+fn pair_data() -> (Vec<i32>, Vec<i32>, Vec<i32>, Vec<f64>) {
+    let mut state = 99u64;
+    let mut next = || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut draw = || (next() * 6.0) as i32;
+    let (a, b, noise): (Vec<i32>, Vec<i32>, Vec<i32>) =
+        (0..N).map(|_| (draw(), draw(), draw())).fold(
+            (vec![], vec![], vec![]),
+            |(mut a, mut b, mut c), (x, y, z)| {
+                a.push(x);
+                b.push(y);
+                c.push(z);
+                (a, b, c)
+            },
+        );
+    let mut a = a;
+    a[5] = -1; // a missing level reads the prior
+    let y = (0..N)
+        .map(|i| {
+            let rate = if (a[i] + b[i]) % 2 == 0 { 0.85 } else { 0.15 };
+            f64::from(u8::from(next() < rate))
+        })
+        .collect();
+    (a, b, noise, y)
+}
+
+fn fit_pairs(extra: &[(&str, &str)]) -> Model {
+    let (a, b, noise, y) = pair_data();
+    let frame = Frame::new(vec![
+        Feature::categorical("a", &a, 6),
+        Feature::categorical("b", &b, 6),
+        Feature::categorical("noise", &noise, 6),
+    ])
+    .unwrap();
+    let mut params = Params::default();
+    for (k, v) in [
+        ("loss", "logistic"),
+        ("n_iter", "20"),
+        ("cat_encoding", "target_stats"),
+        ("seed", "5"),
+    ]
+    .iter()
+    .chain(extra)
+    {
+        params.set(k, v).unwrap();
+    }
+    let train = TrainData {
+        frame,
+        y: &y,
+        weights: None,
+    };
+    let mut booster = Booster::new(params, &train, None).unwrap();
+    booster.run(|_| true).unwrap();
+    booster.into_model()
+}
+
+#[test]
+fn several_permutations_change_the_training_values_only_and_one_is_as_before() {
+    let one = fit("1", &[]);
+    assert_eq!(
+        fit("1", &[("cat_permutations", "1")]).to_json(),
+        one.to_json()
+    );
+    let four = fit("1", &[("cat_permutations", "4")]);
+    assert_ne!(four.to_json(), one.to_json(), "the trees see other values");
+    // The model's statistics are over all rows whatever the permutations.
+    assert_eq!(four.features[1].target_stats, one.features[1].target_stats);
+    assert_eq!(
+        fit("3", &[("cat_permutations", "4")]).to_json(),
+        four.to_json()
+    );
+    assert_eq!(Model::from_json(&four.to_json()).unwrap(), four);
+    // A real-valued target, whose sums depend on the order they are added in: the model's
+    // statistics are still those of one permutation.
+    let (x, codes, _) = data();
+    let y: Vec<f64> = (0..N)
+        .map(|i| x[i] / 3.0 + f64::from(codes[i].max(0)) / 7.0)
+        .collect();
+    let stats = |permutations: &str| {
+        let frame = Frame::new(vec![Feature::categorical("c", &codes, 12)]).unwrap();
+        let mut params = Params::default();
+        for (k, v) in [
+            ("n_iter", "2"),
+            ("cat_encoding", "target_stats"),
+            ("cat_permutations", permutations),
+        ] {
+            params.set(k, v).unwrap();
+        }
+        let train = TrainData {
+            frame,
+            y: &y,
+            weights: None,
+        };
+        let mut booster = Booster::new(params, &train, None).unwrap();
+        booster.run(|_| true).unwrap();
+        booster.into_model().features[0]
+            .target_stats
+            .clone()
+            .unwrap()
+    };
+    let (one, seven) = (stats("1"), stats("7"));
+    let bits = |s: &optboost::TargetStat| s.levels.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&one), bits(&seven));
+}
+
+#[test]
+fn a_combination_that_carries_the_signal_is_chosen_and_predicts_from_both_columns() {
+    let model = fit_pairs(&[("cat_combinations", "3")]);
+    let names: Vec<&str> = model.features.iter().map(|f| f.name.as_str()).collect();
+    // The pair of noise with anything predicts worse than its better column: not chosen.
+    assert_eq!(names, ["a", "a*b", "b", "noise"]);
+    assert_eq!(model.feature_sources(), ["a", "a", "b", "noise"]);
+    assert_eq!(model.input_names(), ["a", "b", "noise"]);
+    let stat = model.features[1].target_stats.clone().unwrap();
+    let with = stat.with.clone().expect("a combination");
+    assert_eq!(
+        (stat.source.as_str(), with.source.as_str(), with.n_levels),
+        ("a", "b", 6)
+    );
+    assert_eq!((stat.levels.len(), stat.source_levels()), (36, 6));
+    // Each pair of levels: its rows' mean target shrunk to the prior (all rows).
+    let (a, b, _, y) = pair_data();
+    let p = y.iter().sum::<f64>() / N as f64;
+    for (la, lb) in [(0, 0), (2, 5), (5, 3)] {
+        let rows: Vec<usize> = (0..N).filter(|&i| a[i] == la && b[i] == lb).collect();
+        let sum: f64 = rows.iter().map(|&i| y[i]).sum();
+        let expected = (sum + p) / (rows.len() as f64 + 1.0);
+        assert!(
+            (stat.value_of(la, lb) - expected).abs() < 1e-12,
+            "({la}, {lb})"
+        );
+    }
+    assert_eq!((stat.value_of(-1, 2), stat.value_of(2, -1)), (p, p));
+    // Prediction on codes = the plain model on the statistics as numbers.
+    let (ga, gb, gn) = ([0, 1, 4, -1], [0, 0, 3, 2], [1, 2, 3, 4]);
+    let codes = Frame::new(vec![
+        Feature::categorical("a", &ga, 6),
+        Feature::categorical("b", &gb, 6),
+        Feature::categorical("noise", &gn, 6),
+    ])
+    .unwrap();
+    let mut plain = model.clone();
+    let numbers: Vec<Vec<f64>> = (plain.features.iter_mut())
+        .map(|f| {
+            let s = f.target_stats.take().unwrap();
+            (0..4)
+                .map(|i| match s.source.as_str() {
+                    "a" => s.value_of(ga[i], gb[i]),
+                    "b" => s.value(gb[i]),
+                    _ => s.value(gn[i]),
+                })
+                .collect()
+        })
+        .collect();
+    let as_numbers = Frame::new(
+        (names.iter().zip(&numbers))
+            .map(|(n, v)| Feature::numeric(*n, v))
+            .collect(),
+    )
+    .unwrap();
+    let predicted = model.predict(&codes).unwrap();
+    assert_eq!(predicted, plain.predict(&as_numbers).unwrap());
+    // The interaction is learnt: even sums get the higher scores.
+    assert!(predicted[0] > 0.0 && predicted[1] < 0.0, "{predicted:?}");
+    // SHAP rows sum to the scores.
+    let contrib = model.predict_contrib(&codes).unwrap();
+    for (row, s) in contrib.chunks(5).zip(&predicted) {
+        assert!((row.iter().sum::<f64>() - s).abs() < 1e-9);
+    }
+    // Files keep it bit for bit; threads do not change it.
+    let text = model.to_json();
+    assert_eq!(Model::from_json(&text).unwrap().to_json(), text);
+    assert_eq!(
+        fit_pairs(&[("cat_combinations", "3"), ("n_threads", "3")]).to_json(),
+        text
+    );
+}
+
+#[test]
+fn without_combinations_the_model_is_as_before_and_bad_ones_are_refused() {
+    let none = fit_pairs(&[]);
+    assert_eq!(
+        fit_pairs(&[("cat_combinations", "0")]).to_json(),
+        none.to_json()
+    );
+    assert!(!none.to_json().contains("\"with\""), "older files' layout");
+    let text = fit_pairs(&[("cat_combinations", "1")]).to_json();
+    for (from, to, says) in [
+        (
+            "\"n_levels\":6",
+            "\"n_levels\":0",
+            "a combination of 36 levels",
+        ),
+        ("\"n_levels\":6", "\"n_levels\":7", "a multiple of it"),
+        (
+            "\"source\":\"b\",\"n_levels\"",
+            "\"source\":\"a\",\"n_levels\"",
+            "another named",
+        ),
+    ] {
+        assert!(text.contains(from), "{from}");
+        let e = Model::from_json(&text.replacen(from, to, 1))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(says), "{to}: {e}");
+    }
+    let mut params = Params::default();
+    for (name, value) in [("cat_permutations", "0"), ("cat_combinations", "33")] {
+        let mut p = params.clone();
+        p.set(name, value).unwrap();
+        let e = p.validate().unwrap_err().to_string();
+        assert!(e.contains(name), "{e}");
+    }
+    params.set("cat_permutations", "64").unwrap();
+    params.validate().unwrap();
+}

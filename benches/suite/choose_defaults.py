@@ -111,6 +111,23 @@ CANDIDATES: dict[str, Candidate] = {
     "msl20": Candidate("min_samples_leaf", {"min_samples_leaf": 20}),
     "target_stats": Candidate("cat_encoding", {"cat_encoding": "target_stats"},
                               needs_categoricals=True),
+    # CatBoost's learner (Prokhorenkova et al. 2018): oblivious trees at its depth 6 and leaf L2
+    # 3, noise on the split scores, the Bayesian bootstrap, and all of them with target stats.
+    "oblivious6": Candidate("tree type", {"tree": "oblivious", "max_depth": 6, "l2_leaf": 3.0}),
+    "random_strength1": Candidate("random strength", {"random_strength": 1.0}),
+    "bayesian": Candidate("bootstrap", {"bootstrap": "bayesian", "bagging_temperature": 1.0}),
+    "catboost_like": Candidate("(combination)", {"tree": "oblivious", "max_depth": 6,
+                                                 "l2_leaf": 3.0, "random_strength": 1.0,
+                                                 "cat_encoding": "target_stats"}),
+    # Target statistics as CatBoost computes them: averaged over several permutations, and with
+    # greedily chosen combinations of two categorical columns (src/data/target_combinations.rs).
+    "ts_perm4": Candidate("cat_encoding", {"cat_encoding": "target_stats",
+                                           "cat_permutations": 4}, needs_categoricals=True),
+    "ts_comb4": Candidate("cat_encoding", {"cat_encoding": "target_stats",
+                                           "cat_combinations": 4}, needs_categoricals=True),
+    "ts_perm4_comb4": Candidate("cat_encoding", {"cat_encoding": "target_stats",
+                                                 "cat_permutations": 4, "cat_combinations": 4},
+                                needs_categoricals=True),
     # Without valid=: a fixed number of trees against early stopping on a held-out part.
     "n_iter300": Candidate("iterations (no valid=)", {"n_iter": 300}, ("novalid",)),
     "holdout10_es": Candidate("iterations (no valid=)",

@@ -122,7 +122,11 @@ def boost(
         ordered target statistics (Prokhorenkova et al. 2018): the mean target
         of a level's earlier rows in a seeded permutation, shrunk towards the
         mean with weight ``cat_prior_weight`` (1); one per class for multiclass
-        losses. Not in Dask fits or the ONNX/treelite exports.
+        losses; ``cat_permutations`` (1) averages them over that many
+        permutations, ``cat_combinations`` (0) adds at most that many pairs of
+        such columns whose ordered statistic predicts better than either
+        column's (feature ``"a*b"``, SHAP shared equally by the two). Not in
+        Dask fits or the ONNX/treelite exports.
 
     R's gbm and mboost argument names are accepted with their meaning (pass
     them as ``**{"n.trees": 500}``): ``n.trees`` and ``mstop`` (n_iter),

@@ -52,12 +52,15 @@ def _names_and_matrix(model: FittedModel, by: By) -> tuple[list[str], np.ndarray
     index = {c: i for i, c in enumerate(columns)}
     sources = model.spec.source_columns
     matrix = np.zeros((len(features), len(columns)))
-    # A target statistic's feature reads a categorical column of the core's input.
-    read = dict(zip(features, model._core.feature_sources))
-    for i, name in enumerate(features):
-        owners = sources.get(read[name]) or (read[name],)
-        for column in owners:
-            matrix[i, index[column]] += 1.0 / len(owners)
+    # A target statistic's feature reads a categorical column of the core's input; a
+    # combination of two columns reads both and is shared equally between them.
+    core = model._core
+    for i, (read, other) in enumerate(zip(core.feature_sources, core.feature_combined_with)):
+        inputs = (read,) if other is None else (read, other)
+        for source in inputs:
+            owners = sources.get(source) or (source,)
+            for column in owners:
+                matrix[i, index[column]] += 1.0 / (len(owners) * len(inputs))
     return columns, matrix
 
 

@@ -69,7 +69,11 @@ fn encoded(
         &params.cat_encoding,
         targets,
         train.weights,
-        params.cat_prior_weight,
+        target_stats::Settings {
+            prior_weight: params.cat_prior_weight,
+            permutations: params.cat_permutations,
+            combinations: params.cat_combinations,
+        },
         params.seed,
     )?;
     let by_name: Vec<(&str, &TargetStat)> = stats.iter().map(|(n, s)| (n.as_str(), s)).collect();

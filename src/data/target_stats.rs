@@ -8,18 +8,26 @@
 //!
 //! and at fit each row's sums run only over the rows before it in a seeded random permutation,
 //! so that a row's own target never reaches its feature (the paper's prediction shift of the
-//! greedy statistic). At predict the sums run over every training row: the model stores that
-//! value per level, and the prior for a missing or unseen level. The statistics are numeric
-//! features, binned and split like the others.
+//! greedy statistic). The rows early in a permutation see few others, so their statistics are
+//! noisy; with `cat_permutations` s > 1 a row's value is the mean of its ordered statistics over
+//! s independent permutations (the paper uses several permutations for the same reason, §3.2
+//! and §4), which no row's own target reaches either. At predict the sums run over every
+//! training row: the model stores that value per level, and the prior for a missing or unseen
+//! level. The statistics are numeric features, binned and split like the others.
 //!
 //! The target t: the target itself for scalar losses (for a binary 0/1 target, the
 //! positive-class rate), the indicator of class k for each of the K classes of a multiclass
 //! target and output k of a multi-output one (the paper's per-class statistics): K features
 //! from one column, named `name[k]`.
 
+// A child, so that the combinations and the statistics they are built from never import each
+// other.
+#[path = "target_combinations.rs"]
+mod combinations;
 use super::{Feature, FeatureValues, Frame};
 use crate::error::{Error, Result};
 use crate::rng::Rng;
+pub use combinations::{CombinedWith, MAX_COMBINED_LEVELS};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -130,9 +138,28 @@ pub struct TargetStat {
     pub prior_weight: f64,
     /// (Σ w·t + a·p) / (Σ w + a) over all training rows with the level.
     pub levels: Vec<f64>,
+    /// For a combination of two columns: the second (its levels are `levels[a · n + b]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub with: Option<CombinedWith>,
 }
 
 impl TargetStat {
+    /// The levels of the source column (of the first column for a combination).
+    pub fn source_levels(&self) -> usize {
+        let with = self.with.as_ref().map_or(1, |w| w.n_levels.max(1) as usize);
+        self.levels.len() / with
+    }
+
+    /// The statistic of a row whose source column has `code` (and the second column of a
+    /// combination `with_code`).
+    #[inline]
+    pub fn value_of(&self, code: i32, with_code: i32) -> f64 {
+        match &self.with {
+            None => self.value(code),
+            Some(w) => self.value(combinations::code(code, with_code, w.n_levels)),
+        }
+    }
+
     /// The statistic of level `code`; the prior for a missing or unseen one.
     #[inline]
     pub fn value(&self, code: i32) -> f64 {
@@ -209,14 +236,53 @@ impl Derived {
     }
 }
 
+/// The most permutations `cat_permutations` may ask for (each one is a pass over the rows).
+pub const MAX_PERMUTATIONS: usize = 64;
+
+/// How the statistics are computed: the prior's weight a, the number of permutations averaged.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    pub prior_weight: f64,
+    pub permutations: usize,
+    /// The most combinations of two columns to add (target_combinations.rs).
+    pub combinations: usize,
+}
+
+impl Settings {
+    pub fn validate(&self) -> Result<()> {
+        if !(self.prior_weight.is_finite() && self.prior_weight > 0.0) {
+            return Err(Error::param(
+                "cat_prior_weight",
+                self.prior_weight,
+                "a finite number > 0",
+            ));
+        }
+        if !(1..=MAX_PERMUTATIONS).contains(&self.permutations) {
+            return Err(Error::param(
+                "cat_permutations",
+                self.permutations,
+                format!("an integer in 1..={MAX_PERMUTATIONS}"),
+            ));
+        }
+        if self.combinations > combinations::MAX_COMBINATIONS {
+            return Err(Error::param(
+                "cat_combinations",
+                self.combinations,
+                format!("an integer in 0..={}", combinations::MAX_COMBINATIONS),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// The ordered statistics of the training rows of every categorical column `encodings` gives
-/// target statistics, and the all-row statistics by feature name. `seed` draws the permutation.
+/// target statistics, and the all-row statistics by feature name. `seed` draws the permutations.
 pub fn fit_ordered(
     frame: &Frame<'_>,
     encodings: &CatEncodings,
     targets: Targets<'_>,
     weights: Option<&[f64]>,
-    prior_weight: f64,
+    settings: Settings,
     seed: u64,
 ) -> Result<(Derived, Vec<(String, TargetStat)>)> {
     for name in encodings.by_feature.keys() {
@@ -251,43 +317,138 @@ pub fn fit_ordered(
     let k = targets.n();
     let weight = |i: usize| weights.map_or(1.0, |w| w[i]);
     let priors = priors(targets, n_rows, weight)?;
-    let order = permutation(n_rows, seed);
-    for (j, codes, n_levels) in sources {
-        let levels = n_levels as usize;
-        let mut sums = vec![0.0; levels * k];
-        let mut counts = vec![0.0; levels];
-        let mut values = vec![vec![0.0; n_rows]; k];
-        for &i in &order {
-            let Ok(c) = usize::try_from(codes[i]) else {
-                (0..k).for_each(|t| values[t][i] = priors[t]);
-                continue;
-            };
-            for t in 0..k {
-                values[t][i] =
-                    (sums[c * k + t] + prior_weight * priors[t]) / (counts[c] + prior_weight);
-                sums[c * k + t] += weight(i) * targets.get(i, t);
-            }
-            counts[c] += weight(i);
+    let orders: Vec<Vec<usize>> = (0..settings.permutations)
+        .map(|p| permutation(n_rows, permutation_seed(seed, p)))
+        .collect();
+    let ordered = Ordered {
+        targets,
+        weights,
+        priors: &priors,
+        prior_weight: settings.prior_weight,
+        orders: &orders,
+    };
+    let mut singles = Vec::with_capacity(sources.len());
+    for &(j, codes, n_levels) in &sources {
+        let (values, levels) = ordered.statistics(codes, n_levels as usize);
+        if settings.combinations > 0 {
+            singles.push(combinations::Single {
+                column: j,
+                codes,
+                n_levels,
+                error: ordered.error(&values),
+            });
         }
         let source = &frame.features()[j].name;
-        for (t, values) in values.into_iter().enumerate() {
+        for (t, (values, levels)) in values.into_iter().zip(levels).enumerate() {
             let name = TargetStat::feature_name(source, t, k);
-            let stat = TargetStat {
-                source: source.clone(),
-                target: t as u32,
-                prior: priors[t],
-                prior_weight,
-                levels: (0..levels)
-                    .map(|c| {
-                        (sums[c * k + t] + prior_weight * priors[t]) / (counts[c] + prior_weight)
-                    })
-                    .collect(),
-            };
+            let stat = ordered.stat(source, t, levels, None);
             derived.columns.push((j, name.clone(), values));
             stats.push((name, stat));
         }
     }
+    if settings.combinations > 0 {
+        let chosen = combinations::choose(frame, &singles, &ordered, settings.combinations);
+        for pair in chosen {
+            let (values, levels) = ordered.statistics(&pair.codes, pair.n_levels);
+            for (t, (values, levels)) in values.into_iter().zip(levels).enumerate() {
+                let name = TargetStat::feature_name(&pair.name, t, k);
+                let with = combinations::CombinedWith {
+                    source: pair.with.clone(),
+                    n_levels: pair.with_levels,
+                };
+                let stat = ordered.stat(&pair.source, t, levels, Some(with));
+                derived.columns.push((pair.column, name.clone(), values));
+                stats.push((name, stat));
+            }
+        }
+    }
     Ok((derived, stats))
+}
+
+/// The ordered statistics of one categorical code column under every permutation.
+pub(super) struct Ordered<'a> {
+    targets: Targets<'a>,
+    weights: Option<&'a [f64]>,
+    priors: &'a [f64],
+    prior_weight: f64,
+    orders: &'a [Vec<usize>],
+}
+
+impl Ordered<'_> {
+    /// Per target: each row's ordered statistic averaged over the permutations, and each
+    /// level's statistic over all rows.
+    pub(super) fn statistics(
+        &self,
+        codes: &[i32],
+        levels: usize,
+    ) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
+        let (k, a, priors) = (self.targets.n(), self.prior_weight, self.priors);
+        let weight = |i: usize| self.weights.map_or(1.0, |w| w[i]);
+        let mut values = vec![vec![0.0; codes.len()]; k];
+        let mut all_rows = Vec::new();
+        for order in self.orders {
+            let mut sums = vec![0.0; levels * k];
+            let mut counts = vec![0.0; levels];
+            for &i in order {
+                let Ok(c) = usize::try_from(codes[i]) else {
+                    (0..k).for_each(|t| values[t][i] += priors[t]);
+                    continue;
+                };
+                for t in 0..k {
+                    values[t][i] += (sums[c * k + t] + a * priors[t]) / (counts[c] + a);
+                    sums[c * k + t] += weight(i) * self.targets.get(i, t);
+                }
+                counts[c] += weight(i);
+            }
+            // Every pass ends with the sums over all rows; the model keeps the first pass's, so
+            // that its statistics do not depend on the number of permutations.
+            if all_rows.is_empty() {
+                all_rows = (0..k)
+                    .map(|t| {
+                        (0..levels)
+                            .map(|c| (sums[c * k + t] + a * priors[t]) / (counts[c] + a))
+                            .collect()
+                    })
+                    .collect();
+            }
+        }
+        if self.orders.len() > 1 {
+            let s = self.orders.len() as f64;
+            values.iter_mut().flatten().for_each(|v| *v /= s);
+        }
+        (values, all_rows)
+    }
+
+    /// The weighted squared error of `values[t]` (one column per target) as predictions of the
+    /// targets: for ordered statistics, each row predicted from the rows before it.
+    pub(super) fn error(&self, values: &[Vec<f64>]) -> f64 {
+        let weight = |i: usize| self.weights.map_or(1.0, |w| w[i]);
+        let mut total = 0.0;
+        for (t, column) in values.iter().enumerate() {
+            for (i, v) in column.iter().enumerate() {
+                let e = self.targets.get(i, t) - v;
+                total += weight(i) * e * e;
+            }
+        }
+        total
+    }
+
+    fn stat(
+        &self,
+        source: &str,
+        t: usize,
+        levels: Vec<f64>,
+        with: Option<combinations::CombinedWith>,
+    ) -> TargetStat {
+        TargetStat {
+            source: source.to_string(),
+            target: t as u32,
+            prior: self.priors[t],
+            prior_weight: self.prior_weight,
+            levels,
+            with,
+        }
+    }
 }
 
 /// The weighted mean of each target over all rows.
@@ -314,6 +475,11 @@ fn priors(targets: Targets<'_>, n_rows: usize, weight: impl Fn(usize) -> f64) ->
         .collect()
 }
 
+/// The seed of permutation `p`: the first is the seed itself (one permutation is as before).
+fn permutation_seed(seed: u64, p: usize) -> u64 {
+    seed ^ (p as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
 /// A uniform permutation of 0..n (Fisher–Yates), from its own stream of the seed so that the
 /// booster's draws stay as they are without target statistics.
 pub fn permutation(n: usize, seed: u64) -> Vec<usize> {
@@ -330,33 +496,45 @@ pub fn permutation(n: usize, seed: u64) -> Vec<usize> {
 pub fn apply(frame: &Frame<'_>, stats: &[(&str, &TargetStat)]) -> Result<Derived> {
     let mut derived = Derived::default();
     for &(name, stat) in stats {
-        let found = frame.features().iter().position(|f| f.name == stat.source);
-        let j = found.ok_or_else(|| {
-            Error::data(format!(
-                "the model's categorical column `{}` (target statistics) is not among the \
-                 frame's columns",
-                stat.source
-            ))
-        })?;
-        let FeatureValues::Categorical { codes, n_levels } = frame.features()[j].values else {
-            return Err(Error::value(
-                &stat.source,
-                "the model was trained on a categorical column, got a numeric one",
-            ));
+        let (j, codes) = source_codes(frame, &stat.source, stat.source_levels())?;
+        let values = match &stat.with {
+            None => codes.iter().map(|&c| stat.value(c)).collect(),
+            Some(with) => {
+                let (_, other) = source_codes(frame, &with.source, with.n_levels as usize)?;
+                let pairs = codes.iter().zip(other);
+                pairs.map(|(&a, &b)| stat.value_of(a, b)).collect()
+            }
         };
-        if n_levels as usize > stat.levels.len() {
-            return Err(Error::value(
-                &stat.source,
-                format!(
-                    "categorical column has {n_levels} levels but the model was trained with {}",
-                    stat.levels.len()
-                ),
-            ));
-        }
-        let values = codes.iter().map(|&c| stat.value(c)).collect();
         derived.columns.push((j, name.to_string(), values));
     }
     Ok(derived)
+}
+
+/// The position and codes of the categorical column `source` of `frame`, which may have at
+/// most `levels` levels (the model's).
+fn source_codes<'f>(frame: &Frame<'f>, source: &str, levels: usize) -> Result<(usize, &'f [i32])> {
+    let found = frame.features().iter().position(|f| f.name == source);
+    let j = found.ok_or_else(|| {
+        Error::data(format!(
+            "the model's categorical column `{source}` (target statistics) is not among the \
+             frame's columns"
+        ))
+    })?;
+    let FeatureValues::Categorical { codes, n_levels } = frame.features()[j].values else {
+        return Err(Error::value(
+            source,
+            "the model was trained on a categorical column, got a numeric one",
+        ));
+    };
+    if n_levels as usize > levels {
+        return Err(Error::value(
+            source,
+            format!(
+                "categorical column has {n_levels} levels but the model was trained with {levels}"
+            ),
+        ));
+    }
+    Ok((j, codes))
 }
 
 #[cfg(test)]
@@ -376,6 +554,14 @@ mod tests {
         CatEncodings::parse("target_stats").unwrap()
     }
 
+    fn settings(prior_weight: f64) -> Settings {
+        Settings {
+            prior_weight,
+            permutations: 1,
+            combinations: 0,
+        }
+    }
+
     #[test]
     fn the_ordered_statistic_is_the_mean_over_earlier_rows_of_the_level_by_brute_force() {
         let codes = [0, 1, 0, 2, 0, 1, -1, 0, 2, 1];
@@ -383,43 +569,63 @@ mod tests {
         let w = [1.0, 2.0, 0.5, 1.0, 1.0, 3.0, 1.0, 1.0, 2.0, 1.0];
         let x = [0.0; 10];
         let a = 2.0;
-        let (derived, stats) = fit_ordered(
-            &frame(&codes, &x),
-            &all(),
-            Targets::Scalar(&y),
-            Some(&w),
-            a,
-            7,
-        )
-        .unwrap();
-        let fitted = derived.frame(&frame(&codes, &x)).unwrap();
-        assert_eq!(fitted.names(), ["x", "c"]);
-        let FeatureValues::Numeric(values) = fitted.features()[1].values else {
-            panic!()
-        };
-        let order = permutation(10, 7);
         let p = (0..10).map(|i| w[i] * y[i]).sum::<f64>() / w.iter().sum::<f64>();
-        for (pos, &i) in order.iter().enumerate() {
-            let expected = if codes[i] < 0 {
-                p
-            } else {
-                let earlier = order[..pos].iter().filter(|&&r| codes[r] == codes[i]);
-                let (s, n) = earlier.fold((0.0, 0.0), |(s, n), &r| (s + w[r] * y[r], n + w[r]));
-                (s + a * p) / (n + a)
+        // Row i's statistic under one permutation: its level's rows before it.
+        let ordered = |order: &[usize], i: usize| {
+            let pos = order.iter().position(|&r| r == i).unwrap();
+            if codes[i] < 0 {
+                return p;
+            }
+            let earlier = order[..pos].iter().filter(|&&r| codes[r] == codes[i]);
+            let (s, n) = earlier.fold((0.0, 0.0), |(s, n), &r| (s + w[r] * y[r], n + w[r]));
+            (s + a * p) / (n + a)
+        };
+        for permutations in [1, 3] {
+            let settings = Settings {
+                prior_weight: a,
+                permutations,
+                combinations: 0,
             };
-            assert!(
-                (values[i] - expected).abs() < 1e-12,
-                "row {i}: {} vs {expected}",
-                values[i]
-            );
+            let (derived, stats) = fit_ordered(
+                &frame(&codes, &x),
+                &all(),
+                Targets::Scalar(&y),
+                Some(&w),
+                settings,
+                7,
+            )
+            .unwrap();
+            let fitted = derived.frame(&frame(&codes, &x)).unwrap();
+            assert_eq!(fitted.names(), ["x", "c"]);
+            let FeatureValues::Numeric(values) = fitted.features()[1].values else {
+                panic!()
+            };
+            let orders: Vec<Vec<usize>> = (0..permutations)
+                .map(|q| permutation(10, permutation_seed(7, q)))
+                .collect();
+            assert_eq!(orders[0], permutation(10, 7), "the first is the seed's own");
+            for i in 0..10 {
+                let expected =
+                    orders.iter().map(|o| ordered(o, i)).sum::<f64>() / permutations as f64;
+                assert!(
+                    (values[i] - expected).abs() < 1e-12,
+                    "{permutations} permutations, row {i}: {} vs {expected}",
+                    values[i]
+                );
+            }
+            let stat = &stats[0].1;
+            for level in 0..3 {
+                let rows = (0..10).filter(|&r| codes[r] == level);
+                let (s, n) = rows.fold((0.0, 0.0), |(s, n), r| (s + w[r] * y[r], n + w[r]));
+                assert!((stat.levels[level as usize] - (s + a * p) / (n + a)).abs() < 1e-12);
+            }
+            assert_eq!((stat.value(-1), stat.value(3)), (p, p));
         }
-        let stat = &stats[0].1;
-        for level in 0..3 {
-            let rows = (0..10).filter(|&r| codes[r] == level);
-            let (s, n) = rows.fold((0.0, 0.0), |(s, n), r| (s + w[r] * y[r], n + w[r]));
-            assert!((stat.levels[level as usize] - (s + a * p) / (n + a)).abs() < 1e-12);
-        }
-        assert_eq!((stat.value(-1), stat.value(3)), (p, p));
+        assert_ne!(
+            permutation(10, permutation_seed(7, 1)),
+            permutation(10, 7),
+            "the permutations differ"
+        );
     }
 
     #[test]
@@ -429,7 +635,8 @@ mod tests {
         let y: Vec<f64> = (0..200).map(|i| f64::from(i % 3 == 0)).collect();
         let values = |y: &[f64]| {
             let f = frame(&codes, &x);
-            let (d, _) = fit_ordered(&f, &all(), Targets::Scalar(y), None, 1.0, 3).unwrap();
+            let (d, _) =
+                fit_ordered(&f, &all(), Targets::Scalar(y), None, settings(1.0), 3).unwrap();
             d.columns[0].2.clone()
         };
         let order = permutation(200, 3);
@@ -464,7 +671,7 @@ mod tests {
             &all(),
             Targets::Classes { y: &y, n: 3 },
             None,
-            1.0,
+            settings(1.0),
             0,
         )
         .unwrap();

@@ -412,6 +412,23 @@ fn validate_target_stat(feature: &FeatureSpec) -> std::result::Result<(), String
             Number(stat.prior_weight)
         ));
     }
+    if let Some(with) = &stat.with {
+        let n = with.n_levels as usize;
+        let most = crate::data::target_stats::MAX_COMBINED_LEVELS;
+        if with.source.is_empty() || with.source == stat.source {
+            return Err(format!(
+                "`{name}`: a combination of `{}` with {:?} (another named column)",
+                stat.source, with.source
+            ));
+        }
+        if n == 0 || stat.levels.len() % n != 0 || stat.levels.len() > most {
+            return Err(format!(
+                "`{name}`: a combination of {} levels with a column of {n} levels (a multiple of \
+                 it, at most {most})",
+                stat.levels.len()
+            ));
+        }
+    }
     if let Some(level) = stat.levels.iter().position(|v| !v.is_finite()) {
         return Err(format!(
             "`{name}`: the target statistic of level {level} is {}",

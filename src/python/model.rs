@@ -259,13 +259,20 @@ impl PyModel {
             .map(String::from)
             .collect()
     }
+    /// Per feature, the second column a combination statistic reads (None for the others).
+    #[getter]
+    fn feature_combined_with(&self) -> Vec<Option<String>> {
+        (self.model.features.iter())
+            .map(|f| Some(f.target_stats.as_ref()?.with.as_ref()?.source.clone()))
+            .collect()
+    }
     /// Per feature, the number of levels of the categorical column it reads (through its
     /// mapper, or through a target statistic per level), None for a numeric one.
     #[getter]
     fn feature_levels(&self) -> Vec<Option<usize>> {
         (self.model.features.iter())
             .map(|f| match (&f.target_stats, f.mapper.kind()) {
-                (Some(stat), _) => Some(stat.levels.len()),
+                (Some(stat), _) => Some(stat.source_levels()),
                 (None, crate::data::FeatureKind::Numeric) => None,
                 (None, crate::data::FeatureKind::Categorical { n_levels }) => {
                     Some(n_levels as usize)

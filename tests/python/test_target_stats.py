@@ -125,3 +125,53 @@ def test_model_files_with_target_statistics_follow_the_schema(tmp_path):
     schema = json.loads((Path(__file__).parents[2] / "docs" / "model_schema.json").read_text())
     fit(frame(6)).save(tmp_path / "m.json")
     jsonschema.validate(json.loads((tmp_path / "m.json").read_text()), schema)
+
+
+def pairs(seed: int, n: int = 900) -> pl.DataFrame:
+    """Two string columns whose levels decide the class only together."""
+    rng = np.random.default_rng(seed)
+    a, b = rng.integers(0, 6, n), rng.integers(0, 6, n)
+    rate = np.where((a + b) % 2 == 0, 0.85, 0.15)
+    return pl.DataFrame(
+        {
+            "x": rng.normal(size=n),
+            "a": [f"a{i}" for i in a],
+            "b": [f"b{i}" for i in b],
+            "y": (rng.random(n) < rate).astype(np.int64),
+        }
+    )
+
+
+def test_a_combination_is_credited_to_both_of_its_columns_and_saved(tmp_path):
+    data = pairs(0)
+    model = fit(data, "y ~ x + a + b", cat_combinations=2, cat_permutations=3)
+    assert model.feature_names == ["x", "a", "a*b", "b"]
+    assert model._core.feature_combined_with == [None, None, "b", None]
+    by_feature = model.predict(data, type="contrib", by="feature")
+    by_column = model.predict(data, type="contrib")
+    assert by_column.columns == ["x", "a", "b", "bias"]
+    half = by_feature["a*b"] / 2
+    np.testing.assert_allclose(by_column["a"], by_feature["a"] + half, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(by_column["b"], by_feature["b"] + half, rtol=1e-12, atol=1e-12)
+    scores = model.predict(data, type="link")
+    np.testing.assert_allclose(by_column.sum_horizontal(), scores, atol=1e-9)
+    model.save(tmp_path / "m.json")
+    back = optboost.load(tmp_path / "m.json")
+    assert core_features(back) == core_features(model)
+    np.testing.assert_array_equal(back.predict(pairs(1, 200)), model.predict(pairs(1, 200)))
+    # The pair carries the signal that neither column carries alone.
+    plain = fit(data, "y ~ x + a + b")
+    test = pairs(2, 400)
+
+    def logloss(m):
+        p = m.predict(test)
+        return -np.mean(np.where(test["y"] == 1, np.log(p), np.log(1 - p)))
+
+    assert logloss(model) < logloss(plain) - 0.05
+
+
+def test_permutation_and_combination_counts_are_checked_by_name():
+    for name, value in [("cat_permutations", 0), ("cat_permutations", 65),
+                        ("cat_combinations", 33)]:
+        with pytest.raises(optboost.OptboostError, match=name):
+            fit(pairs(3, 100), "y ~ x + a + b", **{name: value})
