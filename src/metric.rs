@@ -9,7 +9,7 @@
 
 use crate::collective::{Collective, Local};
 use crate::error::{Error, Result};
-use crate::loss::{Loss, LossSpec, MetricFamily};
+use crate::loss::{Link, Loss, LossSpec, MetricFamily};
 use std::fmt;
 use std::str::FromStr;
 
@@ -30,6 +30,11 @@ pub enum Metric {
     PoissonDeviance,
     /// Mean gamma deviance 2(ln(μ/y) + y/μ − 1).
     GammaDeviance,
+    /// Mean negative log-likelihood −ln p(y) of a predicted distribution.
+    Nll,
+    /// Mean continuous ranked probability score ∫ (F(t) − [t ≥ y])² dt of a predicted
+    /// distribution (Gneiting & Raftery 2007), for the families with a closed form.
+    Crps,
 }
 
 impl Metric {
@@ -41,6 +46,8 @@ impl Metric {
         Metric::Auc,
         Metric::PoissonDeviance,
         Metric::GammaDeviance,
+        Metric::Nll,
+        Metric::Crps,
     ];
     pub const NAMES: &'static [&'static str] = &[
         "rmse",
@@ -50,6 +57,8 @@ impl Metric {
         "auc",
         "poisson_deviance",
         "gamma_deviance",
+        "nll",
+        "crps",
     ];
 
     pub fn name(&self) -> &'static str {
@@ -61,6 +70,8 @@ impl Metric {
             Metric::Auc => "auc",
             Metric::PoissonDeviance => "poisson_deviance",
             Metric::GammaDeviance => "gamma_deviance",
+            Metric::Nll => "nll",
+            Metric::Crps => "crps",
         }
     }
 
@@ -72,6 +83,16 @@ impl Metric {
     /// Whether the metric means something for the targets and predictions of `loss` (the
     /// metric family of its row in the loss vocabulary).
     pub fn check(&self, loss: &LossSpec) -> Result<()> {
+        if let (Metric::Crps, Link::Distribution(family)) = (self, loss.link()) {
+            if !family.has_closed_form_crps() {
+                return Err(Error::param(
+                    "metrics",
+                    format!("crps with the {loss} loss"),
+                    "a distribution whose CRPS has a closed form (normal, lognormal); \"nll\" \
+                     for the others",
+                ));
+            }
+        }
         if self.fits(loss.traits().metrics) {
             return Ok(());
         }
@@ -100,6 +121,9 @@ impl Metric {
             ),
             MetricFamily::Multiclass => matches!(self, Metric::Logloss | Metric::Error),
             MetricFamily::Quantiles => false,
+            MetricFamily::Distribution => {
+                matches!(self, Metric::Rmse | Metric::Mae | Metric::Nll | Metric::Crps)
+            }
         }
     }
 
@@ -129,6 +153,16 @@ impl Metric {
         let mean = |term: &dyn Fn(usize) -> f64| -> f64 {
             over_ranks((0..y.len()).map(|i| w[i] * term(i)).sum::<f64>())
         };
+        if let Some(d) = loss.distribution() {
+            let row = |i: usize| &scores[i * 2..i * 2 + 2];
+            let error = |i: usize| y[i] - d.family().mean(row(i));
+            return match self {
+                Metric::Rmse => mean(&|i| error(i).powi(2)).sqrt(),
+                Metric::Mae => mean(&|i| error(i).abs()),
+                Metric::Crps => mean(&|i| d.crps(y[i], row(i)).unwrap_or(f64::NAN)),
+                _ => mean(&|i| d.nll(y[i], row(i))),
+            };
+        }
         let mut response = vec![0.0; scores.len()];
         loss.response_into(scores, &mut response);
         let k = loss.n_outputs();
@@ -196,6 +230,8 @@ impl Metric {
                 let (t, mu) = (target(i), response[i]);
                 2.0 * ((mu / t).ln() + t / mu - 1.0)
             }),
+            // Checked out by `check`: a distribution's metrics are answered above.
+            Metric::Nll | Metric::Crps => f64::NAN,
         }
     }
 }
@@ -247,6 +283,8 @@ impl FromStr for Metric {
             "auc" => Metric::Auc,
             "poisson_deviance" => Metric::PoissonDeviance,
             "gamma_deviance" => Metric::GammaDeviance,
+            "nll" => Metric::Nll,
+            "crps" => Metric::Crps,
             _ => {
                 return Err(Error::param(
                     "metrics",

@@ -2,10 +2,11 @@
 //! prints to strings such as `"pinball(0.9)"`, validates, serialises (`{"name": "pinball",
 //! "tau": 0.9}`) and builds the [`Loss`] the booster runs on.
 
-use super::traits::{DefaultMetric, Link, MetricFamily, Task, Traits};
+use super::traits::{DefaultMetric, Family, Link, MetricFamily, Task, Traits};
 use super::{
-    Absolute, Cox, Exponential, Hinge, Huber, Logistic, Loss, MultiSquared, MulticlassHinge,
-    Pinball, Quantiles, Scalar, Softmax, Squared, Tweedie, MAX_LEVELS,
+    Absolute, Cox, Dist, Exponential, GammaDist, Hinge, Huber, LogNormal, Logistic, Loss,
+    MultiSquared, MulticlassHinge, NegativeBinomial, Normal, Pinball, Quantiles, Scalar, Softmax,
+    Squared, StudentT, Tweedie, MAX_LEVELS,
 };
 use crate::error::{Error, Number, Result};
 use std::fmt;
@@ -54,6 +55,16 @@ pub enum LossSpec {
     /// The pinball losses at K increasing levels, one output each (`quantiles(0.05, 0.5, 0.95)`).
     Quantiles {
         levels: Vec<f64>,
+    },
+    /// Distributional losses (`distribution.rs`): the NLL of a distribution whose two
+    /// parameters are the two outputs.
+    Normal,
+    Lognormal,
+    /// The gamma distribution's mean and shape (`gamma` is the deviance of its mean alone).
+    GammaDist,
+    NegativeBinomial,
+    StudentT {
+        df: f64,
     },
     /// The toy loss of `loss/toy.rs`, added as docs/adding_a_loss.md says (tests only).
     #[cfg(test)]
@@ -176,6 +187,17 @@ const VOCABULARY: &[Entry] = &[
         traits: Traits { task: Quantiles, separable: true, piecewise_linear: true, sigma_from_data: false,
             distributable: false, metrics: M::Quantiles, default_metric: D::Quantiles,
             multi_output: None, r_gbm: None } },
+    Entry { name: "normal", param: None, spec: |_| LossSpec::Normal,
+        link: |_| Link::Distribution(Family::Normal), traits: DISTRIBUTION },
+    Entry { name: "lognormal", param: None, spec: |_| LossSpec::Lognormal,
+        link: |_| Link::Distribution(Family::LogNormal), traits: DISTRIBUTION },
+    Entry { name: "gamma_dist", param: None, spec: |_| LossSpec::GammaDist,
+        link: |_| Link::Distribution(Family::Gamma), traits: DISTRIBUTION },
+    Entry { name: "negative_binomial", param: None, spec: |_| LossSpec::NegativeBinomial,
+        link: |_| Link::Distribution(Family::NegativeBinomial), traits: DISTRIBUTION },
+    Entry { name: "student_t", param: param("df", 3.0, |df| df > 0.0 && df.is_finite(), "a finite number > 0"),
+        spec: |df| LossSpec::StudentT { df }, link: |_| Link::Distribution(Family::StudentT),
+        traits: DISTRIBUTION },
     #[cfg(test)]
     Entry { name: "toy", param: param("scale", 2.0, |scale| scale > 0.0 && scale.is_finite(), "a finite number > 0"),
         spec: |scale| LossSpec::Toy { scale }, link: |_| Link::Identity,
@@ -183,6 +205,20 @@ const VOCABULARY: &[Entry] = &[
             distributable: true, metrics: M::Regression, default_metric: D::Mse,
             multi_output: None, r_gbm: None } },
 ];
+
+/// The distributional losses' traits: one target, a predicted distribution; not data-parallel
+/// (their initial constant is a maximum-likelihood fit over all rows).
+const DISTRIBUTION: Traits = Traits {
+    task: Task::Distribution,
+    separable: true,
+    piecewise_linear: false,
+    sigma_from_data: false,
+    distributable: false,
+    metrics: MetricFamily::Distribution,
+    default_metric: DefaultMetric::Nll,
+    multi_output: None,
+    r_gbm: None,
+};
 
 /// The levels of `quantiles` written without any: a 90% interval and the median.
 const DEFAULT_LEVELS: [f64; 3] = [0.05, 0.5, 0.95];
@@ -249,7 +285,8 @@ impl LossSpec {
             | LossSpec::Huber { delta: v }
             | LossSpec::Logistic { ridge: v }
             | LossSpec::Exponential { beta: v }
-            | LossSpec::Tweedie { p: v } => v,
+            | LossSpec::Tweedie { p: v }
+            | LossSpec::StudentT { df: v } => v,
             #[cfg(test)]
             LossSpec::Toy { scale } => scale,
             LossSpec::Squared
@@ -262,6 +299,10 @@ impl LossSpec {
             | LossSpec::Cox
             | LossSpec::MultiSquared
             | LossSpec::Quantiles { .. }
+            | LossSpec::Normal
+            | LossSpec::Lognormal
+            | LossSpec::GammaDist
+            | LossSpec::NegativeBinomial
             | LossSpec::Custom => return None,
         };
         let param = self.entry()?.param.as_ref()?;
@@ -369,6 +410,11 @@ impl LossSpec {
             LossSpec::Cox => Arc::new(Cox),
             LossSpec::MultiSquared => Arc::new(MultiSquared::new(n_classes)),
             LossSpec::Quantiles { ref levels } => Arc::new(Quantiles::new(levels)),
+            LossSpec::Normal => Arc::new(Dist(Normal)),
+            LossSpec::Lognormal => Arc::new(Dist(LogNormal)),
+            LossSpec::GammaDist => Arc::new(Dist(GammaDist)),
+            LossSpec::NegativeBinomial => Arc::new(Dist(NegativeBinomial)),
+            LossSpec::StudentT { df } => Arc::new(Dist(StudentT::new(df))),
             #[cfg(test)]
             LossSpec::Toy { scale } => Arc::new(Scalar(super::Toy::new(scale))),
             LossSpec::Custom => {
@@ -507,6 +553,7 @@ mod tests {
         }
         specs.push("tweedie(1.2)".parse().unwrap());
         specs.push("quantiles(0.1, 0.9)".parse().unwrap());
+        specs.push("student_t(10)".parse().unwrap());
         specs
     }
 
@@ -524,6 +571,8 @@ mod tests {
                 Task::Binary => [-1.0, 1.0][i % 2],
                 Task::Multiclass => (i % K) as f64,
                 Task::Survival => (1.0 + next()) * [-1.0, 1.0][i % 3 / 2],
+                // Positive counts: in every distribution's support.
+                Task::Distribution => (1.0 + 5.0 * next()).floor(),
             })
             .collect();
         let f = (0..n * n_outputs).map(|_| 4.0 * next() - 2.0).collect();
@@ -544,6 +593,7 @@ mod tests {
                 Task::Multiclass => (K, 1, false),
                 Task::MultiOutput => (K, K, false),
                 Task::Quantiles => (spec.levels().unwrap().len(), 1, false),
+                Task::Distribution => (2, 1, false),
             };
             assert_eq!((k, t, loss.is_binary()), shape, "{what}: task");
             assert_eq!(loss.separable(), traits.separable, "{what}: separable");
@@ -614,6 +664,7 @@ mod tests {
                 Task::Binary => MetricFamily::Binary,
                 Task::Multiclass => MetricFamily::Multiclass,
                 Task::Quantiles => MetricFamily::Quantiles,
+                Task::Distribution => MetricFamily::Distribution,
                 Task::Regression if link == Link::Exp => MetricFamily::LogLink,
                 Task::Regression | Task::MultiOutput | Task::Survival => MetricFamily::Regression,
             };
