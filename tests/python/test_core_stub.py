@@ -129,7 +129,8 @@ def test_loss_info_and_method_info_answer_for_every_name():
         assert info["name"] == name
         assert info["target"] == _core.loss_task(name)
         assert set(info["metrics"]) <= {
-            "rmse", "mae", "logloss", "error", "auc", "poisson_deviance", "gamma_deviance"
+            "rmse", "mae", "logloss", "error", "auc", "poisson_deviance", "gamma_deviance",
+            "nll", "crps",
         }
     assert _core.loss_info("exponential(0.25)")["link_scale"] == 0.5
     assert _core.loss_info("pinball(0.9)")["parameter"] == ("tau", 0.9)
