@@ -104,6 +104,8 @@ fn the_natural_step_is_the_default_and_recovers_the_scale() {
     assert!(nll < constant - 0.03, "{nll} vs {constant}");
 }
 
+/// Every method on `normal`, and `gbm`, `rgbm` and `proximal` (the per-row prox) on the other
+/// families (the other methods reach the loss through the same forms).
 #[test]
 fn every_method_that_validates_fits_every_family_and_saves_bit_for_bit() {
     for loss in LOSSES {
@@ -112,7 +114,8 @@ fn every_method_that_validates_fits_every_family_and_saves_bit_for_bit() {
         let mut fitted = 0;
         for method in Method::ALL {
             let p = settings(method.name(), loss, 8);
-            if p.validate().is_err() {
+            let sampled = ["gbm", "rgbm", "proximal"].contains(&method.name());
+            if p.validate().is_err() || (loss != "normal" && !sampled) {
                 continue;
             }
             let booster = fit(p, &train, None);
@@ -127,7 +130,10 @@ fn every_method_that_validates_fits_every_family_and_saves_bit_for_bit() {
             assert_eq!(loaded.predict(&unseen.frame()).unwrap(), model.predict(&unseen.frame()).unwrap());
             fitted += 1;
         }
-        assert!(fitted >= 5, "{loss}: {fitted} methods");
+        assert!(fitted >= 3, "{loss}: {fitted} methods");
+        if loss == "normal" {
+            assert!(fitted >= 10, "{fitted} methods");
+        }
     }
 }
 
