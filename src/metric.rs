@@ -11,7 +11,7 @@ mod ranking;
 
 use crate::collective::{Collective, Local};
 use crate::error::{Error, Result};
-use crate::loss::{Loss, LossSpec, MetricFamily};
+use crate::loss::{Link, Loss, LossSpec, MetricFamily};
 use std::fmt;
 use std::str::FromStr;
 
@@ -45,6 +45,11 @@ pub enum Metric {
     },
     /// Mean reciprocal rank of the first relevant row over the query groups.
     Mrr,
+    /// Mean negative log-likelihood −ln p(y) of a predicted distribution.
+    Nll,
+    /// Mean continuous ranked probability score ∫ (F(t) − [t ≥ y])² dt of a predicted
+    /// distribution (Gneiting & Raftery 2007), for the families with a closed form.
+    Crps,
 }
 
 /// The `k` of `ndcg` and `map` written without one.
@@ -63,6 +68,8 @@ impl Metric {
         Metric::Ndcg { k: DEFAULT_K },
         Metric::Map { k: DEFAULT_K },
         Metric::Mrr,
+        Metric::Nll,
+        Metric::Crps,
     ];
     /// Every metric's name, as `metrics=` takes it.
     pub const NAMES: &'static [&'static str] = &[
@@ -76,6 +83,8 @@ impl Metric {
         "ndcg@k",
         "map@k",
         "mrr",
+        "nll",
+        "crps",
     ];
 
     /// The metric's name in the vocabulary (`ndcg@k`); `Display` writes its k (`ndcg@10`).
@@ -91,6 +100,8 @@ impl Metric {
             Metric::Auc => "auc",
             Metric::PoissonDeviance => "poisson_deviance",
             Metric::GammaDeviance => "gamma_deviance",
+            Metric::Nll => "nll",
+            Metric::Crps => "crps",
         }
     }
 
@@ -105,6 +116,16 @@ impl Metric {
     /// Whether the metric means something for the targets and predictions of `loss` (the
     /// metric family of its row in the loss vocabulary).
     pub fn check(&self, loss: &LossSpec) -> Result<()> {
+        if let (Metric::Crps, Link::Distribution(family)) = (self, loss.link()) {
+            if !family.has_closed_form_crps() {
+                return Err(Error::param(
+                    "metrics",
+                    format!("crps with the {loss} loss"),
+                    "a distribution whose CRPS has a closed form (normal, lognormal); \"nll\" \
+                     for the others",
+                ));
+            }
+        }
         if self.fits(loss.traits().metrics) {
             return Ok(());
         }
@@ -144,6 +165,9 @@ impl Metric {
             MetricFamily::Multiclass => matches!(self, Metric::Logloss | Metric::Error),
             MetricFamily::Quantiles => false,
             MetricFamily::Ranking => self.ranking().is_some(),
+            MetricFamily::Distribution => {
+                matches!(self, Metric::Rmse | Metric::Mae | Metric::Nll | Metric::Crps)
+            }
         }
     }
 
@@ -178,6 +202,16 @@ impl Metric {
             let mut sums = [total, weight];
             collective.sum(&mut sums);
             return sums[0] / sums[1];
+        }
+        if let Some(d) = loss.distribution() {
+            let row = |i: usize| &scores[i * 2..i * 2 + 2];
+            let error = |i: usize| y[i] - d.family().mean(row(i));
+            return match self {
+                Metric::Rmse => mean(&|i| error(i).powi(2)).sqrt(),
+                Metric::Mae => mean(&|i| error(i).abs()),
+                Metric::Crps => mean(&|i| d.crps(y[i], row(i)).unwrap_or(f64::NAN)),
+                _ => mean(&|i| d.nll(y[i], row(i))),
+            };
         }
         let mut response = vec![0.0; scores.len()];
         loss.response_into(scores, &mut response);
@@ -247,6 +281,8 @@ impl Metric {
                 let (t, mu) = (target(i), response[i]);
                 2.0 * ((mu / t).ln() + t / mu - 1.0)
             }),
+            // Checked out by `check`: a distribution's metrics are answered above.
+            Metric::Nll | Metric::Crps => f64::NAN,
         }
     }
 }
@@ -314,6 +350,8 @@ impl FromStr for Metric {
                     Metric::Map { k }
                 }
             }
+            "nll" => Metric::Nll,
+            "crps" => Metric::Crps,
             _ => {
                 return Err(Error::param(
                     "metrics",

@@ -4,7 +4,7 @@
 
 use crate::data::{BinningParams, CatEncodings};
 use crate::error::{did_you_mean, Error, Result};
-use crate::loss::LossSpec;
+use crate::loss::{LossSpec, Task};
 use crate::metric::Metric;
 use crate::tree::{Growth, TreeKind, TreeParams};
 use serde::{Deserialize, Serialize};
@@ -115,6 +115,7 @@ public_enum!(
         LineSearch = "line_search",
         LeafLineSearch = "leaf_line_search",
         Newton = "newton",
+        Natural = "natural",
     }
 );
 
@@ -671,6 +672,19 @@ impl Params {
                     format!("{} for method {:?}", allowed_list(&names), method.name()),
                 ));
             }
+        }
+        if self.step == Some(StepRule::Natural) && self.loss.traits().task != Task::Distribution {
+            // The natural gradient is the gradient in the Fisher metric of a distribution.
+            return Err(Error::param(
+                "step",
+                "\"natural\"",
+                format!(
+                    "another step rule for the {} loss (\"natural\" preconditions by the Fisher \
+                     information of a distributional loss: normal, lognormal, gamma_dist, \
+                     negative_binomial, student_t)",
+                    self.loss
+                ),
+            ));
         }
         if self.step == Some(StepRule::Newton) && self.loss.is_piecewise_linear() {
             // ℓ'' = 0 almost everywhere: the Newton leaf Σg/(Σh + λ) is Σg/λ, steps of

@@ -1119,16 +1119,18 @@ fn loss_spec_parses_every_name() {
         let built = spec.build(3).unwrap();
         assert_eq!(built.name(), *name);
         // A multiclass or multi-output loss has one output per class or target (3 here); a
-        // quantiles loss one per level, whatever the count it is built with.
+        // quantiles loss one per level, a distributional loss one per parameter, whatever the
+        // count it is built with.
         let outputs = match spec.levels() {
             Some(levels) => levels.len(),
             None if spec.is_multiclass() || spec.is_multi_output() => 3,
+            None if spec.traits().task == optboost::loss::Task::Distribution => 2,
             None => 1,
         };
         assert_eq!(built.n_outputs(), outputs, "{name}");
         assert_eq!(built.is_binary(), spec.is_binary(), "{name}");
     }
-    assert_eq!(LossSpec::NAMES.len(), 18);
+    assert_eq!(LossSpec::NAMES.len(), 23);
     assert_eq!("custom".parse::<LossSpec>().unwrap(), LossSpec::Custom);
     assert_eq!(LossSpec::Custom.name(), "custom");
 }

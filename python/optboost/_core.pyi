@@ -35,14 +35,16 @@ def loss_task(loss: str) -> Literal["regression", "binary", "multiclass"]: ...
 
 # A loss's row of the core's loss vocabulary, from its text ("pinball(0.9)", "custom"):
 # name, parameter ((name, value) or None), levels (quantiles' levels, else None), task
-# ("regression", "binary", "multiclass", "multi_output", "survival", "quantiles"), target (the
+# ("regression", "binary", "multiclass", "multi_output", "survival", "quantiles",
+# "distribution"), target (the
 # target encoding: "regression", "binary", "multiclass"), link ("identity", "sigmoid",
-# "softmax", "exp", "margin", "sorted": quantiles sorted per row), link_scale (the
+# "softmax", "exp", "margin", "sorted": quantiles sorted per row, "distribution": a distribution's parameters), link_scale (the
 # sigmoid's, else None), separable, piecewise_linear, sigma_from_data, distributable, metrics
 # (the built-in metrics that fit it), default_metric ("mse", "mae", "logloss", "error",
-# "poisson_deviance", "gamma_deviance", "tweedie_deviance", "pinball", "quantiles"; the
+# "poisson_deviance", "gamma_deviance", "tweedie_deviance", "pinball", "quantiles", "nll"; the
 # tweedie deviance and pinball take the parameter, quantiles the levels), multi_output (the loss fitting it to several target columns, or None), r_gbm
-# (R gbm's distribution name for it, or None).
+# (R gbm's distribution name for it, or None), parameters (a distributional loss's parameter
+# names, as its response gives them, e.g. ["mean", "sd"]; else None).
 def loss_info(loss: str) -> dict[str, Any]: ...
 
 # What a method declares: name, momentum, proximal (its direction is the per-row prox),

@@ -14,6 +14,9 @@ Scores by the model's loss (docs/uncertainty.md):
 * ``cqr`` (``Quantiles`` models: conformalized quantile regression, Romano, Patterson & Candès
   2019, on the outer pair of levels lo < hi): max(q_lo − y, y − q_hi); interval
   [q_lo − q̂, q_hi + q̂].
+* ``normalized`` (distributional losses: normalised residuals, Lei et al. 2018 §5.2): |y − μ|/σ
+  with μ the predicted mean and σ the predicted standard deviation (the t's scale); interval
+  μ ± q̂σ, as wide as the model says the row is uncertain.
 * ``lac`` (classification, the default: Sadinle, Lei & Wasserman 2019): 1 − p̂_y; the set
   {k : 1 − p̂_k ≤ q̂}.
 * ``aps`` (classification: adaptive prediction sets, Romano, Sesia & Candès 2020, without the
@@ -29,9 +32,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from . import distributions
 from .errors import ModelFileError, ParameterError
 
-SCORES = ("absolute", "cqr", "lac", "aps")
+SCORES = ("absolute", "cqr", "normalized", "lac", "aps")
 # A model file holds at most this many calibration scores (8 bytes of text each, and more).
 MAX_SCORES = 10_000_000
 
@@ -72,7 +76,7 @@ class Calibration:
         if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
             raise ModelFileError("conformal values must be numbers")
         array = np.asarray(values, dtype=np.float64)
-        low = {"absolute": 0.0, "cqr": -np.inf, "lac": 0.0, "aps": 0.0}[score]
+        low = {"absolute": 0.0, "cqr": -np.inf, "normalized": 0.0, "lac": 0.0, "aps": 0.0}[score]
         high = 1.0 if score in ("lac", "aps") else np.inf
         bad = ~np.isfinite(array) | (array < low) | (array > high)
         if bad.any():
@@ -85,6 +89,8 @@ class Calibration:
 def default_score(model: Any) -> str:
     if model.task in ("binary", "multiclass"):
         return "lac"
+    if distributions.parameter_names(model.loss) is not None:
+        return "normalized"
     return "cqr" if model.quantile_levels is not None else "absolute"
 
 
@@ -125,6 +131,9 @@ def scores(model: Any, frame: Any, kind: str) -> np.ndarray:
     elif kind == "cqr":
         q = model.predict(frame).to_numpy()
         values = np.maximum(q[:, 0] - y, y - q[:, -1])
+    elif kind == "normalized":
+        center, spread = _center_and_spread(model, calibration)
+        values = np.abs(y - center) / spread
     else:
         p = class_probabilities(model, frame)
         rows = np.arange(len(y))
@@ -133,6 +142,13 @@ def scores(model: Any, frame: Any, kind: str) -> np.ndarray:
     if not np.all(np.isfinite(values)):
         raise ParameterError("the model's predictions on the calibration rows are not finite")
     return values
+
+
+def _center_and_spread(model: Any, newdata: Any) -> tuple[np.ndarray, np.ndarray]:
+    """A distributional model's predicted means and standard deviations."""
+    params = model.predict(newdata, type="distribution")
+    values = params.select(distributions.parameter_names(model.loss)).to_numpy()
+    return distributions.mean(model.loss, values), distributions.spread(model.loss, values)
 
 
 def class_probabilities(model: Any, newdata: Any) -> np.ndarray:
@@ -161,6 +177,9 @@ def predict(model: Any, newdata: Any, type: str, level: Any) -> pl.DataFrame:
         elif calibration.score == "cqr":
             quantiles = model.predict(newdata).to_numpy()
             lower, upper = quantiles[:, 0] - q, quantiles[:, -1] + q
+        elif calibration.score == "normalized":
+            center, spread = _center_and_spread(model, newdata)
+            lower, upper = center - q * spread, center + q * spread
         else:
             raise ParameterError("type='interval' is for regression; use type='set' for classes")
         return pl.DataFrame({"lower": lower, "upper": upper})

@@ -24,6 +24,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
+from . import distributions
 from ._extras import require
 from .errors import DataError, ParameterError
 from .features import per_column
@@ -99,7 +100,12 @@ def contributions(
     values, names = contribution_array(model, newdata, by, iteration)
     if values.shape[1] == 1:
         return pl.DataFrame(values[:, 0, :], schema=names, orient="row")
-    labels = model.classes or model.spec.targets or [str(k) for k in range(values.shape[1])]
+    labels = (
+        model.classes
+        or model.spec.targets
+        or distributions.parameter_names(model.loss)
+        or [str(k) for k in range(values.shape[1])]
+    )
     schema = [polars_text(f"{label}/{name}") for label in labels for name in names]
     return pl.DataFrame(values.reshape(values.shape[0], -1), schema=schema, orient="row")
 

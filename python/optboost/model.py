@@ -19,7 +19,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
-from . import _core
+from . import _core, distributions
 from .design_spec import DesignSpec
 from .errors import ModelFileError, NotTrainableError, ParameterError
 from .history import HISTORY_COLUMNS, HISTORY_SCHEMA, history_frame, metric_columns
@@ -215,9 +215,19 @@ class Model:
         offset: Any = None,
         n_threads: int | None = None,
         level: float | None = None,
+        quantiles: Any = None,
     ) -> Any:
         """Predictions for the rows of ``newdata`` (polars or pandas frame),
         whose columns are found by name.
+
+        For a distributional loss ("normal", "lognormal", "gamma_dist",
+        "negative_binomial", "student_t"): type="response" (the default) is the
+        mean; type="distribution" a polars frame of the parameters by name
+        (``mean``, ``sd``; ``meanlog``, ``sdlog``; else scipy.stats' names);
+        type="quantile" with ``quantiles=[...]`` a frame of ``q<level>``
+        columns; type="interval" with ``level`` the central interval of the
+        distribution (``lower``, ``upper``), or the conformal one once the
+        model is conformalized (optboost.distributions).
 
         For a ``Quantiles`` loss, type="response" (the default) is a polars
         frame with a column per level (``q0.05``, …), never crossing.
@@ -250,7 +260,8 @@ class Model:
         ``n_threads``. The predictions do not depend on it. (The SHAP types run
         on all cores.)
         """
-        if type in ("interval", "set"):
+        distributional = distributions.parameter_names(self.loss) is not None
+        if type == "set" or (type == "interval" and not (distributional and self.conformal is None)):
             from .conformal import predict as conformal_predict
 
             return conformal_predict(self, newdata, type, level)
@@ -260,6 +271,9 @@ class Model:
 
             k = None if iteration is None else checked_iteration(self._core, self.n_iter, iteration)
             return predict_explained(self, newdata, type, by, k)
+        wanted = type
+        # A distribution's predictions all come from its parameters, the core's response.
+        type = "response" if distributional and type != "link" else type
         type = prediction_type(self._core, self.task, type)
         columns = self.spec.columns(newdata)
         k = None if iteration is None else checked_iteration(self._core, self.n_iter, iteration)
@@ -273,6 +287,8 @@ class Model:
             scores = self._core.predict_response(columns, k, threads)
         else:
             scores = self._core.predict(columns, k, threads)
+        if distributional and type == "response":
+            return distributions.finished(self.loss, scores, wanted or "response", quantiles, level)
         return finished(scores, type, self.spec.target_encoding, self.quantile_levels)
 
     def conformalize(self, calibration: Any, *, score: str | None = None) -> Model:

@@ -272,11 +272,13 @@ def _check_agreement(core: Any, spec: DesignSpec) -> None:
                 f"{len(spec.targets)} targets {list(spec.targets)}"
             )
         return
-    levels = _core.loss_info(core.loss)["levels"]
+    info = _core.loss_info(core.loss)
+    # One output per class, per quantile level or per parameter of a distribution.
+    per_row = info["levels"] or info["parameters"]
     if task == "multiclass":
         expected_outputs = encoding.n_classes
     else:
-        expected_outputs = 1 if levels is None else len(levels)
+        expected_outputs = 1 if per_row is None else len(per_row)
     if core.n_outputs != expected_outputs:
         raise ModelFileError(
             f"the model has {core.n_outputs} outputs for a {task} target with "

@@ -13,7 +13,10 @@ import polars as pl
 from .errors import ParameterError
 from .frames import TargetEncoding
 
-PredictionType = Literal["response", "link", "class", "contrib", "interaction", "interval", "set"]
+PredictionType = Literal[
+    "response", "link", "class", "contrib", "interaction", "interval", "set", "distribution",
+    "quantile",
+]
 
 
 def is_margin(core: Any) -> bool:

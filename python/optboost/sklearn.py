@@ -30,7 +30,7 @@ try:
 except ImportError as error:
     raise missing("sklearn", "optboost.sklearn") from error
 
-from . import _core
+from . import _core, distributions
 from .class_weights import class_weight_values
 from .constraints import constraint_params
 from .errors import DataError, ParameterError
@@ -474,8 +474,23 @@ class BoostRegressor(RegressorMixin, _BoostEstimator):
         return self
 
     def predict(self, X: Any) -> np.ndarray:
+        """Predicted values; for a distributional loss ("normal", ...) the mean."""
         check_is_fitted(self)
-        return self._finish_scores(self._scores(X, response=self._staged_response()))
+        scores = self._scores(X, response=self._staged_response())
+        if distributions.parameter_names(self.core_model_.loss) is not None:
+            return distributions.mean(self.core_model_.loss, scores)
+        return self._finish_scores(scores)
+
+    def predict_dist(self, X: Any) -> pl.DataFrame:
+        """A distributional loss's predicted distribution of each row: a polars frame of its
+        parameters by name (``mean``, ``sd`` for "normal"; optboost.distributions)."""
+        check_is_fitted(self)
+        loss = self.core_model_.loss
+        if distributions.parameter_names(loss) is None:
+            raise ParameterError(
+                f"predict_dist needs a distributional loss (e.g. loss='normal'), not {loss!r}"
+            )
+        return distributions.frame(loss, self._scores(X, response=True))
 
     def _staged_response(self) -> bool:
         # A custom loss has no response function: its predictions are the link.

@@ -3,6 +3,9 @@
 //! ```text
 //! F ← c0;  repeat:  r ← −∂ℓ(y, F)/∂F;  b ← fit(r);  F ← F + ν s(b)
 //! ```
+//! With the `natural` step (distributional losses) the trees are fitted to the natural
+//! gradient −I(F)⁻¹g row by row, I the Fisher information, then a line search scales them
+//! (NGBoost, Duan et al. 2020, Alg. 1).
 //! With the `newton` step the tree is grown on −g/h with weights w·h (XGBoost, LightGBM); it is
 //! the default for twice-differentiable losses, `leaf_line_search` otherwise (`rgbm`: `constant`
 //! with ρ = 1/σ). For a multiclass loss one tree per class is fitted at the same F, the line
@@ -45,13 +48,14 @@ pub fn step(state: &mut GbmState, ctx: &mut Context<'_>, candidates: &Candidates
     if rule == StepRule::Constant {
         return constant_step(state, ctx, candidates, nu);
     }
-    let mut dirs = fit_targets(
-        ctx,
-        rule,
-        &ctx.derivs.neg_gradient,
-        candidates,
-        Offset::Penalised,
-    );
+    let natural;
+    let target = if rule == StepRule::Natural {
+        natural = ctx.natural_gradient(&state.f);
+        &natural
+    } else {
+        &ctx.derivs.neg_gradient
+    };
+    let mut dirs = fit_targets(ctx, rule, target, candidates, Offset::Penalised);
     let factor = apply_step_rule(ctx, rule, &state.f, &mut dirs);
     let cos = dirs.iter().map(|d| d.cos).collect();
     for (class, dir) in dirs.into_iter().enumerate() {
@@ -172,6 +176,7 @@ impl BoostingMethod for Gbm {
             StepRule::LineSearch,
             StepRule::LeafLineSearch,
             StepRule::Newton,
+            StepRule::Natural,
         ]
     }
     fn default_step_rule(&self, newton: bool) -> StepRule {

@@ -16,7 +16,7 @@ use super::{agbm, gbm, projection, proximal, rgbm, vagbm};
 use super::{AgbmState, GbmState, MetaState, RepeatedState, VagbmState};
 use crate::data::BinnedData;
 use crate::error::Result;
-use crate::loss::{Loss, LossSpec};
+use crate::loss::{Loss, LossSpec, Task};
 use crate::params::{Method, Params, StepRule};
 use crate::rng::Rng;
 use crate::tree::Candidates;
@@ -217,7 +217,14 @@ impl Params {
             }
         };
         let rules = method(self.method);
-        let rule = self.step.unwrap_or_else(|| rules.default_step_rule(newton));
+        // A distributional loss steps along its natural gradient wherever the method allows it.
+        let natural = self.loss.traits().task == Task::Distribution
+            && rules.step_rules().contains(&StepRule::Natural);
+        let rule = match self.step {
+            Some(rule) => rule,
+            None if natural => StepRule::Natural,
+            None => rules.default_step_rule(newton),
+        };
         let rho = match self.rho {
             Some(rho) => Some(rho),
             None if self.loss.sigma_from_data() => None,

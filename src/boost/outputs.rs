@@ -130,6 +130,28 @@ impl Context<'_> {
         *self.derivs = derivs;
     }
 
+    /// The natural gradient −I(f)⁻¹ ∂ℓ/∂f row by row (n × K) from the fresh −g at `f`, I the
+    /// diagonal Fisher information of the loss's distribution (`Distribution::fisher`).
+    pub fn natural_gradient(&self, f: &[f64]) -> Vec<f64> {
+        let k = self.n_outputs();
+        let mut out = self.derivs.neg_gradient.clone();
+        let Some(d) = self.loss.distribution() else {
+            return out; // `Params::validate` allows the natural step for distributions only
+        };
+        out.par_chunks_mut(k)
+            .zip(f.par_chunks(k))
+            .for_each_init(
+                || vec![0.0; k],
+                |fisher, (g, f)| {
+                    d.fisher(f, fisher);
+                    for (g, &i) in g.iter_mut().zip(fisher.iter()) {
+                        *g = if i > 0.0 { *g / i } else { 0.0 };
+                    }
+                },
+            );
+        out
+    }
+
     /// The proximal direction (prox_{λℓ(y,·)}(z) − z)/λ at z (n × K), in a reused buffer
     /// (`Buffers::recycle_values` takes it back).
     pub fn prox_directions(&self, z: &[f64], lambda: f64) -> Vec<f64> {

@@ -64,7 +64,7 @@ pub fn step(
     let factor = match ctx.step_rule() {
         StepRule::LineSearch => ctx.line_search(&state.f, &direction),
         StepRule::Constant => ctx.rho(),
-        StepRule::LeafLineSearch | StepRule::Newton => {
+        StepRule::LeafLineSearch | StepRule::Newton | StepRule::Natural => {
             unreachable!("Params::validate rejects step rules outside RepeatedGbm::step_rules")
         }
     };

@@ -68,6 +68,7 @@ impl BoostingMethod for Rgbm {
             StepRule::LineSearch,
             StepRule::LeafLineSearch,
             StepRule::Newton,
+            StepRule::Natural,
         ]
     }
     fn default_step_rule(&self, _newton: bool) -> StepRule {

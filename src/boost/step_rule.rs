@@ -25,7 +25,8 @@ pub fn apply_step_rule(
             dirs.iter_mut().for_each(|d| d.scale(rho));
             rho
         }
-        StepRule::LineSearch => {
+        // The natural step's trees (fitted to the natural gradient) take NGBoost's line search.
+        StepRule::LineSearch | StepRule::Natural => {
             let k = dirs.len();
             let gamma = if k == 1 {
                 ctx.line_search(f, &dirs[0].values)

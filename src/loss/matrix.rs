@@ -44,6 +44,11 @@ pub trait Loss: Send + Sync + Debug {
     fn kinks(&self, _terms: Terms<'_>) -> Option<(f64, Vec<Kink>)> {
         None
     }
+    /// The distribution of a distributional loss (its NLL, Fisher information, CRPS), for the
+    /// natural step and the metrics; `None` for every other loss.
+    fn distribution(&self) -> Option<&dyn super::Distribution> {
+        None
+    }
     /// `init` from the total weight of each class, for a loss whose constant minimiser depends
     /// on the rows through those totals only (softmax): a data-parallel fit adds the totals
     /// over its ranks. `None` for the others.

@@ -22,15 +22,20 @@
 
 mod absolute;
 mod cox;
+pub mod distribution;
 mod exponential;
+mod gamma_dist;
 mod hinge;
 mod huber;
 mod lambdarank;
 mod logistic;
+mod lognormal;
 mod matrix;
 mod multi_squared;
 mod multiclass_hinge;
 mod pairwise;
+mod negative_binomial;
+mod normal;
 mod pinball;
 mod quantiles;
 mod rank_xendcg;
@@ -38,7 +43,9 @@ pub mod ranking;
 mod softmax;
 pub mod solve;
 mod spec;
+mod special;
 mod squared;
+mod student_t;
 #[cfg(test)]
 mod toy;
 mod traits;
@@ -47,15 +54,20 @@ mod vectorized;
 
 pub use absolute::Absolute;
 pub use cox::Cox;
+pub use distribution::{Dist, Distribution};
 pub use exponential::Exponential;
+pub use gamma_dist::GammaDist;
 pub use hinge::Hinge;
 pub use huber::Huber;
 pub use lambdarank::LambdaRank;
 pub use logistic::Logistic;
+pub use lognormal::LogNormal;
 pub use matrix::{Loss, Scalar};
 pub use multi_squared::MultiSquared;
 pub use multiclass_hinge::MulticlassHinge;
 pub use pairwise::Pairwise;
+pub use negative_binomial::NegativeBinomial;
+pub use normal::Normal;
 pub use pinball::Pinball;
 pub use quantiles::{Quantiles, MAX_LEVELS};
 pub use rank_xendcg::RankXendcg;
@@ -63,9 +75,10 @@ pub use ranking::Ranked;
 pub use softmax::Softmax;
 pub use spec::LossSpec;
 pub use squared::Squared;
+pub use student_t::StudentT;
 #[cfg(test)]
 pub use toy::Toy;
-pub use traits::{DefaultMetric, Link, MetricFamily, Task, Traits};
+pub use traits::{DefaultMetric, Family, Link, MetricFamily, Task, Traits};
 pub use tweedie::Tweedie;
 
 use crate::rows::group_slots;

@@ -2,11 +2,11 @@
 //! prints to strings such as `"pinball(0.9)"`, validates, serialises (`{"name": "pinball",
 //! "tau": 0.9}`) and builds the [`Loss`] the booster runs on.
 
-use super::traits::{DefaultMetric, Link, MetricFamily, Task, Traits};
+use super::traits::{DefaultMetric, Family, Link, MetricFamily, Task, Traits};
 use super::{
-    Absolute, Cox, Exponential, Hinge, Huber, LambdaRank, Logistic, Loss, MultiSquared,
-    MulticlassHinge, Pairwise, Pinball, Quantiles, RankXendcg, Ranked, Scalar, Softmax, Squared,
-    Tweedie, MAX_LEVELS,
+    Absolute, Cox, Dist, Exponential, GammaDist, Hinge, Huber, LambdaRank, LogNormal, Logistic,
+    Loss, MultiSquared, MulticlassHinge, NegativeBinomial, Normal, Pairwise, Pinball, Quantiles,
+    RankXendcg, Ranked, Scalar, Softmax, Squared, StudentT, Tweedie, MAX_LEVELS,
 };
 use crate::error::{Error, Number, Result};
 use std::fmt;
@@ -73,6 +73,20 @@ pub enum LossSpec {
     Quantiles {
         /// The quantile levels, increasing, each in (0, 1).
         levels: Vec<f64>,
+    },
+    /// Distributional losses (`distribution.rs`): the NLL of a distribution whose two
+    /// parameters are the two outputs. The normal's: μ and ln σ.
+    Normal,
+    /// The log-normal's: μ and ln σ of ln y.
+    Lognormal,
+    /// The gamma distribution's mean and shape (`gamma` is the deviance of its mean alone).
+    GammaDist,
+    /// The negative binomial's of counts: ln μ and ln α.
+    NegativeBinomial,
+    /// Student's t at fixed degrees of freedom: μ and ln σ.
+    StudentT {
+        /// The degrees of freedom ν.
+        df: f64,
     },
     /// The toy loss of `loss/toy.rs`, added as docs/adding_a_loss.md says (tests only).
     #[cfg(test)]
@@ -205,6 +219,17 @@ const VOCABULARY: &[Entry] = &[
         traits: Traits { task: Quantiles, separable: true, piecewise_linear: true, sigma_from_data: false,
             distributable: false, metrics: M::Quantiles, default_metric: D::Quantiles,
             multi_output: None, r_gbm: None } },
+    Entry { name: "normal", param: None, spec: |_| LossSpec::Normal,
+        link: |_| Link::Distribution(Family::Normal), traits: DISTRIBUTION },
+    Entry { name: "lognormal", param: None, spec: |_| LossSpec::Lognormal,
+        link: |_| Link::Distribution(Family::LogNormal), traits: DISTRIBUTION },
+    Entry { name: "gamma_dist", param: None, spec: |_| LossSpec::GammaDist,
+        link: |_| Link::Distribution(Family::Gamma), traits: DISTRIBUTION },
+    Entry { name: "negative_binomial", param: None, spec: |_| LossSpec::NegativeBinomial,
+        link: |_| Link::Distribution(Family::NegativeBinomial), traits: DISTRIBUTION },
+    Entry { name: "student_t", param: param("df", 3.0, |df| df > 0.0 && df.is_finite(), "a finite number > 0"),
+        spec: |df| LossSpec::StudentT { df }, link: |_| Link::Distribution(Family::StudentT),
+        traits: DISTRIBUTION },
     #[cfg(test)]
     Entry { name: "toy", param: param("scale", 2.0, |scale| scale > 0.0 && scale.is_finite(), "a finite number > 0"),
         spec: |scale| LossSpec::Toy { scale }, link: |_| Link::Identity,
@@ -225,6 +250,20 @@ const VOCABULARY: &[Entry] = &[
             distributable: false, metrics: M::Ranking, default_metric: D::Ndcg,
             multi_output: None, r_gbm: None } },
 ];
+
+/// The distributional losses' traits: one target, a predicted distribution; not data-parallel
+/// (their initial constant is a maximum-likelihood fit over all rows).
+const DISTRIBUTION: Traits = Traits {
+    task: Task::Distribution,
+    separable: true,
+    piecewise_linear: false,
+    sigma_from_data: false,
+    distributable: false,
+    metrics: MetricFamily::Distribution,
+    default_metric: DefaultMetric::Nll,
+    multi_output: None,
+    r_gbm: None,
+};
 
 /// The levels of `quantiles` written without any: a 90% interval and the median.
 const DEFAULT_LEVELS: [f64; 3] = [0.05, 0.5, 0.95];
@@ -293,7 +332,8 @@ impl LossSpec {
             | LossSpec::Logistic { ridge: v }
             | LossSpec::Exponential { beta: v }
             | LossSpec::Tweedie { p: v }
-            | LossSpec::Lambdarank { k: v } => v,
+            | LossSpec::Lambdarank { k: v }
+            | LossSpec::StudentT { df: v } => v,
             #[cfg(test)]
             LossSpec::Toy { scale } => scale,
             LossSpec::Squared
@@ -308,7 +348,11 @@ impl LossSpec {
             | LossSpec::Quantiles { .. }
             | LossSpec::Custom
             | LossSpec::Pairwise
-            | LossSpec::RankXendcg => return None,
+            | LossSpec::RankXendcg
+            | LossSpec::Normal
+            | LossSpec::Lognormal
+            | LossSpec::GammaDist
+            | LossSpec::NegativeBinomial => return None,
         };
         let param = self.entry()?.param.as_ref()?;
         Some((param.name, value))
@@ -415,6 +459,11 @@ impl LossSpec {
             LossSpec::Cox => Arc::new(Cox),
             LossSpec::MultiSquared => Arc::new(MultiSquared::new(n_classes)),
             LossSpec::Quantiles { ref levels } => Arc::new(Quantiles::new(levels)),
+            LossSpec::Normal => Arc::new(Dist(Normal)),
+            LossSpec::Lognormal => Arc::new(Dist(LogNormal)),
+            LossSpec::GammaDist => Arc::new(Dist(GammaDist)),
+            LossSpec::NegativeBinomial => Arc::new(Dist(NegativeBinomial)),
+            LossSpec::StudentT { df } => Arc::new(Dist(StudentT::new(df))),
             #[cfg(test)]
             LossSpec::Toy { scale } => Arc::new(Scalar(super::Toy::new(scale))),
             LossSpec::Lambdarank { k } => Arc::new(Ranked::new(LambdaRank::new(k))),
@@ -556,6 +605,7 @@ mod tests {
         }
         specs.push("tweedie(1.2)".parse().unwrap());
         specs.push("quantiles(0.1, 0.9)".parse().unwrap());
+        specs.push("student_t(10)".parse().unwrap());
         specs
     }
 
@@ -580,6 +630,8 @@ mod tests {
                 // relevance 0..3, then one of 5 query groups, interleaved
                 Task::Ranking if i % 2 == 0 => (4.0 * next()).floor(),
                 Task::Ranking => (i / 2 % 5) as f64,
+                // Positive counts: in every distribution's support.
+                Task::Distribution => (1.0 + 5.0 * next()).floor(),
             })
             .collect();
         let f = (0..n * n_outputs).map(|_| 4.0 * next() - 2.0).collect();
@@ -601,6 +653,7 @@ mod tests {
                 Task::MultiOutput => (K, K, false),
                 Task::Quantiles => (spec.levels().unwrap().len(), 1, false),
                 Task::Ranking => (1, 2, false),
+                Task::Distribution => (2, 1, false),
             };
             assert_eq!((k, t, loss.is_binary()), shape, "{what}: task");
             assert_eq!(loss.separable(), traits.separable, "{what}: separable");
@@ -672,6 +725,7 @@ mod tests {
                 Task::Multiclass => MetricFamily::Multiclass,
                 Task::Quantiles => MetricFamily::Quantiles,
                 Task::Ranking => MetricFamily::Ranking,
+                Task::Distribution => MetricFamily::Distribution,
                 Task::Regression if link == Link::Exp => MetricFamily::LogLink,
                 Task::Regression | Task::MultiOutput | Task::Survival => MetricFamily::Regression,
             };

@@ -48,6 +48,8 @@ pub enum Task {
     Quantiles,
     /// A relevance label and a query group per row (n × 2), one score per row.
     Ranking,
+    /// One real target per row, one score per parameter of its distribution.
+    Distribution,
 }
 
 impl Task {
@@ -61,6 +63,7 @@ impl Task {
             Task::Survival => "survival",
             Task::Quantiles => "quantiles",
             Task::Ranking => "ranking",
+            Task::Distribution => "distribution",
         }
     }
 
@@ -72,7 +75,8 @@ impl Task {
             | Task::MultiOutput
             | Task::Survival
             | Task::Quantiles
-            | Task::Ranking => "regression",
+            | Task::Ranking
+            | Task::Distribution => "regression",
             Task::Binary => "binary",
             Task::Multiclass => "multiclass",
         }
@@ -98,6 +102,8 @@ pub enum Link {
     /// Quantiles at increasing levels: the row's scores sorted increasingly (the rearrangement
     /// of Chernozhukov, Fernández-Val & Galichon 2010, which never increases the pinball loss).
     Sorted,
+    /// A distribution's parameters by name (`Family::parameters_into`).
+    Distribution(Family),
 }
 
 impl Link {
@@ -110,6 +116,7 @@ impl Link {
             Link::Exp => "exp",
             Link::Margin => "margin",
             Link::Sorted => "sorted",
+            Link::Distribution(_) => "distribution",
         }
     }
 
@@ -117,7 +124,12 @@ impl Link {
     pub fn scale(&self) -> Option<f64> {
         match self {
             Link::Sigmoid { scale } => Some(*scale),
-            Link::Identity | Link::Softmax | Link::Exp | Link::Margin | Link::Sorted => None,
+            Link::Identity
+            | Link::Softmax
+            | Link::Exp
+            | Link::Margin
+            | Link::Sorted
+            | Link::Distribution(_) => None,
         }
     }
 
@@ -142,8 +154,76 @@ impl Link {
                 out.copy_from_slice(f);
                 out.sort_unstable_by(f64::total_cmp);
             }
+            Link::Distribution(family) => family.parameters_into(f, out),
         }
         true
+    }
+}
+
+/// The family of a distributional loss (`distribution.rs`): how its two outputs map to the
+/// parameters that scipy.stats names (normal and lognormal: as R names them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// Outputs (μ, ln σ); parameters `mean`, `sd`.
+    Normal,
+    /// Outputs (μ, ln σ) of ln y; parameters `meanlog`, `sdlog`.
+    LogNormal,
+    /// Outputs (ln mean, ln shape); parameters `a` (the shape) and `scale` = mean / a.
+    Gamma,
+    /// Outputs (ln mean, ln α), variance μ + αμ²; parameters `n` = 1/α and `p` = n / (n + μ).
+    NegativeBinomial,
+    /// Outputs (μ, ln σ) at fixed degrees of freedom; parameters `loc`, `scale`.
+    StudentT,
+}
+
+impl Family {
+    /// The distribution's parameters by name, as `predict(type="distribution")` gives them.
+    pub fn parameter_names(&self) -> [&'static str; 2] {
+        match self {
+            Family::Normal => ["mean", "sd"],
+            Family::LogNormal => ["meanlog", "sdlog"],
+            Family::Gamma => ["a", "scale"],
+            Family::NegativeBinomial => ["n", "p"],
+            Family::StudentT => ["loc", "scale"],
+        }
+    }
+
+    /// The parameters of one row's outputs `f`, into `out` (log-scale outputs clamped as in
+    /// `distribution::log_param`).
+    pub fn parameters_into(&self, f: &[f64], out: &mut [f64]) {
+        let log = super::distribution::log_param;
+        match self {
+            Family::Normal | Family::LogNormal | Family::StudentT => {
+                out[0] = f[0];
+                out[1] = log(f[1]).exp();
+            }
+            Family::Gamma => {
+                out[0] = log(f[1]).exp();
+                out[1] = (log(f[0]) - log(f[1])).exp();
+            }
+            Family::NegativeBinomial => {
+                let (ln_mean, ln_alpha) = (log(f[0]), log(f[1]));
+                out[0] = (-ln_alpha).exp();
+                // p = 1 / (1 + αμ), without overflow
+                out[1] = 1.0 / (1.0 + (ln_alpha + ln_mean).exp());
+            }
+        }
+    }
+
+    /// Whether `Distribution::crps` has a closed form (the `crps` metric).
+    pub fn has_closed_form_crps(&self) -> bool {
+        matches!(self, Family::Normal | Family::LogNormal)
+    }
+
+    /// The mean of the distribution of one row's outputs `f` (the t's location: its mean when
+    /// it has one, degrees of freedom > 1).
+    pub fn mean(&self, f: &[f64]) -> f64 {
+        let log = super::distribution::log_param;
+        match self {
+            Family::Normal | Family::StudentT => f[0],
+            Family::LogNormal => (f[0] + 0.5 * log(f[1]).exp().powi(2)).exp(),
+            Family::Gamma | Family::NegativeBinomial => log(f[0]).exp(),
+        }
     }
 }
 
@@ -163,6 +243,8 @@ pub enum MetricFamily {
     Quantiles,
     /// Scores ranked within query groups: ndcg@k, map@k, mrr.
     Ranking,
+    /// A predicted distribution: rmse and mae of its mean, nll, crps.
+    Distribution,
 }
 
 /// The loss-like metric of response-scale predictions; the parametric ones take the loss's
@@ -189,6 +271,8 @@ pub enum DefaultMetric {
     Quantiles,
     /// NDCG@10 within query groups (higher is better).
     Ndcg,
+    /// The negative log-likelihood of a predicted distribution.
+    Nll,
 }
 
 impl DefaultMetric {
@@ -205,6 +289,7 @@ impl DefaultMetric {
             DefaultMetric::Pinball => "pinball",
             DefaultMetric::Quantiles => "quantiles",
             DefaultMetric::Ndcg => "ndcg@10",
+            DefaultMetric::Nll => "nll",
         }
     }
 }

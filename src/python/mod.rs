@@ -8,7 +8,7 @@ mod errors;
 mod model;
 
 use crate::boost::RowSplit;
-use crate::loss::LossSpec;
+use crate::loss::{Link, LossSpec};
 use crate::metric::Metric;
 use crate::params::{Method, Params};
 use crate::LargeBlocks;
@@ -110,6 +110,12 @@ fn loss_info<'py>(py: Python<'py>, loss: &str) -> PyResult<Bound<'py, PyDict>> {
     out.set_item("target", traits.task.target_encoding())?;
     out.set_item("link", link.name())?;
     out.set_item("link_scale", link.scale())?;
+    // A distributional loss's parameters by name, in the order of its outputs' responses.
+    let parameters = match link {
+        Link::Distribution(family) => Some(family.parameter_names().to_vec()),
+        _ => None,
+    };
+    out.set_item("parameters", parameters)?;
     out.set_item("separable", traits.separable)?;
     out.set_item("piecewise_linear", traits.piecewise_linear)?;
     out.set_item("sigma_from_data", traits.sigma_from_data)?;

@@ -130,7 +130,7 @@ def test_loss_info_and_method_info_answer_for_every_name():
         assert info["target"] == _core.loss_task(name)
         assert set(info["metrics"]) <= {
             "rmse", "mae", "logloss", "error", "auc", "poisson_deviance", "gamma_deviance",
-            "ndcg@k", "map@k", "mrr",
+            "ndcg@k", "map@k", "mrr", "nll", "crps",
         }
     assert _core.loss_info("exponential(0.25)")["link_scale"] == 0.5
     assert _core.loss_info("pinball(0.9)")["parameter"] == ("tau", 0.9)
