@@ -141,7 +141,6 @@ pub struct Booster {
     collective: Arc<dyn Collective>,
     /// Across ranks, the generator of this rank's row draws (`subsample`), apart from `rng`,
     /// whose draws (features, RGBM's candidates) must be the same on every rank.
-    row_rng: Option<Rng>,
     /// The global indices of this process's training rows, in order (the bootstrap's weights are
     /// drawn by them).
     row_ranges: Vec<std::ops::Range<u64>>,
@@ -240,7 +239,7 @@ impl Booster {
         }
         let binning = params.binning;
         let shared = Arc::clone(&collective);
-        let row_ranges = global_rows(&params, &*collective, rows, train.frame.n_rows())?;
+        let row_ranges = global_rows(&*collective, rows, train.frame.n_rows())?;
         let mut booster = Self::start(params, train, valid, offsets, None, collective, || {
             BinnedData::learn_over_ranks(&train.frame, &binning, &*shared, rows)
         })?;
@@ -445,9 +444,6 @@ impl Booster {
         };
         let state = method(params.method).start(&params, &*loss, start)?;
         let rng = Rng::new(params.seed);
-        // Each rank draws its rows from its own stream, seeded by the seed and the rank.
-        let row_rng = shared(&*collective)
-            .map(|c| Rng::new(params.seed ^ (c.rank() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)));
         let mut booster = Booster {
             params,
             data,
@@ -479,7 +475,6 @@ impl Booster {
             tree_fit_nanos: AtomicU64::new(0),
             constraints,
             collective,
-            row_rng,
             row_ranges: vec![0..n as u64],
             iterations_before: 0,
         };
@@ -590,7 +585,7 @@ impl Booster {
         let sample = Sample::draw(
             &self.params,
             &self.data,
-            (&mut self.rng, self.row_rng.as_mut()),
+            &mut self.rng,
             model_iteration,
             (&self.row_ranges, &self.w),
             &*self.collective,

@@ -63,9 +63,7 @@ impl Task {
     /// or class codes ("multiclass").
     pub fn target_encoding(&self) -> &'static str {
         match self {
-            Task::Regression | Task::MultiOutput | Task::Survival | Task::Quantiles => {
-                "regression"
-            }
+            Task::Regression | Task::MultiOutput | Task::Survival | Task::Quantiles => "regression",
             Task::Binary => "binary",
             Task::Multiclass => "multiclass",
         }
