@@ -139,10 +139,8 @@ pub struct Booster {
     constraints: Constraints,
     /// The ranks of a data-parallel fit (`Local`: this process holds every row).
     collective: Arc<dyn Collective>,
-    /// Across ranks, the generator of this rank's row draws (`subsample`), apart from `rng`,
-    /// whose draws (features, RGBM's candidates) must be the same on every rank.
-    /// The global indices of this process's training rows, in order (the bootstrap's weights are
-    /// drawn by them).
+    /// The global indices of this process's training rows, in order: the row draws
+    /// (`subsample`, GOSS, the bootstrap's weights) are keyed by them.
     row_ranges: Vec<std::ops::Range<u64>>,
     /// Iterations of the model before this booster's (continuation.rs); 0 for a fresh fit.
     iterations_before: usize,
