@@ -637,3 +637,39 @@ fn random_strength_and_the_bayesian_bootstrap_draw_by_global_row_and_node() {
     ];
     assert_matches_one_process(&settings, &data, &[400, 300, 200], 1e-9);
 }
+
+#[test]
+fn subsampled_and_goss_rows_are_those_of_one_process_on_one_two_and_three_ranks() {
+    // The rows are keyed by their global index and selected over the ranks: unequal shards
+    // (one of a single row) draw the rows one process draws.
+    let data = friedman(900, 5, 3);
+    let binary = proximal_classification(600, 2);
+    for (settings, data) in [
+        (vec![("subsample", "0.6")], &data),
+        (vec![("sample_strategy", "goss")], &data),
+        (
+            vec![
+                ("sample_strategy", "goss"),
+                ("top_rate", "0.3"),
+                ("colsample_bytree", "0.6"),
+            ],
+            &data,
+        ),
+        (vec![("method", "agbm"), ("subsample", "0.5")], &data),
+        // Every |gradient| ties at the first tree: the top rows are the first in global order.
+        (
+            vec![("loss", "logistic"), ("sample_strategy", "goss")],
+            &binary,
+        ),
+    ] {
+        let settings = [settings, vec![("n_iter", "12")]].concat();
+        let n = data.n_rows();
+        for sizes in [
+            vec![n],
+            vec![n / 3, n - n / 3],
+            vec![n / 2, 1, n - n / 2 - 1],
+        ] {
+            assert_matches_one_process(&settings, data, &sizes, 1e-9);
+        }
+    }
+}

@@ -797,7 +797,10 @@ fn numbers_in_rejection_messages_are_printed_as_numbers() {
     // the fuzzer: the file of iteration 0).
     broken.loss = LossSpec::Exponential { beta: 1e308 };
     let e = load_error(&broken);
-    assert!(e.contains("exponential(1e308)") && e.contains("beta"), "{e}");
+    assert!(
+        e.contains("exponential(1e308)") && e.contains("beta"),
+        "{e}"
+    );
     // The loss's text still parses back to the same loss.
     let tiny = LossSpec::Logistic { ridge: 1e-7 };
     assert_eq!(tiny.to_string().parse::<LossSpec>().unwrap(), tiny);

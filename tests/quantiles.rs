@@ -64,7 +64,12 @@ fn every_method_that_takes_pinball_takes_quantiles_and_never_crosses() {
                 .count();
             below as f64 / data.y.len() as f64
         };
-        assert!(share(0) < 0.3 && share(2) > 0.7, "{name}: {} {}", share(0), share(2));
+        assert!(
+            share(0) < 0.3 && share(2) > 0.7,
+            "{name}: {} {}",
+            share(0),
+            share(2)
+        );
         let loaded = Model::from_json(&model.to_json()).unwrap();
         assert_eq!(
             loaded.predict_response(&unseen.frame()).unwrap(),
@@ -80,14 +85,20 @@ fn every_method_that_takes_pinball_takes_quantiles_and_never_crosses() {
 fn under_gbm_each_output_is_the_pinball_fit_of_its_level() {
     let data = friedman(300, 5, 8);
     let frame = data.frame();
-    let joint = fit(settings("gbm", LEVELS), &data).model().predict(&frame).unwrap();
+    let joint = fit(settings("gbm", LEVELS), &data)
+        .model()
+        .predict(&frame)
+        .unwrap();
     for (k, tau) in ["0.05", "0.5", "0.95"].iter().enumerate() {
         let single = fit(settings("gbm", &format!("pinball({tau})")), &data)
             .model()
             .predict(&frame)
             .unwrap();
         for (i, &s) in single.iter().enumerate() {
-            assert!((joint[i * 3 + k] - s).abs() <= 1e-12, "level {tau}, row {i}");
+            assert!(
+                (joint[i * 3 + k] - s).abs() <= 1e-12,
+                "level {tau}, row {i}"
+            );
         }
     }
 }

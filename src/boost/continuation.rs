@@ -100,12 +100,11 @@ impl Booster {
         // The generator where the longer fit's stood: the draws of the iterations done.
         for iteration in 1..=iterations {
             method(self.params.method).candidates(&self.params, &self.data, &mut self.rng);
-            let rngs = (&mut self.rng, self.row_rng.as_mut());
             let rows = (&self.row_ranges[..], &self.w);
             Sample::draw(
                 &self.params,
                 &self.data,
-                rngs,
+                &mut self.rng,
                 iteration,
                 rows,
                 &*self.collective,

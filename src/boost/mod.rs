@@ -141,11 +141,8 @@ pub struct Booster {
     constraints: Constraints,
     /// The ranks of a data-parallel fit (`Local`: this process holds every row).
     collective: Arc<dyn Collective>,
-    /// Across ranks, the generator of this rank's row draws (`subsample`), apart from `rng`,
-    /// whose draws (features, RGBM's candidates) must be the same on every rank.
-    row_rng: Option<Rng>,
-    /// The global indices of this process's training rows, in order (the bootstrap's weights are
-    /// drawn by them).
+    /// The global indices of this process's training rows, in order: the row draws
+    /// (`subsample`, GOSS, the bootstrap's weights) are keyed by them.
     row_ranges: Vec<std::ops::Range<u64>>,
     /// Iterations of the model before this booster's (continuation.rs); 0 for a fresh fit.
     iterations_before: usize,
@@ -216,7 +213,7 @@ impl Booster {
         check_distributable(&params, &train.frame)?;
         let binning = params.binning;
         let shared = Arc::clone(&collective);
-        let row_ranges = global_rows(&params, &*collective, rows, train.frame.n_rows())?;
+        let row_ranges = global_rows(&*collective, rows, train.frame.n_rows())?;
         let mut booster = Self::start(params, train, valid, offsets, None, collective, || {
             BinnedData::learn_over_ranks(&train.frame, &binning, &*shared, rows)
         })?;
@@ -422,9 +419,6 @@ impl Booster {
         };
         let state = method(params.method).start(&params, &*loss, start)?;
         let rng = Rng::new(params.seed);
-        // Each rank draws its rows from its own stream, seeded by the seed and the rank.
-        let row_rng = shared(&*collective)
-            .map(|c| Rng::new(params.seed ^ (c.rank() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)));
         let mut booster = Booster {
             params,
             data,
@@ -456,7 +450,6 @@ impl Booster {
             tree_fit_nanos: AtomicU64::new(0),
             constraints,
             collective,
-            row_rng,
             row_ranges: vec![0..n as u64],
             iterations_before: 0,
         };
@@ -573,7 +566,7 @@ impl Booster {
         let sample = Sample::draw(
             &self.params,
             &self.data,
-            (&mut self.rng, self.row_rng.as_mut()),
+            &mut self.rng,
             model_iteration,
             (&self.row_ranges, &self.w),
             &*self.collective,

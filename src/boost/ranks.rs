@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 use crate::loss::solve::{self, Kink, Slope, LINE_SEARCH_MAX_ITER, LINE_SEARCH_TOL};
 use crate::loss::{Loss, LossSpec, Terms};
 use crate::metric::Metric;
-use crate::params::{Bootstrap, Params};
+use crate::params::Params;
 use rayon::prelude::*;
 use std::ops::Range;
 
@@ -86,12 +86,10 @@ pub(crate) fn sigma_over_ranks(collective: &dyn Collective, sigma: Option<f64>) 
     })
 }
 
-/// Σ over the ranks of one number.
 /// The global indices of this rank's training rows (`n` of them), in order: `rows` if given,
-/// else the block after the lower ranks' rows. Only the Bayesian bootstrap reads them: without
-/// it no exchange is made (and the indices are left local).
+/// else the block after the lower ranks' rows. The row draws (`subsample`, GOSS, the Bayesian
+/// bootstrap) are keyed by them.
 pub(super) fn global_rows(
-    params: &Params,
     collective: &dyn Collective,
     rows: Option<&[Range<usize>]>,
     n: usize,
@@ -102,7 +100,7 @@ pub(super) fn global_rows(
             .map(|r| r.start as u64..r.end as u64)
             .collect());
     }
-    if params.bootstrap != Bootstrap::Bayesian {
+    if collective.world() == 1 {
         return Ok(vec![0..n]);
     }
     let counts = collective.all_gather(&n.to_le_bytes());
@@ -117,6 +115,8 @@ pub(super) fn global_rows(
     }
     Ok(vec![start..start + n])
 }
+
+/// Σ over the ranks of one number.
 
 pub(crate) fn sum_one(collective: &dyn Collective, x: f64) -> f64 {
     let mut x = [x];

@@ -18,21 +18,23 @@
 //! The trees of one iteration (K classes, AGBM's two trees, `repeated_gbm`'s inner fits) share the
 //! draw, as LightGBM's bagging does for the trees of its classes. Nothing is drawn when a fraction
 //! is 1, so the generator's sequence, and every model, is then the same as without sampling.
-//! Draws are serial and take one generator value per row (rows) or per pick (features): they do
-//! not depend on the thread count. Across the ranks of a data-parallel fit, each rank draws its
-//! `subsample` rows from its own stream (seeded by the seed and the rank), so the rows drawn
-//! depend on how the rows are split among the ranks. The bootstrap's weights and the split
-//! noise are functions of (seed, iteration, global row index) and (seed, iteration, node,
-//! feature, bin) instead (`bits_at`): the same on any number of threads or ranks, and they take
-//! nothing from the generator.
+//! Feature draws are serial and take one generator value per pick: they do not depend on the
+//! thread count. The rows are keyed by their global index instead, so that a data-parallel fit
+//! draws, over all its ranks, the rows one process draws from all the rows: `subsample` keeps
+//! the round(fraction · n) rows of smallest key `bits_at(seed of the iteration, global index)`
+//! (selected over the ranks, `collective::kth_smallest`), GOSS selects its threshold over the
+//! ranks and keys its random part the same way (tree/goss.rs), the bootstrap's weights and the
+//! split noise are functions of (seed, iteration, global row index) and (seed, iteration, node,
+//! feature, bin). None of them takes anything from the generator.
 
 use super::vectors::par_fill;
 use super::weights::Weights;
-use crate::collective::Collective;
+use crate::collective::{kth_smallest, Collective};
 use crate::data::BinnedData;
 use crate::params::{Bootstrap, Params, SampleStrategy};
 use crate::rng::{bits_at, Rng};
 use crate::tree::{fraction_of, Candidates, Constraints, Goss, GrowOptions, SplitNoise};
+use rayon::prelude::*;
 use std::ops::Range;
 use std::sync::OnceLock;
 
@@ -52,29 +54,29 @@ pub struct Sample {
     quantize_seed: Option<u64>,
     /// GOSS's rates and the seed of this iteration's random part (`sample_strategy="goss"`).
     goss: Option<Goss>,
+    /// The global index of every row, for GOSS in a data-parallel fit.
+    global_rows: Option<Vec<u64>>,
     /// The sample weights times the Bayesian bootstrap's (`bootstrap = "bayesian"`).
     bootstrapped: Option<Weights>,
     noise: Option<SplitNoise>,
 }
 
 impl Sample {
-    /// Draws this iteration's rows and features.
-    /// `row_rng`: the generator of the rows when it is not `rng` (each rank of a data-parallel
-    /// fit draws from its own rows). `rows`: the global indices of this rank's rows, in order;
-    /// `w`: their sample weights.
+    /// Draws this iteration's rows and features. `global`: the global indices of this rank's
+    /// rows, in order; `w`: their sample weights.
     pub fn draw(
         params: &Params,
         data: &BinnedData,
-        (rng, row_rng): (&mut Rng, Option<&mut Rng>),
+        rng: &mut Rng,
         iteration: usize,
-        (rows, w): (&[Range<u64>], &Weights),
+        (global, w): (&[Range<u64>], &Weights),
         collective: &dyn Collective,
     ) -> Sample {
         let bootstrapped = (params.bootstrap == Bootstrap::Bayesian
             && params.bagging_temperature > 0.0)
             .then(|| {
                 let seed = bits_at(params.seed ^ 0xba9e_5b00_7577_a9e0, iteration as u64);
-                let mut weights = bayesian_weights(seed, params.bagging_temperature, rows);
+                let mut weights = bayesian_weights(seed, params.bagging_temperature, global);
                 if let Some(given) = w.given() {
                     weights.iter_mut().zip(given).for_each(|(b, w)| *b *= w);
                 }
@@ -89,13 +91,9 @@ impl Sample {
             params.learning_rate,
         );
         let n = data.n_rows();
-        let rows = (params.subsample < 1.0).then(|| {
-            let row_rng = match row_rng {
-                Some(row_rng) => row_rng,
-                None => &mut *rng,
-            };
-            draw_rows(n, params.subsample, row_rng)
-        });
+        let row_seed = bits_at(params.seed ^ 0x5ab5_a3b1_e000_0001, iteration as u64);
+        let rows = (params.subsample < 1.0)
+            .then(|| draw_rows(n, params.subsample, row_seed, global, collective));
         let features = (params.colsample_bytree < 1.0).then(|| {
             let p = data.n_features();
             let mut allowed = vec![false; p];
@@ -111,7 +109,9 @@ impl Sample {
         };
         // Drawn only when asked for: the other parameters' draws stay what they were.
         let quantize_seed = params.quantized_gradients.then(|| rng.next_u64());
-        let goss = (params.sample_strategy == SampleStrategy::Goss).then(|| Goss {
+        let goss = params.sample_strategy == SampleStrategy::Goss;
+        let global_rows = (goss && collective.world() > 1).then(|| global_indices(global));
+        let goss = goss.then(|| Goss {
             top_rate: params.top_rate,
             other_rate: params.other_rate,
             seed: rng.next_u64(),
@@ -124,6 +124,7 @@ impl Sample {
             node_seed,
             quantize_seed,
             goss,
+            global_rows,
             bootstrapped,
             noise,
         }
@@ -176,6 +177,7 @@ impl Sample {
             collective: Some(collective),
             quantize_seed: self.quantize_seed,
             goss: self.goss,
+            global_rows: self.global_rows.as_deref(),
             noise: self.noise,
         }
     }
@@ -206,23 +208,44 @@ fn bayesian_weights(seed: u64, temperature: f64, rows: &[Range<u64>]) -> Vec<f64
     weights
 }
 
-/// round(fraction · n) distinct rows, ascending, each subset of that size equally likely:
-/// selection sampling (Knuth, TAOCP vol. 2, Algorithm 3.4.2 S), one generator value per row.
-fn draw_rows(n: usize, fraction: f64, rng: &mut Rng) -> Vec<u32> {
-    let wanted = fraction_of(n, fraction);
-    // Every row is written and the count only advances past the drawn ones: no branch to
-    // mispredict (half of them at subsample = 0.5, which cost more than the draws themselves).
-    let mut rows = vec![0u32; wanted + 1];
-    let mut taken = 0;
-    for i in 0..n {
-        if taken == wanted {
-            break;
-        }
-        rows[taken] = i as u32;
-        taken += usize::from(rng.below(n - i) < wanted - taken);
-    }
-    rows.truncate(wanted);
-    rows
+/// The global index of every row (`rows`: the global indices of the rows, in order).
+fn global_indices(rows: &[Range<u64>]) -> Vec<u64> {
+    rows.iter().flat_map(Clone::clone).collect()
+}
+
+/// This rank's rows (ascending) of the round(fraction · N) rows of smallest key among the N rows
+/// of every rank, the key of a row `bits_at(seed, its global index)`: distinct for distinct
+/// rows (the finaliser is a bijection), so exactly that many rows are drawn, each subset of
+/// that size equally likely, and the same rows whatever the ranks hold (`rows`: the global
+/// indices of this rank's `n` rows).
+fn draw_rows(
+    n: usize,
+    fraction: f64,
+    seed: u64,
+    rows: &[Range<u64>],
+    collective: &dyn Collective,
+) -> Vec<u32> {
+    let keys: Vec<u64> = match rows {
+        [one] => (one.start..one.end)
+            .into_par_iter()
+            .map(|g| bits_at(seed, g))
+            .collect(),
+        _ => global_indices(rows)
+            .par_iter()
+            .map(|&g| bits_at(seed, g))
+            .collect(),
+    };
+    let total = if collective.world() > 1 {
+        let mut total = [n as f64];
+        collective.sum(&mut total);
+        total[0] as usize
+    } else {
+        n
+    };
+    let last = kth_smallest(collective, &keys, fraction_of(total, fraction) as u64).key;
+    (0..n as u32)
+        .filter(|&r| keys[r as usize] <= last)
+        .collect()
 }
 
 #[cfg(test)]
@@ -272,15 +295,27 @@ mod tests {
 
     #[test]
     fn row_draws_have_the_asked_size_and_cover_rows_evenly() {
-        let mut rng = Rng::new(5);
         let mut hits = vec![0u32; 100];
-        for _ in 0..2_000 {
-            let rows = draw_rows(100, 0.3, &mut rng);
+        for seed in 0..2_000 {
+            let rows = draw_rows(100, 0.3, seed, &[0..100], &crate::collective::Local);
             assert_eq!(rows.len(), 30);
             assert!(rows.windows(2).all(|w| w[0] < w[1]));
             rows.iter().for_each(|&r| hits[r as usize] += 1);
         }
         // Each row is drawn with probability 0.3: 600 of 2000 draws, sd ≈ 20.5.
         assert!(hits.iter().all(|&h| (500..700).contains(&h)), "{hits:?}");
+    }
+
+    #[test]
+    fn row_draws_follow_the_global_row_index() {
+        // Rows 0..1000 held in one block or in two pieces out of order: the same rows drawn.
+        let local = &crate::collective::Local;
+        let all = draw_rows(1000, 0.4, 8, &[0..1000], local);
+        let pieces = draw_rows(1000, 0.4, 8, &[700..1000, 0..700], local);
+        let global = |r: u32| if r < 300 { r + 700 } else { r - 300 };
+        let mut from_pieces: Vec<u32> = pieces.into_iter().map(global).collect();
+        from_pieces.sort_unstable();
+        assert_eq!(from_pieces, all);
+        assert_ne!(draw_rows(1000, 0.4, 9, &[0..1000], local), all);
     }
 }

@@ -205,8 +205,13 @@ mod tests {
     fn class_counts_beyond_what_a_model_holds_are_an_error_before_anything_is_allocated() {
         let largest_label = (MAX_OUTPUTS - 1) as f64;
         assert_eq!(count_classes(&[0.0, largest_label]).unwrap(), MAX_OUTPUTS);
-        let message = count_classes(&[0.0, largest_label + 1.0, 2.0]).unwrap_err().to_string();
-        assert!(message.contains(&format!("{} classes", MAX_OUTPUTS + 1)), "{message}");
+        let message = count_classes(&[0.0, largest_label + 1.0, 2.0])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains(&format!("{} classes", MAX_OUTPUTS + 1)),
+            "{message}"
+        );
         assert!(count_classes(&[4e9]).is_err());
     }
 }

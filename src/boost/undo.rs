@@ -11,7 +11,6 @@ pub(super) struct Undo {
     state: MethodState,
     valid_pred: Option<Vec<f64>>,
     rng: Rng,
-    row_rng: Option<Rng>,
     n_trees: usize,
     weights: Vec<f64>,
 }
@@ -24,7 +23,6 @@ impl Booster {
             state: self.state.clone(),
             valid_pred: self.valid_pred.clone(),
             rng: self.rng.clone(),
-            row_rng: self.row_rng.clone(),
             n_trees: self.model.n_trees(),
             weights: self.model.weights.clone(),
         })
@@ -35,7 +33,6 @@ impl Booster {
         self.state = undo.state;
         self.valid_pred = undo.valid_pred;
         self.rng = undo.rng;
-        self.row_rng = undo.row_rng;
         self.model.keep_trees(undo.n_trees, undo.weights);
         self.derivs.invalidate();
     }

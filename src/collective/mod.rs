@@ -80,10 +80,12 @@ mod join;
 mod local;
 mod peer;
 mod proof;
+mod select;
 mod tcp;
 mod wire;
 
 pub use local::Local;
+pub use select::{kth_smallest, Kth};
 pub use tcp::Tcp;
 pub use wire::PROTOCOL_VERSION;
 

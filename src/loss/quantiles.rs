@@ -159,7 +159,10 @@ mod tests {
             let column: Vec<f64> = (0..n).map(|i| f[i * k + class]).collect();
             let expected = pinball_leaf(tau, &y, &column, &w, &rows);
             let got = loss.leaf_value(&y, &f, &w, &rows, class);
-            assert!((got - expected).abs() <= 1e-12, "{tau}: {got} vs {expected}");
+            assert!(
+                (got - expected).abs() <= 1e-12,
+                "{tau}: {got} vs {expected}"
+            );
         }
     }
 
@@ -171,14 +174,19 @@ mod tests {
         let total = |gamma: f64| -> f64 {
             (0..n)
                 .map(|i| {
-                    let row: Vec<f64> = (0..k).map(|j| f[i * k + j] + gamma * b[i * k + j]).collect();
+                    let row: Vec<f64> = (0..k)
+                        .map(|j| f[i * k + j] + gamma * b[i * k + j])
+                        .collect();
                     w[i] * loss.row_value(&y[i..=i], &row)
                 })
                 .sum()
         };
         let gamma = loss.line_search(&y, &f, &b, &w);
         for step in [-1e-3, 1e-3, -0.1, 0.1, 1.0] {
-            assert!(total(gamma) <= total(gamma + step) + 1e-12, "{gamma} vs {step}");
+            assert!(
+                total(gamma) <= total(gamma + step) + 1e-12,
+                "{gamma} vs {step}"
+            );
         }
     }
 

@@ -203,9 +203,7 @@ impl Model {
             .zip(weights)
             .zip(&self.tree_outputs)
             .filter(|((_, &weight), _)| weight != 0.0)
-            .map(|((tree, &weight), &output)| {
-                (predictor(tree, &numeric), weight, output as usize)
-            })
+            .map(|((tree, &weight), &output)| (predictor(tree, &numeric), weight, output as usize))
             .collect();
         out.par_chunks_mut(BLOCK_ROWS * k)
             .enumerate()

@@ -111,9 +111,9 @@ impl PyLoss {
                     format!("returned something that is not an array of numbers: {e}"),
                 )
             })?;
-            let array = array.cast_into::<PyArray1<f64>>().map_err(|_| {
-                named(part, "returned an array that is not one-dimensional".into())
-            })?;
+            let array = array
+                .cast_into::<PyArray1<f64>>()
+                .map_err(|_| named(part, "returned an array that is not one-dimensional".into()))?;
             let values = array.readonly();
             let values = values.as_slice().map_err(|e| named(part, e.to_string()))?;
             if values.len() != y.len() {

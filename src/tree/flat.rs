@@ -620,7 +620,9 @@ mod oblivious {
             assert!(start + out.len() <= rows.n_rows(), "rows out of range");
             match self.rule_kinds {
                 NUMERIC_RULES => self.add_kinds::<R, NUMERIC_RULES>(rows, start, weight, out),
-                CATEGORICAL_RULES => self.add_kinds::<R, CATEGORICAL_RULES>(rows, start, weight, out),
+                CATEGORICAL_RULES => {
+                    self.add_kinds::<R, CATEGORICAL_RULES>(rows, start, weight, out)
+                }
                 _ => self.add_kinds::<R, BOTH_RULES>(rows, start, weight, out),
             }
         }
@@ -664,7 +666,8 @@ mod oblivious {
                     let words = |i: u32| {
                         let rule = self.rules[i as usize];
                         let start = rule.start as usize;
-                        &self.words[start..start + super::BIN_WORDS + rule.n_code_words as usize + 1]
+                        &self.words
+                            [start..start + super::BIN_WORDS + rule.n_code_words as usize + 1]
                     };
                     x.kind == NUMERIC || words(a) == words(b)
                 })

@@ -8,10 +8,14 @@
 //! gradients are nearly fitted already: dropping most of them changes the split gains least.
 //!
 //! The draw depends on the tree's statistics, the rows it may use and a seed only: the same
-//! rows whatever the thread count (ties in |v t| go to the lower row index). It costs a
-//! selection of the threshold, parallel passes over the rows and copies of the statistics.
+//! rows whatever the thread count (ties in |v t| go to the lower row index) and, in a
+//! data-parallel fit, whatever the number of ranks (the threshold is selected over all of
+//! them, the random part keyed by the global row index). It costs a selection of the threshold
+//! (over the ranks: 8 sums of 256 counts, twice), parallel passes over the rows and copies of
+//! the statistics.
 
 use super::node_sample::fraction_of;
+use crate::collective::{kth_smallest, Collective};
 use crate::rng::bits_at;
 use rayon::prelude::*;
 
@@ -26,9 +30,9 @@ pub struct Goss {
 /// Rows per task of the draw.
 const CHUNK: usize = 1 << 14;
 
-/// A uniform draw in [0, 1) for row `r`.
-fn uniform_at(seed: u64, r: u32) -> f64 {
-    (bits_at(seed, u64::from(r)) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+/// A uniform draw in [0, 1) for the row of global index `row`.
+fn uniform_at(seed: u64, row: u64) -> f64 {
+    (bits_at(seed, row) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 
 /// The rows a GOSS tree is grown on (ascending) and the statistics of every row, those of the
@@ -40,65 +44,73 @@ pub(crate) struct GossDraw {
     pub v: Vec<f64>,
 }
 
+/// Where a GOSS draw's rows are: this rank's rows and, in a data-parallel fit, their global
+/// indices and the ranks holding the others.
+#[derive(Clone, Copy)]
+pub(crate) struct GossRows<'a> {
+    /// The rows the tree may use (every row when `None`).
+    pub rows: Option<&'a [u32]>,
+    /// The global index of every row of this rank (`None`: its own index).
+    pub global: Option<&'a [u64]>,
+    pub collective: &'a dyn Collective,
+}
+
 impl Goss {
-    /// The draw among `rows` (every row when `None`) for statistics `vt`, `v` (`v` empty: unit
-    /// weights); `None` when it would keep every row.
-    pub(crate) fn draw(&self, vt: &[f64], v: &[f64], rows: Option<&[u32]>) -> Option<GossDraw> {
+    /// The draw among the rows of `at` for statistics `vt`, `v` (`v` empty: unit weights);
+    /// `None` when it would keep every row. Over the ranks of a data-parallel fit the rows
+    /// drawn are those one process would draw from all the rows: the top rows are the `top_rate`
+    /// of all the rows (the threshold and its ties selected over the ranks, ties going to the
+    /// lower global index) and each other row's draw is keyed by its global index.
+    pub(crate) fn draw(&self, vt: &[f64], v: &[f64], at: GossRows<'_>) -> Option<GossDraw> {
         let all: Vec<u32>;
-        let rows = match rows {
+        let rows = match at.rows {
             Some(rows) => rows,
             None => {
                 all = (0..vt.len() as u32).collect();
                 &all
             }
         };
-        let m = rows.len();
+        let collective = at.collective;
+        let m = if collective.world() > 1 {
+            let mut m = [rows.len() as f64];
+            collective.sum(&mut m);
+            m[0] as usize
+        } else {
+            rows.len()
+        };
         let n_top = fraction_of(m, self.top_rate);
         let n_other = fraction_of(m, self.other_rate).min(m - n_top);
         if n_top + n_other >= m {
             return None;
         }
+        let id = |r: u32| at.global.map_or(u64::from(r), |global| global[r as usize]);
+        // Ascending keys of descending |v t| (a NaN first, as the largest).
+        let key = |r: u32| !vt[r as usize].abs().to_bits();
+        let keys: Vec<u64> = rows.par_iter().map(|&r| key(r)).collect();
         // The n_top-th largest |v t|; rows above it are top rows, and of the rows equal to it
-        // the first ones in row order.
-        let score = |r: u32| vt[r as usize].abs();
-        let mut scores: Vec<f64> = rows.par_iter().map(|&r| score(r)).collect();
-        let (_, &mut threshold, _) =
-            scores.select_nth_unstable_by(n_top - 1, |a, b| b.total_cmp(a));
-        drop(scores);
-        let chunks: Vec<&[u32]> = rows.chunks(CHUNK).collect();
-        // Per chunk, the rows above the threshold and those equal to it.
-        let (above_in, ties_in): (Vec<usize>, Vec<usize>) = (chunks.par_iter())
-            .map(|chunk| {
-                chunk.iter().fold((0, 0), |(above, ties), &r| {
-                    let s = score(r);
-                    (
-                        above + usize::from(s > threshold),
-                        ties + usize::from(s == threshold),
-                    )
-                })
-            })
-            .unzip();
-        let above: usize = above_in.iter().sum();
-        let mut ties_left = n_top - above.min(n_top);
-        let ties_taken: Vec<usize> = (ties_in.iter())
-            .map(|&ties| {
-                let taken = ties.min(ties_left);
-                ties_left -= taken;
-                taken
-            })
+        // the first ones in global row order, up to `tie_cut`.
+        let threshold = kth_smallest(collective, &keys, n_top as u64);
+        drop(keys);
+        let ties: Vec<u64> = (rows.par_iter())
+            .filter(|&&r| key(r) == threshold.key)
+            .map(|&r| id(r))
             .collect();
+        let tie_cut = kth_smallest(collective, &ties, n_top as u64 - threshold.below).key;
+        drop(ties);
+        let top = |r: u32| {
+            let k = key(r);
+            k < threshold.key || (k == threshold.key && id(r) <= tie_cut)
+        };
         // Each other row is drawn with probability n_other / (m − n_top), from its own random
         // bits (as LightGBM draws them): about n_other rows, each scaled by the inverse.
         let p = n_other as f64 / (m - n_top) as f64;
-        let picked: Vec<(Vec<u32>, Vec<u32>)> = (chunks.par_iter().zip(ties_taken))
-            .map(|(chunk, mut ties)| {
+        let picked: Vec<(Vec<u32>, Vec<u32>)> = (rows.par_chunks(CHUNK))
+            .map(|chunk| {
                 let (mut drawn, mut others) = (Vec::new(), Vec::new());
-                for &r in *chunk {
-                    let s = score(r);
-                    if s > threshold || (s == threshold && ties > 0) {
-                        ties -= usize::from(s == threshold);
+                for &r in chunk {
+                    if top(r) {
                         drawn.push(r);
-                    } else if uniform_at(self.seed, r) < p {
+                    } else if uniform_at(self.seed, id(r)) < p {
                         drawn.push(r);
                         others.push(r);
                     }
@@ -126,7 +138,16 @@ impl Goss {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::collective::Local;
     use crate::rng::uniform;
+
+    fn alone(rows: Option<&[u32]>) -> GossRows<'_> {
+        GossRows {
+            rows,
+            global: None,
+            collective: &Local,
+        }
+    }
 
     #[test]
     fn keeps_the_largest_gradients_and_scales_a_random_part_of_the_rest() {
@@ -138,7 +159,7 @@ mod tests {
             other_rate: 0.1,
             seed: 9,
         };
-        let draw = goss.draw(&vt, &[], None).expect("a sample");
+        let draw = goss.draw(&vt, &[], alone(None)).expect("a sample");
         assert!(draw.rows.windows(2).all(|w| w[0] < w[1]));
         // Brute force: the 200 rows of largest |vt|.
         let mut by_size: Vec<usize> = (0..n).collect();
@@ -168,7 +189,7 @@ mod tests {
         let seeds = 300;
         let mean = (0..seeds)
             .map(|seed| {
-                let draw = Goss { seed, ..goss }.draw(&vt, &[], None).unwrap();
+                let draw = Goss { seed, ..goss }.draw(&vt, &[], alone(None)).unwrap();
                 (draw.rows.iter().map(|&r| r as usize))
                     .filter(|r| !top.contains(r))
                     .map(|r| draw.vt[r])
@@ -178,8 +199,18 @@ mod tests {
             / seeds as f64;
         let spread = by_size[200..].iter().map(|&r| vt[r].abs()).sum::<f64>() / 10.0;
         assert!((mean - small).abs() < spread, "{mean} against {small}");
-        assert_eq!(goss.draw(&vt, &[], None).unwrap().rows, draw.rows, "seeded");
-        assert!(Goss { seed: 10, ..goss }.draw(&vt, &[], None).unwrap().rows != draw.rows);
+        assert_eq!(
+            goss.draw(&vt, &[], alone(None)).unwrap().rows,
+            draw.rows,
+            "seeded"
+        );
+        assert!(
+            Goss { seed: 10, ..goss }
+                .draw(&vt, &[], alone(None))
+                .unwrap()
+                .rows
+                != draw.rows
+        );
     }
 
     #[test]
@@ -192,7 +223,7 @@ mod tests {
             other_rate: 0.2,
             seed: 1,
         };
-        let draw = goss.draw(&vt, &w, Some(&given)).expect("a sample");
+        let draw = goss.draw(&vt, &w, alone(Some(&given))).expect("a sample");
         assert!(draw.rows.len() > 5 && draw.rows.len() < 50);
         assert!(draw.rows.iter().all(|r| r % 2 == 0));
         // The 5 largest |vt| among the even rows: |−50|, |−48|, |48|, |−46|, |46|.
@@ -204,6 +235,6 @@ mod tests {
             other_rate: 0.5,
             seed: 1,
         };
-        assert!(full.draw(&vt, &w, Some(&given)).is_none());
+        assert!(full.draw(&vt, &w, alone(Some(&given))).is_none());
     }
 }

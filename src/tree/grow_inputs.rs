@@ -54,9 +54,12 @@ pub struct GrowOptions<'a> {
     /// Grow on quantized statistics, rounded with draws from this seed (quantize.rs); `None`:
     /// exact statistics. Data-parallel fits stay exact.
     pub quantize_seed: Option<u64>,
-    /// Grow on a GOSS draw of `rows` (goss.rs); each rank of a data-parallel fit draws from its
-    /// own rows.
+    /// Grow on a GOSS draw of `rows` (goss.rs), the draw of one process over the rows of every
+    /// rank.
     pub goss: Option<Goss>,
+    /// The global index of every row of this rank of a data-parallel fit, which keys GOSS's
+    /// draw (`None`: the row's own index).
+    pub global_rows: Option<&'a [u64]>,
     /// Noise on the candidates' scores (`random_strength`; noise.rs); `None`: none.
     pub noise: Option<SplitNoise>,
 }
@@ -71,6 +74,7 @@ impl Default for GrowOptions<'_> {
             collective: None,
             quantize_seed: None,
             goss: None,
+            global_rows: None,
             noise: None,
         }
     }

@@ -7,6 +7,7 @@
 
 use super::candidates::Candidates;
 use super::constraints::NodeLimits;
+use super::goss::GossRows;
 use super::grow_inputs::{GrowBuffers, GrowOptions};
 use super::growing_tree::GrowingTree;
 use super::grown::GrownTree;
@@ -14,13 +15,14 @@ use super::histogram::RowStats;
 use super::histogram_kernel::Features;
 use super::node_histograms::NodeHistograms;
 use super::node_search::SplitSearch;
-use super::oblivious::grow_oblivious;
 use super::noise::{SplitNoise, TreeNoise};
+use super::oblivious::grow_oblivious;
 use super::pending::{PendingNodes, Ranked};
 use super::ranks::Ranks;
 use super::split::SplitCandidate;
 use super::support::KeptHistogram;
 use super::tree_params::{TreeKind, TreeParams};
+use crate::collective::Local;
 use crate::data::BinnedData;
 use rayon::prelude::*;
 
@@ -97,7 +99,12 @@ pub fn grow_with_options(
     buffers: &mut GrowBuffers,
     options: &GrowOptions<'_>,
 ) -> GrownTree {
-    if let Some(draw) = (options.goss).and_then(|goss| goss.draw(stats.vt, stats.v, options.rows)) {
+    let goss_rows = GossRows {
+        rows: options.rows,
+        global: options.global_rows,
+        collective: options.collective.unwrap_or(&Local),
+    };
+    if let Some(draw) = (options.goss).and_then(|goss| goss.draw(stats.vt, stats.v, goss_rows)) {
         let stats = FitStats {
             vt: &draw.vt,
             v: &draw.v,
@@ -129,7 +136,9 @@ pub fn grow_with_options(
             .and_then(|seed| row_stats.quantized(options.rows, seed, params.max_depth));
         let row_stats =
             (quantization.as_ref()).map_or(row_stats, |q| RowStats::Quantized(q.stats()));
-        return grow_oblivious(data, &row_stats, features, params, candidates, buffers, options);
+        return grow_oblivious(
+            data, &row_stats, features, params, candidates, buffers, options,
+        );
     }
     // Across ranks, rows are partitioned at every split (a rank's row ranges follow its own
     // counts) and counts come with the summed histograms.

@@ -1,9 +1,9 @@
 use super::*;
-use crate::tree::histogram::Histogram;
 use crate::data::test_data::{binned, uniform_columns};
 use crate::data::{BinningParams, Feature, Frame};
 use crate::rng::uniform;
 use crate::threads;
+use crate::tree::histogram::Histogram;
 use crate::tree::BinStats;
 use crate::tree::Growth;
 

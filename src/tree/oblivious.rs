@@ -20,6 +20,7 @@
 use super::bins::{BinSet, BinStats};
 use super::candidates::Candidates;
 use super::constraints::NodeLimits;
+use super::grow_inputs::{GrowBuffers, GrowOptions};
 use super::growing_tree::GrowingTree;
 use super::grown::GrownTree;
 use super::histogram::RowStats;
@@ -30,7 +31,6 @@ use super::ranks::Ranks;
 use super::scan::{children_gain, decrease, score, NodeConstraint, SplitParams};
 use super::split::{categories_by_smoothed_mean, SplitCandidate};
 use super::tree_params::TreeParams;
-use super::grow_inputs::{GrowBuffers, GrowOptions};
 use crate::data::BinnedData;
 use rayon::prelude::*;
 use std::ops::Range;

@@ -1,8 +1,8 @@
 use super::*;
-use crate::tree::tree_params::MAX_OBLIVIOUS_DEPTH;
 use crate::data::{BinnedData, BinningParams, Feature, Frame};
 use crate::rng::uniform;
 use crate::threads;
+use crate::tree::tree_params::MAX_OBLIVIOUS_DEPTH;
 use crate::tree::{grow, grow_with_options, Constraints, FitStats, Growth, Tree, TreeKind};
 
 /// Columns: three numeric of few distinct values (the second with missing values) and one

@@ -1,7 +1,8 @@
 """optboost.dask equals one process on ordinary data: continuous features with more distinct
 values than bins (the binning sample drawn by global row index and gathered exactly), the
 held-out tenth of the momentum methods (drawn over all rows in data order, stratified by class),
-on 1, 2 and 3 workers holding unequal partitions."""
+the subsampled and GOSS rows (keyed by global row index, selected over the workers), on 1, 2
+and 3 workers holding unequal partitions."""
 
 from __future__ import annotations
 
@@ -98,6 +99,17 @@ def test_classes_and_their_stratified_held_out_rows_equal_one_process(client, me
     frame = continuous(sum(SIZES), seed=1)
     assert_equal_to_one_process(client, frame, SIZES, "cls ~ a + b + c",
                                 dict(method=method, loss="softmax", n_iter=6, seed=4))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize(
+    "settings",
+    [dict(subsample=0.6), dict(sample_strategy="goss"),
+     dict(method="agbm", subsample=0.5, colsample_bytree=0.7)],
+)
+def test_subsampled_and_goss_rows_equal_one_process(client, settings):
+    frame = continuous(sum(SIZES), seed=2)
+    assert_equal_to_one_process(client, frame, SIZES, "y ~ a + b + c", dict(settings, n_iter=8))
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
