@@ -1107,7 +1107,7 @@ fn loss_spec_parses_every_name() {
         ("gamma", LossSpec::Gamma),
         ("tweedie", LossSpec::Tweedie { p: 1.5 }),
         ("tweedie(p=1.2)", LossSpec::Tweedie { p: 1.2 }),
-        ("cox", LossSpec::Cox),
+        ("cox", LossSpec::Cox { ties: Default::default() }),
         ("multi-squared", LossSpec::MultiSquared),
     ];
     for (text, spec) in &expect {

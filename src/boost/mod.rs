@@ -51,7 +51,7 @@ pub use vagbm::VagbmState;
 use crate::collective::{Collective, Local, Traffic};
 use crate::data::BinnedData;
 use crate::error::{Error, Result};
-use crate::loss::{Loss, LossSpec};
+use crate::loss::{Loss, LossSpec, Task};
 use crate::metric::Metric;
 use crate::model::{BuiltLoss, FeatureSpec, Model};
 use crate::params::{Init, Memory, Params, Safeguard, StepRule};
@@ -332,8 +332,8 @@ impl Booster {
             let mut classes = [count_classes(train.y)? as f64];
             collective.max(&mut classes);
             classes[0] as usize
-        } else if params.loss.is_multi_output() {
-            count_outputs(train)?
+        } else if params.loss.is_multi_output() || params.loss.traits().task == Task::Survival {
+            count_outputs(train)? // a survival target's columns: stop, start, stratum
         } else {
             2
         };

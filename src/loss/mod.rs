@@ -21,7 +21,9 @@
 //!   overflows to ±inf for margins below −709/β, as e^{−βyf} itself does.
 
 mod absolute;
+mod aft;
 mod cox;
+mod cox_risk;
 mod exponential;
 mod hinge;
 mod huber;
@@ -42,7 +44,9 @@ mod tweedie;
 mod vectorized;
 
 pub use absolute::Absolute;
-pub use cox::Cox;
+pub use aft::{Aft, Distribution, AFT_COLUMNS};
+pub use cox::{Cox, Ties};
+pub use cox_risk::COX_COLUMNS;
 pub use exponential::Exponential;
 pub use hinge::Hinge;
 pub use huber::Huber;

@@ -4,8 +4,8 @@
 
 use super::traits::{DefaultMetric, Link, MetricFamily, Task, Traits};
 use super::{
-    Absolute, Cox, Exponential, Hinge, Huber, Logistic, Loss, MultiSquared, MulticlassHinge,
-    Pinball, Quantiles, Scalar, Softmax, Squared, Tweedie, MAX_LEVELS,
+    Absolute, Aft, Distribution, AFT_COLUMNS, Cox, Exponential, Hinge, Huber, Logistic, Loss, MultiSquared, MulticlassHinge,
+    Pinball, Quantiles, Scalar, Softmax, Squared, Ties, Tweedie, COX_COLUMNS, MAX_LEVELS,
 };
 use crate::error::{Error, Number, Result};
 use std::fmt;
@@ -47,8 +47,12 @@ pub enum LossSpec {
     Tweedie {
         p: f64,
     },
-    /// Cox proportional hazards; the label is the signed time (< 0: censored).
-    Cox,
+    /// Cox proportional hazards; the label is the signed time (< 0: censored), or that, a start
+    /// time and a stratum (`COX_COLUMNS`).
+    Cox {
+        #[serde(default, skip_serializing_if = "Ties::is_breslow")]
+        ties: Ties,
+    },
     /// The squared loss over K outputs: the target is n × K, one column per output.
     MultiSquared,
     /// The pinball losses at K increasing levels, one output each (`quantiles(0.05, 0.5, 0.95)`).
@@ -59,6 +63,12 @@ pub enum LossSpec {
     #[cfg(test)]
     Toy {
         scale: f64,
+    },
+    /// Accelerated failure time: ln T = f + σ Z (`aft(logistic, 1.2)`); the label is the signed
+    /// time or the bounds of an interval (`AFT_COLUMNS`).
+    Aft {
+        distribution: Distribution,
+        sigma: f64,
     },
     /// A scalar loss given as an object (Python's `CustomLoss`), not rebuilt from its name: a
     /// model trained with it keeps its trees and predicts the link only.
@@ -163,7 +173,7 @@ const VOCABULARY: &[Entry] = &[
         traits: Traits { task: Regression, separable: true, piecewise_linear: false, sigma_from_data: true,
             distributable: true, metrics: M::LogLink, default_metric: D::TweedieDeviance,
             multi_output: None, r_gbm: None } },
-    Entry { name: "cox", param: None, spec: |_| LossSpec::Cox, link: |_| Link::Exp,
+    Entry { name: "cox", param: None, spec: |_| LossSpec::Cox { ties: Ties::Breslow }, link: |_| Link::Exp,
         traits: Traits { task: Survival, separable: false, piecewise_linear: false, sigma_from_data: true,
             distributable: false, metrics: M::Regression, default_metric: D::Mse,
             multi_output: None, r_gbm: Some("coxph") } },
@@ -175,6 +185,11 @@ const VOCABULARY: &[Entry] = &[
         link: |_| Link::Sorted,
         traits: Traits { task: Quantiles, separable: true, piecewise_linear: true, sigma_from_data: false,
             distributable: false, metrics: M::Quantiles, default_metric: D::Quantiles,
+            multi_output: None, r_gbm: None } },
+    Entry { name: "aft", param: param("sigma", 1.0, |sigma| sigma > 0.0 && sigma.is_finite(), "a finite number > 0"),
+        spec: |sigma| LossSpec::Aft { distribution: Distribution::Normal, sigma }, link: |_| Link::Exp,
+        traits: Traits { task: Survival, separable: true, piecewise_linear: false, sigma_from_data: false,
+            distributable: false, metrics: M::Regression, default_metric: D::Mse,
             multi_output: None, r_gbm: None } },
     #[cfg(test)]
     Entry { name: "toy", param: param("scale", 2.0, |scale| scale > 0.0 && scale.is_finite(), "a finite number > 0"),
@@ -249,7 +264,8 @@ impl LossSpec {
             | LossSpec::Huber { delta: v }
             | LossSpec::Logistic { ridge: v }
             | LossSpec::Exponential { beta: v }
-            | LossSpec::Tweedie { p: v } => v,
+            | LossSpec::Tweedie { p: v }
+            | LossSpec::Aft { sigma: v, .. } => v,
             #[cfg(test)]
             LossSpec::Toy { scale } => scale,
             LossSpec::Squared
@@ -259,7 +275,7 @@ impl LossSpec {
             | LossSpec::MulticlassHinge
             | LossSpec::Poisson
             | LossSpec::Gamma
-            | LossSpec::Cox
+            | LossSpec::Cox { .. }
             | LossSpec::MultiSquared
             | LossSpec::Quantiles { .. }
             | LossSpec::Custom => return None,
@@ -336,7 +352,8 @@ impl LossSpec {
     }
 
     /// Validates and builds the loss; `n_classes` is K for multiclass losses (≥ 2) and the
-    /// multi-output loss (≥ 1), unused otherwise.
+    /// multi-output loss (≥ 1), the target's columns for cox (`COX_COLUMNS` for start times and
+    /// strata, else one), unused otherwise.
     pub fn build(&self, n_classes: usize) -> Result<Arc<dyn Loss>> {
         self.validate()?;
         if self.is_multiclass() && n_classes < 2 {
@@ -366,9 +383,13 @@ impl LossSpec {
             LossSpec::Poisson => Arc::new(Scalar(Tweedie::poisson())),
             LossSpec::Gamma => Arc::new(Scalar(Tweedie::gamma())),
             LossSpec::Tweedie { p } => Arc::new(Scalar(Tweedie::new(p))),
-            LossSpec::Cox => Arc::new(Cox),
+            LossSpec::Cox { ties } => Arc::new(Cox::new(ties, n_classes == COX_COLUMNS)),
             LossSpec::MultiSquared => Arc::new(MultiSquared::new(n_classes)),
             LossSpec::Quantiles { ref levels } => Arc::new(Quantiles::new(levels)),
+            LossSpec::Aft {
+                distribution,
+                sigma,
+            } => Arc::new(Aft::new(distribution, sigma, n_classes == AFT_COLUMNS)),
             #[cfg(test)]
             LossSpec::Toy { scale } => Arc::new(Scalar(super::Toy::new(scale))),
             LossSpec::Custom => {
@@ -422,6 +443,51 @@ fn parse_levels(arg: &str) -> Result<Vec<f64>> {
         .collect()
 }
 
+/// `cox(ties=efron)`'s ties (`ties=` and quotes optional).
+fn parse_ties(arg: &str) -> Result<Ties> {
+    let value = (arg.strip_prefix("ties"))
+        .and_then(|rest| rest.trim_start().strip_prefix('='))
+        .unwrap_or(arg)
+        .trim()
+        .trim_matches(|c| c == '"' || c == '\'');
+    match value {
+        "breslow" => Ok(Ties::Breslow),
+        "efron" => Ok(Ties::Efron),
+        _ => Err(Error::param("ties", value, "breslow or efron")),
+    }
+}
+
+/// `aft(logistic, 1.2)`'s distribution and σ, in any order, each optionally named
+/// (`distribution=`, `sigma=`).
+fn parse_aft(arg: &str) -> Result<LossSpec> {
+    let (mut distribution, mut sigma) = (Distribution::Normal, 1.0);
+    for item in arg.split(',').map(str::trim).filter(|item| !item.is_empty()) {
+        let (key, value) = match item.split_once('=') {
+            Some((key, value)) => (Some(key.trim()), value.trim().trim_matches(|c| c == '"' || c == '\'')),
+            None => (None, item.trim_matches(|c| c == '"' || c == '\'')),
+        };
+        let named = Distribution::ALL.iter().find(|d| d.name() == value);
+        match (key, named) {
+            (None | Some("distribution"), Some(&d)) => distribution = d,
+            (None | Some("sigma"), None) => {
+                sigma = value.parse().map_err(|_| Error::param("sigma", value, "a number"))?
+            }
+            _ => {
+                return Err(Error::param(
+                    "loss",
+                    format!("aft({arg})"),
+                    "aft(distribution, sigma) with a distribution normal, logistic or extreme \
+                     and a number sigma > 0",
+                ))
+            }
+        }
+    }
+    Ok(LossSpec::Aft {
+        distribution,
+        sigma,
+    })
+}
+
 impl FromStr for LossSpec {
     type Err = Error;
 
@@ -441,6 +507,14 @@ impl FromStr for LossSpec {
         let entry = VOCABULARY.iter().find(|e| e.name == name);
         if entry.is_none() && name != "custom" {
             return Err(Error::param("loss", s, allowed()));
+        }
+        if let (Some(arg), "cox") = (arg, name.as_str()) {
+            return parse_ties(arg).map(|ties| LossSpec::Cox { ties });
+        }
+        if let (Some(arg), "aft") = (arg, name.as_str()) {
+            let spec = parse_aft(arg)?;
+            spec.validate()?;
+            return Ok(spec);
         }
         if let (Some(arg), "quantiles") = (arg, name.as_str()) {
             let spec = LossSpec::Quantiles {
@@ -482,6 +556,16 @@ impl fmt::Display for LossSpec {
             let levels: Vec<String> = levels.iter().map(|&v| Number(v).to_string()).collect();
             return write!(f, "{}({})", self.name(), levels.join(", "));
         }
+        if let LossSpec::Cox { ties: Ties::Efron } = self {
+            return write!(f, "cox(ties=efron)");
+        }
+        if let LossSpec::Aft {
+            distribution,
+            sigma,
+        } = self
+        {
+            return write!(f, "aft({}, {})", distribution.name(), Number(*sigma));
+        }
         match self.parameter() {
             Some((_, value)) => write!(f, "{}({})", self.name(), Number(value)),
             None => f.write_str(self.name()),
@@ -507,23 +591,29 @@ mod tests {
         }
         specs.push("tweedie(1.2)".parse().unwrap());
         specs.push("quantiles(0.1, 0.9)".parse().unwrap());
+        specs.push("cox(ties=efron)".parse().unwrap());
+        specs.push("aft(extreme, 0.7)".parse().unwrap());
+        specs.push("aft(logistic)".parse().unwrap());
         specs
     }
 
     const K: usize = 3;
 
     /// Rows of targets suited to `task` (T per row) and scores (K per row for a loss of K
-    /// outputs).
-    fn rows(task: Task, n_outputs: usize, n: usize) -> (Vec<f64>, Vec<f64>) {
+    /// outputs). Survival targets of three columns are signed stop, start and stratum.
+    fn rows(task: Task, n_outputs: usize, target_width: usize, n: usize) -> (Vec<f64>, Vec<f64>) {
         let mut state = 11;
         let mut next = || uniform(&mut state);
-        let target_width = if task == Task::MultiOutput { K } else { 1 };
         let y = (0..n * target_width)
             .map(|i| match task {
                 Task::Regression | Task::MultiOutput | Task::Quantiles => 0.1 + 3.0 * next(),
                 Task::Binary => [-1.0, 1.0][i % 2],
                 Task::Multiclass => (i % K) as f64,
-                Task::Survival => (1.0 + next()) * [-1.0, 1.0][i % 3 / 2],
+                Task::Survival => match i % target_width {
+                    0 => (1.0 + next()) * [-1.0, 1.0][i / target_width % 3 / 2],
+                    1 => 0.5 * next(),
+                    _ => (i / target_width % 2) as f64,
+                },
             })
             .collect();
         let f = (0..n * n_outputs).map(|_| 4.0 * next() - 2.0).collect();
@@ -539,7 +629,9 @@ mod tests {
             assert_eq!(loss.name(), spec.name(), "{what}");
             let (k, t) = (loss.n_outputs(), loss.target_width());
             let shape = match traits.task {
-                Task::Regression | Task::Survival => (1, 1, false),
+                Task::Regression => (1, 1, false),
+                // K = 3 is also a cox target's three columns (stop, start, stratum).
+                Task::Survival => (1, t, false),
                 Task::Binary => (1, 1, true),
                 Task::Multiclass => (K, 1, false),
                 Task::MultiOutput => (K, K, false),
@@ -549,7 +641,7 @@ mod tests {
             assert_eq!(loss.separable(), traits.separable, "{what}: separable");
 
             let n = 40;
-            let (y, f) = rows(traits.task, k, n);
+            let (y, f) = rows(traits.task, k, t, n);
             assert_eq!(loss.target_error(&y), None, "{what}: targets of its task");
             // The booster's pass over all rows (the one form a loss that is not separable has).
             let (mut gradient, mut hessian) = (vec![0.0; n * k], vec![0.0; n * k]);
