@@ -1109,6 +1109,13 @@ fn loss_spec_parses_every_name() {
         ("tweedie(p=1.2)", LossSpec::Tweedie { p: 1.2 }),
         ("cox", LossSpec::Cox { ties: Default::default() }),
         ("multi-squared", LossSpec::MultiSquared),
+        (
+            "aft(sigma=2)",
+            LossSpec::Aft {
+                distribution: optboost::loss::Distribution::Normal,
+                sigma: 2.0,
+            },
+        ),
     ];
     for (text, spec) in &expect {
         assert_eq!(&text.parse::<LossSpec>().unwrap(), spec, "{text}");
@@ -1128,7 +1135,7 @@ fn loss_spec_parses_every_name() {
         assert_eq!(built.n_outputs(), outputs, "{name}");
         assert_eq!(built.is_binary(), spec.is_binary(), "{name}");
     }
-    assert_eq!(LossSpec::NAMES.len(), 15);
+    assert_eq!(LossSpec::NAMES.len(), 16);
     assert_eq!("custom".parse::<LossSpec>().unwrap(), LossSpec::Custom);
     assert_eq!(LossSpec::Custom.name(), "custom");
 }
@@ -1149,6 +1156,13 @@ fn loss_spec_display_round_trips() {
         LossSpec::Poisson,
         LossSpec::Gamma,
         LossSpec::Tweedie { p: 1.0 / 3.0 + 1.0 },
+        LossSpec::Cox {
+            ties: optboost::loss::Ties::Efron,
+        },
+        LossSpec::Aft {
+            distribution: optboost::loss::Distribution::Extreme,
+            sigma: 0.1 + 0.2,
+        },
     ];
     for spec in &specs {
         let text = spec.to_string();
