@@ -1107,8 +1107,15 @@ fn loss_spec_parses_every_name() {
         ("gamma", LossSpec::Gamma),
         ("tweedie", LossSpec::Tweedie { p: 1.5 }),
         ("tweedie(p=1.2)", LossSpec::Tweedie { p: 1.2 }),
-        ("cox", LossSpec::Cox),
+        ("cox", LossSpec::Cox { ties: Default::default() }),
         ("multi-squared", LossSpec::MultiSquared),
+        (
+            "aft(sigma=2)",
+            LossSpec::Aft {
+                distribution: optboost::loss::AftDistribution::Normal,
+                sigma: 2.0,
+            },
+        ),
     ];
     for (text, spec) in &expect {
         assert_eq!(&text.parse::<LossSpec>().unwrap(), spec, "{text}");
@@ -1130,7 +1137,7 @@ fn loss_spec_parses_every_name() {
         assert_eq!(built.n_outputs(), outputs, "{name}");
         assert_eq!(built.is_binary(), spec.is_binary(), "{name}");
     }
-    assert_eq!(LossSpec::NAMES.len(), 23);
+    assert_eq!(LossSpec::NAMES.len(), 24);
     assert_eq!("custom".parse::<LossSpec>().unwrap(), LossSpec::Custom);
     assert_eq!(LossSpec::Custom.name(), "custom");
 }
@@ -1151,6 +1158,13 @@ fn loss_spec_display_round_trips() {
         LossSpec::Poisson,
         LossSpec::Gamma,
         LossSpec::Tweedie { p: 1.0 / 3.0 + 1.0 },
+        LossSpec::Cox {
+            ties: optboost::loss::Ties::Efron,
+        },
+        LossSpec::Aft {
+            distribution: optboost::loss::AftDistribution::Extreme,
+            sigma: 0.1 + 0.2,
+        },
     ];
     for spec in &specs {
         let text = spec.to_string();

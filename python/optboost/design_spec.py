@@ -31,6 +31,7 @@ from .frames import (
     weight_values,
 )
 from .plain import distinct, expect, listed, optional_text, plain_state, text, texts
+from .survival import survival_target
 from .term_values import Evaluation, check_stored_state, interaction_columns, term_width
 from .terms import Factor, parse_factor, stateful_keys
 
@@ -121,6 +122,9 @@ class DesignSpec:
     # The target columns of a multi-output formula (``y1 + y2 ~ x``), one model output each;
     # empty for one target (``target``).
     targets: tuple[str, ...] = ()
+    # The columns of ``strata(...)`` terms (a stratified cox model): with them, or with
+    # ``Surv(start, stop, event)``, the target is (n, 3): signed stop, start, stratum.
+    strata: tuple[str, ...] = ()
     # (frame columns, each feature's position among them or None if one is absent, whether
     # to convert the whole frame) of the last frame of ``_wide_block``.
     _layout: Layout | None = field(
@@ -223,6 +227,9 @@ class DesignSpec:
         frame = to_polars(data)
         if self.targets:
             return target_matrix(self.target_encoding, frame, self.targets)
+        counting = survival_target(self.target_expression, frame, self.context, self.strata)
+        if counting is not None:
+            return counting
         return self.target_encoding.encode(self._target_series(frame))
 
     def _target_series(self, frame: pl.DataFrame) -> pl.Series:
@@ -266,6 +273,7 @@ class DesignSpec:
             "terms": [term.to_dict() for term in self.terms],
             # only for several targets, so that single-target files stay as they were
             **({"targets": list(self.targets)} if self.targets else {}),
+            **({"strata": list(self.strata)} if self.strata else {}),
         }
 
     @classmethod
@@ -324,6 +332,7 @@ class DesignSpec:
             target_expression=optional_text(data.get("target_expression"), "target expression"),
             offset_column=optional_text(data.get("offset_column"), "offset column"),
             targets=tuple(texts(data.get("targets", []), "targets")),
+            strata=tuple(texts(data.get("strata", []), "strata")),
         )
         if spec.target_expression is not None:
             parse_factor(spec.target_expression)

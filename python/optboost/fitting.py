@@ -100,7 +100,7 @@ def flat_targets(
 ) -> tuple[np.ndarray, tuple[Any, Any, Any]]:
     """y and the validation y as the core takes them: an (n, K) target of several target
     columns row-major, n × K values."""
-    if spec.targets:
+    if spec.targets or np.ndim(y) == 2:
         y = np.ascontiguousarray(y).ravel()
         if valid_args[1] is not None:
             valid_args = (valid_args[0], np.ascontiguousarray(valid_args[1]).ravel(), valid_args[2])

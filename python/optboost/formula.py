@@ -40,6 +40,7 @@ from .features import (
     per_column,
 )
 from .formula_parse import parse_formula
+from .survival import split_strata, survival_target
 from .frames import (
     MissingColumnError,
     dtypes_by_name,
@@ -105,7 +106,8 @@ def build_design(
         )
     weights_column = weights if isinstance(weights, str) else None
     context = dict(context or {})
-    target, target_factor, terms = parse_formula(formula, frame, weights_column, left_out)
+    without_strata, strata = split_strata(formula)
+    target, target_factor, terms = parse_formula(without_strata, frame, weights_column, left_out)
     present = set(frame.columns)  # polars builds frame.columns anew at each call
     for term in terms:
         if type(term) is str:
@@ -205,6 +207,9 @@ def build_design(
             target_series = evaluated_target(target_factor.text, frame, context)
         encoding = fit_target(target_series, task)
         y = encoding.encode(target_series)
+        expression = None if target_factor is None else target_factor.text
+        counting = survival_target(expression, frame, context, strata)
+        y = y if counting is None else counting
     spec = DesignSpec(
         formula=formula,
         target=target,
@@ -216,6 +221,7 @@ def build_design(
         target_expression=None if target_factor is None else target_factor.text,
         offset_column=offset_column,
         targets=targets,
+        strata=strata,
     )
     block = None
     if not spec_terms and len(plain) == len(features):

@@ -27,6 +27,7 @@ from .terms import (
     MAX_SPLINE_COLUMNS,
     SUMMARIES,
     SURVIVAL,
+    SURVIVAL_INTERVAL,
     Categorical,
     Column,
     Comparison,
@@ -197,8 +198,10 @@ def _evaluate(tree: Any, evaluation: Evaluation) -> np.ndarray | float:
             return arguments[0]
         if tree.name in ELEMENTWISE:
             return ELEMENTWISE[tree.name](arguments[0])
-        if tree.name == SURVIVAL:
-            return signed_time(*arguments)
+        if tree.name == SURVIVAL:  # Surv(start, stop, event): survival.py adds the start
+            return signed_time(*arguments[-2:])
+        if tree.name == SURVIVAL_INTERVAL:  # the lower bounds; survival.py adds the upper
+            return arguments[0]
         return BINARY[tree.name](*arguments)
     if isinstance(tree, Comparison):
         left = np.asarray(_evaluate(tree.left, evaluation), dtype=np.float64)

@@ -96,6 +96,9 @@ BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
 # Surv(time, event) on a formula's left side: the signed time the cox loss reads (R's survival
 # package spelling).
 SURVIVAL = "Surv"
+# Surv(lower, upper, type="interval"): the bounds of an interval holding each time (the aft
+# loss's interval-censored target).
+SURVIVAL_INTERVAL = "Surv_interval"
 NAMESPACES = ("np", "numpy")
 STATEFUL = ("center", "scale", "standardize", "poly", "bs", "ns")
 # Statistics of the training rows inside an expression (R's I(x - mean(x))): one number each.
@@ -154,8 +157,8 @@ _R_SPELLINGS = (
 _AS_FACTOR = re.compile(r"\bas\.factor\s*\(")
 _PLACEHOLDER = "_backticked_column_"
 _REFUSED = {
-    "strata": "strata() (a stratified Cox model) is not supported: the cox loss fits one "
-    "baseline hazard to Surv(time, event); a stratum column can enter as a feature, C(g)",
+    "strata": "strata(g) must be a term of its own on the right of '~' (+ strata(g)), with "
+    "column names as its arguments",
 }
 
 
@@ -570,12 +573,21 @@ class _Parser:
             raise self.refuse(node, "offset(...) must be a term of its own")
         if name in _REFUSED:
             raise self.refuse(node, _REFUSED[name])
-        if name == SURVIVAL and len(node.args) == 3:
-            raise self.refuse(
-                node,
-                "Surv(start, stop, event) (counting-process data) is not supported: the cox "
-                "loss takes right-censored data, Surv(time, event)",
-            )
+        if name == SURVIVAL and node.keywords:
+            kind = [k for k in node.keywords if k.arg == "type"]
+            if (
+                len(node.keywords) != 1
+                or len(kind) != 1
+                or not isinstance(kind[0].value, ast.Constant)
+                or kind[0].value.value not in ("interval", "interval2")
+                or len(node.args) != 2
+            ):
+                raise self.refuse(
+                    node, 'Surv() takes (time, event), (start, stop, event) or (lower, upper, '
+                    'type="interval")'
+                )
+            arguments = tuple(self.expression(a, depth + 1) for a in node.args)
+            return Function(SURVIVAL_INTERVAL, arguments)
         if node.keywords:
             raise self.refuse(node, f"{name}() takes no keyword arguments")
         arguments = tuple(self.expression(a, depth + 1) for a in node.args)
@@ -589,6 +601,8 @@ class _Parser:
         if expected is None:
             self.functions.append(name)
             return UserFunction(name, arguments)
+        if name == SURVIVAL and len(arguments) == 3:  # Surv(start, stop, event)
+            expected = 3
         if len(arguments) != expected:
             raise self.refuse(node, f"{name}() takes {expected} argument(s)")
         return Function(name, arguments)
@@ -673,7 +687,7 @@ def _shorten(text: str, limit: int = 200) -> str:
 
 def is_survival(factor: Factor) -> bool:
     """Whether ``factor`` is ``Surv(time, event)``."""
-    return isinstance(factor.tree, Function) and factor.tree.name == SURVIVAL
+    return isinstance(factor.tree, Function) and factor.tree.name in (SURVIVAL, SURVIVAL_INTERVAL)
 
 
 def finite_float(value: Any) -> float | None:

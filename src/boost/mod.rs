@@ -52,7 +52,7 @@ pub use vagbm::VagbmState;
 use crate::collective::{Collective, Local, Traffic};
 use crate::data::BinnedData;
 use crate::error::{Error, Result};
-use crate::loss::{Loss, LossSpec};
+use crate::loss::{Loss, LossSpec, Task};
 use crate::model::{BuiltLoss, FeatureSpec, Model};
 use crate::params::{Init, Memory, Params, Safeguard, StepRule};
 use crate::tree::{column_pass_pays, Constraints};
@@ -305,8 +305,8 @@ impl Booster {
             let mut classes = [count_classes(train.y)? as f64];
             collective.max(&mut classes);
             classes[0] as usize
-        } else if params.loss.is_multi_output() {
-            count_outputs(train)?
+        } else if params.loss.is_multi_output() || params.loss.traits().task == Task::Survival {
+            count_outputs(train)? // a survival target's columns: stop, start, stratum
         } else {
             2
         };

@@ -21,8 +21,10 @@
 //!   overflows to ±inf for margins below −709/β, as e^{−βyf} itself does.
 
 mod absolute;
+mod aft;
 mod cox;
 pub mod distribution;
+mod cox_risk;
 mod exponential;
 mod gamma_dist;
 mod hinge;
@@ -53,8 +55,10 @@ mod tweedie;
 mod vectorized;
 
 pub use absolute::Absolute;
-pub use cox::Cox;
 pub use distribution::{Dist, Distribution};
+pub use aft::{Aft, AftDistribution, AFT_COLUMNS};
+pub use cox::{Cox, Ties};
+pub use cox_risk::COX_COLUMNS;
 pub use exponential::Exponential;
 pub use gamma_dist::GammaDist;
 pub use hinge::Hinge;

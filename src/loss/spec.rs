@@ -4,9 +4,10 @@
 
 use super::traits::{DefaultMetric, Family, Link, MetricFamily, Task, Traits};
 use super::{
-    Absolute, Cox, Dist, Exponential, GammaDist, Hinge, Huber, LambdaRank, LogNormal, Logistic,
-    Loss, MultiSquared, MulticlassHinge, NegativeBinomial, Normal, Pairwise, Pinball, Quantiles,
-    RankXendcg, Ranked, Scalar, Softmax, Squared, StudentT, Tweedie, MAX_LEVELS,
+    Absolute, Aft, AftDistribution, Cox, Dist, Exponential, GammaDist, Hinge, Huber, LambdaRank,
+    LogNormal, Logistic, Loss, MultiSquared, MulticlassHinge, NegativeBinomial, Normal, Pairwise,
+    Pinball, Quantiles, RankXendcg, Ranked, Scalar, Softmax, Squared, StudentT, Ties, Tweedie,
+    AFT_COLUMNS, COX_COLUMNS, MAX_LEVELS,
 };
 use crate::error::{Error, Number, Result};
 use std::fmt;
@@ -65,8 +66,13 @@ pub enum LossSpec {
         /// The variance power, in (1, 2).
         p: f64,
     },
-    /// Cox proportional hazards; the label is the signed time (< 0: censored).
-    Cox,
+    /// Cox proportional hazards; the label is the signed time (< 0: censored), or that, a start
+    /// time and a stratum (`COX_COLUMNS`).
+    Cox {
+        /// How tied event times share the risk set.
+        #[serde(default, skip_serializing_if = "Ties::is_breslow")]
+        ties: Ties,
+    },
     /// The squared loss over K outputs: the target is n × K, one column per output.
     MultiSquared,
     /// The pinball losses at K increasing levels, one output each (`quantiles(0.05, 0.5, 0.95)`).
@@ -93,6 +99,15 @@ pub enum LossSpec {
     Toy {
         /// The loss's one parameter.
         scale: f64,
+    },
+    /// Accelerated failure time: ln T = f + σ Z (`aft(logistic, 1.2)`); the label is the signed
+    /// time or the bounds of an interval (`AFT_COLUMNS`).
+    Aft {
+        /// The distribution of Z (normal when a file leaves it out).
+        #[serde(default)]
+        distribution: AftDistribution,
+        /// The scale σ > 0.
+        sigma: f64,
     },
     /// A scalar loss given as an object (Python's `CustomLoss`), not rebuilt from its name: a
     /// model trained with it keeps its trees and predicts the link only.
@@ -206,7 +221,7 @@ const VOCABULARY: &[Entry] = &[
         traits: Traits { task: Regression, separable: true, piecewise_linear: false, sigma_from_data: true,
             distributable: true, metrics: M::LogLink, default_metric: D::TweedieDeviance,
             multi_output: None, r_gbm: None } },
-    Entry { name: "cox", param: None, spec: |_| LossSpec::Cox, link: |_| Link::Exp,
+    Entry { name: "cox", param: None, spec: |_| LossSpec::Cox { ties: Ties::Breslow }, link: |_| Link::Exp,
         traits: Traits { task: Survival, separable: false, piecewise_linear: false, sigma_from_data: true,
             distributable: false, metrics: M::Regression, default_metric: D::Mse,
             multi_output: None, r_gbm: Some("coxph") } },
@@ -230,6 +245,11 @@ const VOCABULARY: &[Entry] = &[
     Entry { name: "student_t", param: param("df", 3.0, |df| df > 0.0 && df.is_finite(), "a finite number > 0"),
         spec: |df| LossSpec::StudentT { df }, link: |_| Link::Distribution(Family::StudentT),
         traits: DISTRIBUTION },
+    Entry { name: "aft", param: param("sigma", 1.0, |sigma| sigma > 0.0 && sigma.is_finite(), "a finite number > 0"),
+        spec: |sigma| LossSpec::Aft { distribution: AftDistribution::Normal, sigma }, link: |_| Link::Exp,
+        traits: Traits { task: Survival, separable: true, piecewise_linear: false, sigma_from_data: false,
+            distributable: false, metrics: M::Regression, default_metric: D::Mse,
+            multi_output: None, r_gbm: None } },
     #[cfg(test)]
     Entry { name: "toy", param: param("scale", 2.0, |scale| scale > 0.0 && scale.is_finite(), "a finite number > 0"),
         spec: |scale| LossSpec::Toy { scale }, link: |_| Link::Identity,
@@ -333,7 +353,8 @@ impl LossSpec {
             | LossSpec::Exponential { beta: v }
             | LossSpec::Tweedie { p: v }
             | LossSpec::Lambdarank { k: v }
-            | LossSpec::StudentT { df: v } => v,
+            | LossSpec::StudentT { df: v }
+            | LossSpec::Aft { sigma: v, .. } => v,
             #[cfg(test)]
             LossSpec::Toy { scale } => scale,
             LossSpec::Squared
@@ -343,7 +364,7 @@ impl LossSpec {
             | LossSpec::MulticlassHinge
             | LossSpec::Poisson
             | LossSpec::Gamma
-            | LossSpec::Cox
+            | LossSpec::Cox { .. }
             | LossSpec::MultiSquared
             | LossSpec::Quantiles { .. }
             | LossSpec::Custom
@@ -426,7 +447,8 @@ impl LossSpec {
     }
 
     /// Validates and builds the loss; `n_classes` is K for multiclass losses (≥ 2) and the
-    /// multi-output loss (≥ 1), unused otherwise.
+    /// multi-output loss (≥ 1), the target's columns for cox (`COX_COLUMNS` for start times and
+    /// strata, else one), unused otherwise.
     pub fn build(&self, n_classes: usize) -> Result<Arc<dyn Loss>> {
         self.validate()?;
         if self.is_multiclass() && n_classes < 2 {
@@ -456,7 +478,7 @@ impl LossSpec {
             LossSpec::Poisson => Arc::new(Scalar(Tweedie::poisson())),
             LossSpec::Gamma => Arc::new(Scalar(Tweedie::gamma())),
             LossSpec::Tweedie { p } => Arc::new(Scalar(Tweedie::new(p))),
-            LossSpec::Cox => Arc::new(Cox),
+            LossSpec::Cox { ties } => Arc::new(Cox::new(ties, n_classes == COX_COLUMNS)),
             LossSpec::MultiSquared => Arc::new(MultiSquared::new(n_classes)),
             LossSpec::Quantiles { ref levels } => Arc::new(Quantiles::new(levels)),
             LossSpec::Normal => Arc::new(Dist(Normal)),
@@ -464,6 +486,10 @@ impl LossSpec {
             LossSpec::GammaDist => Arc::new(Dist(GammaDist)),
             LossSpec::NegativeBinomial => Arc::new(Dist(NegativeBinomial)),
             LossSpec::StudentT { df } => Arc::new(Dist(StudentT::new(df))),
+            LossSpec::Aft {
+                distribution,
+                sigma,
+            } => Arc::new(Aft::new(distribution, sigma, n_classes == AFT_COLUMNS)),
             #[cfg(test)]
             LossSpec::Toy { scale } => Arc::new(Scalar(super::Toy::new(scale))),
             LossSpec::Lambdarank { k } => Arc::new(Ranked::new(LambdaRank::new(k))),
@@ -520,6 +546,51 @@ fn parse_levels(arg: &str) -> Result<Vec<f64>> {
         .collect()
 }
 
+/// `cox(ties=efron)`'s ties (`ties=` and quotes optional).
+fn parse_ties(arg: &str) -> Result<Ties> {
+    let value = (arg.strip_prefix("ties"))
+        .and_then(|rest| rest.trim_start().strip_prefix('='))
+        .unwrap_or(arg)
+        .trim()
+        .trim_matches(|c| c == '"' || c == '\'');
+    match value {
+        "breslow" => Ok(Ties::Breslow),
+        "efron" => Ok(Ties::Efron),
+        _ => Err(Error::param("ties", value, "breslow or efron")),
+    }
+}
+
+/// `aft(logistic, 1.2)`'s distribution and σ, in any order, each optionally named
+/// (`distribution=`, `sigma=`).
+fn parse_aft(arg: &str) -> Result<LossSpec> {
+    let (mut distribution, mut sigma) = (AftDistribution::Normal, 1.0);
+    for item in arg.split(',').map(str::trim).filter(|item| !item.is_empty()) {
+        let (key, value) = match item.split_once('=') {
+            Some((key, value)) => (Some(key.trim()), value.trim().trim_matches(|c| c == '"' || c == '\'')),
+            None => (None, item.trim_matches(|c| c == '"' || c == '\'')),
+        };
+        let named = AftDistribution::ALL.iter().find(|d| d.name() == value);
+        match (key, named) {
+            (None | Some("distribution"), Some(&d)) => distribution = d,
+            (None | Some("sigma"), None) => {
+                sigma = value.parse().map_err(|_| Error::param("sigma", value, "a number"))?
+            }
+            _ => {
+                return Err(Error::param(
+                    "loss",
+                    format!("aft({arg})"),
+                    "aft(distribution, sigma) with a distribution normal, logistic or extreme \
+                     and a number sigma > 0",
+                ))
+            }
+        }
+    }
+    Ok(LossSpec::Aft {
+        distribution,
+        sigma,
+    })
+}
+
 impl FromStr for LossSpec {
     type Err = Error;
 
@@ -539,6 +610,14 @@ impl FromStr for LossSpec {
         let entry = VOCABULARY.iter().find(|e| e.name == name);
         if entry.is_none() && name != "custom" {
             return Err(Error::param("loss", s, allowed()));
+        }
+        if let (Some(arg), "cox") = (arg, name.as_str()) {
+            return parse_ties(arg).map(|ties| LossSpec::Cox { ties });
+        }
+        if let (Some(arg), "aft") = (arg, name.as_str()) {
+            let spec = parse_aft(arg)?;
+            spec.validate()?;
+            return Ok(spec);
         }
         if let (Some(arg), "quantiles") = (arg, name.as_str()) {
             let spec = LossSpec::Quantiles {
@@ -580,6 +659,16 @@ impl fmt::Display for LossSpec {
             let levels: Vec<String> = levels.iter().map(|&v| Number(v).to_string()).collect();
             return write!(f, "{}({})", self.name(), levels.join(", "));
         }
+        if let LossSpec::Cox { ties: Ties::Efron } = self {
+            return write!(f, "cox(ties=efron)");
+        }
+        if let LossSpec::Aft {
+            distribution,
+            sigma,
+        } = self
+        {
+            return write!(f, "aft({}, {})", distribution.name(), Number(*sigma));
+        }
         match self.parameter() {
             Some((_, value)) => write!(f, "{}({})", self.name(), Number(value)),
             None => f.write_str(self.name()),
@@ -606,27 +695,29 @@ mod tests {
         specs.push("tweedie(1.2)".parse().unwrap());
         specs.push("quantiles(0.1, 0.9)".parse().unwrap());
         specs.push("student_t(10)".parse().unwrap());
+        specs.push("cox(ties=efron)".parse().unwrap());
+        specs.push("aft(extreme, 0.7)".parse().unwrap());
+        specs.push("aft(logistic)".parse().unwrap());
         specs
     }
 
     const K: usize = 3;
 
     /// Rows of targets suited to `task` (T per row) and scores (K per row for a loss of K
-    /// outputs).
-    fn rows(task: Task, n_outputs: usize, n: usize) -> (Vec<f64>, Vec<f64>) {
+    /// outputs). Survival targets of three columns are signed stop, start and stratum.
+    fn rows(task: Task, n_outputs: usize, target_width: usize, n: usize) -> (Vec<f64>, Vec<f64>) {
         let mut state = 11;
         let mut next = || uniform(&mut state);
-        let target_width = match task {
-            Task::MultiOutput => K,
-            Task::Ranking => 2,
-            _ => 1,
-        };
         let y = (0..n * target_width)
             .map(|i| match task {
                 Task::Regression | Task::MultiOutput | Task::Quantiles => 0.1 + 3.0 * next(),
                 Task::Binary => [-1.0, 1.0][i % 2],
                 Task::Multiclass => (i % K) as f64,
-                Task::Survival => (1.0 + next()) * [-1.0, 1.0][i % 3 / 2],
+                Task::Survival => match i % target_width {
+                    0 => (1.0 + next()) * [-1.0, 1.0][i / target_width % 3 / 2],
+                    1 => 0.5 * next(),
+                    _ => (i / target_width % 2) as f64,
+                },
                 // relevance 0..3, then one of 5 query groups, interleaved
                 Task::Ranking if i % 2 == 0 => (4.0 * next()).floor(),
                 Task::Ranking => (i / 2 % 5) as f64,
@@ -647,7 +738,9 @@ mod tests {
             assert_eq!(loss.name(), spec.name(), "{what}");
             let (k, t) = (loss.n_outputs(), loss.target_width());
             let shape = match traits.task {
-                Task::Regression | Task::Survival => (1, 1, false),
+                Task::Regression => (1, 1, false),
+                // K = 3 is also a cox target's three columns (stop, start, stratum).
+                Task::Survival => (1, t, false),
                 Task::Binary => (1, 1, true),
                 Task::Multiclass => (K, 1, false),
                 Task::MultiOutput => (K, K, false),
@@ -659,7 +752,7 @@ mod tests {
             assert_eq!(loss.separable(), traits.separable, "{what}: separable");
 
             let n = 40;
-            let (y, f) = rows(traits.task, k, n);
+            let (y, f) = rows(traits.task, k, t, n);
             assert_eq!(loss.target_error(&y), None, "{what}: targets of its task");
             // The booster's pass over all rows (the one form a loss that is not separable has).
             let (mut gradient, mut hessian) = (vec![0.0; n * k], vec![0.0; n * k]);

@@ -156,3 +156,50 @@ def test_errors_name_the_problem():
         optboost.boost("y ~ age", zero, loss="cox", n_iter=2, validation_fraction=None)
     with pytest.raises(optboost.OptboostError, match="is a target, on the left"):
         optboost.boost("time ~ Surv(age, sex)", frame, loss="cox", n_iter=2)
+
+
+def split_follow_up(frame: pl.DataFrame, seed: int) -> pl.DataFrame:
+    """Each row's follow-up split at a random time into two counting-process
+    rows with the same covariates, the first censored at the split."""
+    rng = np.random.default_rng(seed)
+    split = frame["time"].to_numpy() * rng.uniform(0.2, 0.8, len(frame))
+    first = frame.with_columns(
+        start=pl.lit(0.0), stop=pl.Series(split), status=pl.lit(False)
+    )
+    second = frame.with_columns(start=pl.Series(split), stop=pl.col("time"))
+    return pl.concat([first, second]).drop("time")
+
+
+def test_counting_process_and_strata_targets():
+    frame, _ = survival_frame(200, 6)
+    common = dict(loss="cox", n_iter=8, max_depth=2, validation_fraction=None)
+    plain = optboost.boost("Surv(time, status) ~ age + stage", frame, **common)
+    # Start 0 everywhere: the counting-process target is the plain one.
+    zero = frame.with_columns(start=pl.lit(0.0))
+    counting = optboost.boost("Surv(start, time, status) ~ age + stage", zero, **common)
+    np.testing.assert_allclose(
+        counting.predict(frame, type="link"), plain.predict(frame, type="link"), atol=1e-12
+    )
+    # One stratum per sex: the loss is the sum of each stratum's partial likelihood, so the
+    # strata column enters no tree and `.` leaves it out.
+    stratified = optboost.boost(
+        "Surv(time, status) ~ . + strata(sex)", frame.drop("treated"), **common
+    )
+    assert "sex" not in stratified.feature_names
+    assert stratified.spec.strata == ("sex",)
+    assert optboost.Model.from_dict(stratified.to_dict()).spec.strata == ("sex",)
+    split = split_follow_up(frame, 7)
+    model = optboost.boost(
+        "Surv(start, stop, status) ~ age + treated + stage + strata(sex)", split,
+        loss="cox(ties=efron)", n_iter=40, max_depth=2, validation_fraction=None,
+    )
+    history = model.history["train_loss"].to_numpy()
+    assert history[-1] < history[0]
+    y = model.spec.target_values(split)
+    assert y.shape == (len(split), 3)
+    np.testing.assert_array_equal(np.unique(y[:, 2]), [0.0, 1.0])
+    bad = split.with_columns(start=pl.col("stop") + 1.0)
+    with pytest.raises(optboost.OptboostError, match=r"row 0 starts at .* and stops at"):
+        optboost.boost("Surv(start, stop, status) ~ age", bad, loss="cox", n_iter=2)
+    with pytest.raises(optboost.OptboostError, match=r"strata\(\) takes column names"):
+        optboost.boost("Surv(time, status) ~ age + strata(sex + 1)", frame, loss="cox", n_iter=2)
