@@ -86,8 +86,10 @@ fn value_and_derivatives_match_the_definition_and_finite_differences() {
                 let at = |x: f64| loss.row_value(row, &[x]);
                 let expected = naive(d, sigma, (row[0], row[1]), f[i]);
                 let value = at(f[i]);
+                // Past −ln(f64::MIN_POSITIVE) ≈ 708 the definition's probability is subnormal
+                // and has lost digits; the derivatives below still check the value there.
                 assert!(
-                    (value - expected).abs() < 1e-10 * expected.abs().max(1.0),
+                    expected > 700.0 || (value - expected).abs() < 1e-10 * expected.abs().max(1.0),
                     "{d:?} σ={sigma} row {row:?}: {value} vs {expected}"
                 );
                 let (mut g, mut h) = ([0.0], [0.0]);
@@ -232,7 +234,8 @@ fn fits_rank_held_out_survival_times() {
         agree / pairs
     };
     let oracle = concordance(&mean);
-    // Not aft(extreme, 0.5): its fit on these data stops after one iteration (see the report).
+    // Not aft(extreme, 0.5): from its initial constant (training loss 13,507 here) the fit
+    // stops after one iteration; an open problem of the extreme-value AFT loss.
     for loss in ["aft", "aft(logistic, 0.5)"] {
         let (booster, _) =
             common::train(params(&[("loss", loss), ("n_iter", "60"), ("max_depth", "2")]), &train);

@@ -301,12 +301,19 @@ impl Aft {
             };
             return (value, -hazard / sigma, curvature.max(0.0) / (sigma * sigma));
         }
-        let p = if zl > 0.0 {
-            d.sf(zl) - d.sf(zu)
-        } else {
-            d.cdf(zu) - d.cdf(zl)
+        if zl > 0.0 {
+            // In the upper tail both survival values can underflow: work with their ratio
+            // r = S(z_u)/S(z_l) and the hazards, P = S(z_l)(1 − r).
+            let (log_l, hazard_l) = d.neg_log_sf_and_hazard(zl);
+            let (log_u, hazard_u) = d.neg_log_sf_and_hazard(zu);
+            let r = (log_l - log_u).exp();
+            let one_minus_r = (-(log_l - log_u).exp_m1()).max(f64::MIN_POSITIVE);
+            let g = (hazard_u * r - hazard_l) / one_minus_r;
+            let (psi_l, psi_u) = (d.psi(zl).0, d.psi(zu).0);
+            let curvature = (g * g - (psi_u * hazard_u * r - psi_l * hazard_l) / one_minus_r).max(0.0);
+            return (log_l - one_minus_r.ln(), g / sigma, curvature / (sigma * sigma));
         }
-        .max(f64::MIN_POSITIVE);
+        let p = (d.cdf(zu) - d.cdf(zl)).max(f64::MIN_POSITIVE);
         let dp = d.pdf(zu) - d.pdf(zl);
         let ddp = d.dpdf(zu) - d.dpdf(zl);
         let curvature = (dp * dp / (p * p) - ddp / p).max(0.0);
