@@ -132,7 +132,7 @@ def scores(model: Any, frame: Any, kind: str) -> np.ndarray:
         q = model.predict(frame).to_numpy()
         values = np.maximum(q[:, 0] - y, y - q[:, -1])
     elif kind == "normalized":
-        center, spread = _center_and_spread(model, calibration)
+        center, spread = _center_and_spread(model, frame)
         values = np.abs(y - center) / spread
     else:
         p = class_probabilities(model, frame)
@@ -210,7 +210,8 @@ class CVPlus:
           μ̂₋ₖ₍ᵢ₎(x) + R_i ]
 
     (−∞ or +∞ where the rank falls outside 1..n). For ``Quantiles`` models the scores are CQR's
-    and the lower (upper) end uses the fold model's lowest (highest) level. Its coverage is at
+    and the lower (upper) end uses the fold model's lowest (highest) level; for distributional
+    losses they are normalised, |y − μ|/σ, and R_i is scaled by the fold model's σ̂(x). Its coverage is at
     least 1 − 2α − min(2(1 − 1/K)/(n/K + 1), (1 − K/n)/(K + 1)) on exchangeable data (the
     paper's Theorem 4), and about ``level`` in practice.
     """
@@ -233,35 +234,42 @@ class CVPlus:
         alpha = 1.0 - float(level)
         lower_rank = math.floor(alpha * (self.n + 1) + 1e-12)
         upper_rank = math.ceil((1.0 - alpha) * (self.n + 1) - 1e-12)
-        low, high = [], []
+        low, high, spread = [], [], []
         for model in self.models:
+            unit = None
             if self.score == "cqr":
                 q = model.predict(newdata).to_numpy()
-                low.append(q[:, 0])
-                high.append(q[:, -1])
+                lo, hi = q[:, 0], q[:, -1]
+            elif self.score == "normalized":
+                lo, unit = _center_and_spread(model, newdata)
+                hi = lo
             else:
-                center = np.asarray(model.predict(newdata, type="response"), dtype=np.float64)
-                low.append(center)
-                high.append(center)
+                lo = hi = np.asarray(model.predict(newdata, type="response"), dtype=np.float64)
+            low.append(lo)
+            high.append(hi)
+            spread.append(np.ones_like(lo) if unit is None else unit)
         # Column i of these: the prediction of the model that held row i out.
         low_by_row = np.column_stack(low)[:, self.fold_of]
         high_by_row = np.column_stack(high)[:, self.fold_of]
+        spread_by_row = np.column_stack(spread)[:, self.fold_of]
         m = low_by_row.shape[0]
         lower, upper = np.full(m, -np.inf), np.full(m, np.inf)
         block = max(1, _CV_PLUS_BLOCK_CELLS // max(self.n, 1))
         for start in range(0, m, block):
             rows = slice(start, start + block)
+            widths = spread_by_row[rows] * self.scores
             if lower_rank >= 1:
-                values = low_by_row[rows] - self.scores
+                values = low_by_row[rows] - widths
                 lower[rows] = np.partition(values, lower_rank - 1, axis=1)[:, lower_rank - 1]
             if upper_rank <= self.n:
-                values = high_by_row[rows] + self.scores
+                values = high_by_row[rows] + widths
                 upper[rows] = np.partition(values, upper_rank - 1, axis=1)[:, upper_rank - 1]
         return pl.DataFrame({"lower": lower, "upper": upper})
 
 
 def cv_plus_scores(model: Any, held_out: Any) -> tuple[str, np.ndarray]:
-    """A fold model's scores on its held-out rows, for CV+ (regression and quantile losses)."""
+    """A fold model's scores on its held-out rows, for CV+ (regression, quantile and
+    distributional losses)."""
     if model.task in ("binary", "multiclass"):
         raise ParameterError(
             "cv(conformal=True) gives intervals for regression and Quantiles losses; for "

@@ -18,8 +18,11 @@ from .frames import get_column
 
 
 def is_ranking(loss: Any) -> bool:
-    """Whether `loss` (a loss's text) is a ranking loss, as the core's loss table says."""
-    return isinstance(loss, str) and _core.loss_info(loss)["task"] == "ranking"
+    """Whether `loss` (a loss's text) is a ranking loss, as the core's loss table says (an
+    unknown name is not: the parameters' check names it, with the closest names)."""
+    if not isinstance(loss, str) or loss.split("(")[0].strip() not in _core.loss_names():
+        return False
+    return _core.loss_info(loss)["task"] == "ranking"
 
 
 def check_group(loss: Any, group: Any) -> None:

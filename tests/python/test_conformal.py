@@ -221,3 +221,22 @@ def test_cv_plus_refuses_what_would_break_its_guarantee():
         result.conformal.predict(data, level=1.5)
     with pytest.raises(ParameterError, match="interval"):
         result.conformal.predict(data, type="set")
+
+
+@pytest.mark.timeout(120)
+def test_cv_plus_of_a_distributional_model_scales_each_score_by_the_fold_models_sd():
+    data, new = _regression(60, 9), _regression(5, 10)
+    result = optboost.cv("y ~ x + w", data, folds=3, conformal=True, loss="normal", n_iter=8)
+    assert result.conformal.score == "normalized"
+    lows, highs = [], []
+    for fold, rows in enumerate(result.folds):
+        model = result.conformal.models[fold]
+        held, fresh = model.predict(data[rows], type="distribution"), model.predict(new, type="distribution")
+        for r in np.abs(data[rows]["y"].to_numpy() - held["mean"].to_numpy()) / held["sd"].to_numpy():
+            lows.append(fresh["mean"].to_numpy() - r * fresh["sd"].to_numpy())
+            highs.append(fresh["mean"].to_numpy() + r * fresh["sd"].to_numpy())
+    n, level = len(lows), 0.8
+    got = result.conformal.predict(new, level=level)
+    lo_rank, hi_rank = int(np.floor(0.2 * (n + 1))), int(np.ceil(0.8 * (n + 1)))
+    np.testing.assert_allclose(got["lower"].to_numpy(), np.sort(lows, axis=0)[lo_rank - 1], rtol=1e-12)
+    np.testing.assert_allclose(got["upper"].to_numpy(), np.sort(highs, axis=0)[hi_rank - 1], rtol=1e-12)

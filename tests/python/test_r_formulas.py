@@ -293,13 +293,17 @@ def test_cbind_is_several_targets():
     assert np.array_equal(bound.predict(data), added.predict(data))
 
 
-@pytest.mark.parametrize(
-    "formula, message",
-    [
-        ("Surv(start, stop, event) ~ x", "counting-process"),
-        ("Surv(time, event) ~ x + strata(k)", "stratified"),
-    ],
-)
-def test_cox_idioms_without_core_support_are_refused_by_name(formula, message):
-    with pytest.raises(FormulaError, match=message):
-        optboost.boost(formula, frame(), n_iter=3, loss="cox")
+def test_counting_process_data_from_time_zero_is_the_plain_cox_model():
+    data = frame()
+    counting = optboost.boost("Surv(start, stop, event) ~ x", data, n_iter=10, loss="cox")
+    plain = optboost.boost("Surv(stop, event) ~ x", data, n_iter=10, loss="cox")
+    assert np.array_equal(counting.predict(data, type="link"), plain.predict(data, type="link"))
+
+
+def test_strata_split_the_risk_sets_and_are_not_features():
+    data = frame()
+    stratified = optboost.boost("Surv(time, event) ~ x + strata(k)", data, n_iter=10, loss="cox")
+    pooled = optboost.boost("Surv(time, event) ~ x", data, n_iter=10, loss="cox")
+    assert [f.name for f in stratified.spec.features] == ["x"]
+    assert not np.array_equal(stratified.predict(data, type="link"),
+                              pooled.predict(data, type="link"))

@@ -31,3 +31,13 @@ def test_every_python_block_of_the_readme_and_the_guide_runs_on_the_site():
     # in the README's order, then the guide's: later blocks use the names earlier ones define
     positions = [site.index(block) for block in python_blocks(README) + python_blocks(GUIDE)]
     assert positions == sorted(positions)
+
+
+def test_the_readme_rust_example_is_the_crate_front_page_doctest():
+    """The README shows the crate's front-page example (README-crate.md, run as a doctest by
+    cargo test) without its hidden `# ` lines."""
+    (shown,) = re.findall(r"```rust\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+    crate = (ROOT / "README-crate.md").read_text(encoding="utf-8")
+    doctest = re.findall(r"```rust\n(.*?)```", crate, flags=re.S)[0]
+    visible = "".join(line for line in doctest.splitlines(True) if not line.startswith("# "))
+    assert shown == visible
