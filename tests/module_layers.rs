@@ -452,3 +452,18 @@ fn the_reader_finds_a_planted_cycle() {
         "{tree:#?}"
     );
 }
+
+/// The house rule that keeps a file readable in one sitting: split a file by concern before it
+/// passes 800 lines.
+#[test]
+fn no_source_file_is_over_800_lines() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let long: Vec<String> = sources()
+        .iter()
+        .filter_map(|s| {
+            let lines = std::fs::read_to_string(src.join(&s.file)).unwrap().lines().count();
+            (lines > 800).then(|| format!("{} ({lines} lines)", s.file))
+        })
+        .collect();
+    assert!(long.is_empty(), "over 800 lines: {long:?}");
+}
