@@ -4,6 +4,7 @@ all of them) and the error of a fit that could not finish."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -153,3 +154,29 @@ def _class_weight(class_weight: Any, spec: Any, counts: Any, n_rows: int, task: 
         }
     class_weight_values(class_weight, np.zeros(0), spec.target_encoding.labels)  # checks it
     return class_weight
+
+
+def rank_named_in(messages: Sequence[str], world: int) -> int | None:
+    """The rank a lost connection's message names (the core's "rank k"), if one of ``world``."""
+    named = re.search(r"rank (\d+)", " ".join(messages))
+    return int(named.group(1)) if named and int(named.group(1)) < world else None
+
+
+def last_finished(reports: Sequence[dict], context: Any) -> tuple[Model | None, int | None]:
+    """After a failure: the model of the furthest iteration any rank handed back, and the
+    iteration that failed (None, None when no rank handed one back)."""
+    survivors = [report for report in reports if report.get("model") is not None]
+    if not survivors:
+        return None, None
+    best = max(survivors, key=lambda report: int(report["iteration"]))
+    return Model.from_dict(best["model"], context=context), int(best["iteration"]) + 1
+
+
+def kept_sentence(model: Model | None, iteration: int | None) -> str:
+    """What a DistributedTrainingError's ``.model`` holds, said to the user."""
+    if model is None:
+        return "No rank handed back a model."
+    return (
+        f".model holds the model of iteration {iteration - 1} (it predicts and saves; fit "
+        "again to train more)"
+    )

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 from concurrent.futures import CancelledError
-import re
 import secrets
 import time
 from collections.abc import Mapping
@@ -14,7 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._distributed import worker as _worker
-from .._distributed.fit import DistributedTrainingError
+from .._distributed.fit import (
+    DistributedTrainingError,
+    kept_sentence,
+    last_finished,
+    rank_named_in,
+)
 from ..errors import OptboostError
 from ..model import Model
 from ..training import warn
@@ -219,27 +223,15 @@ def _failure_error(
     rank = failure.rank
     core_messages = [res["error"] for res in results.values() if res["error"]]
     if rank is None:  # the core's message names the rank it lost
-        named = re.search(r"rank (\d+)", " ".join(core_messages))
-        rank = int(named.group(1)) if named and int(named.group(1)) < len(ranks) else None
-    survivors = [res for res in results.values() if res.get("model") is not None]
-    model = None
-    iteration = None
-    if survivors:
-        best = max(survivors, key=lambda res: res["iteration"])
-        model = Model.from_dict(best["model"], context=context)
-        iteration = best["iteration"] + 1
+        rank = rank_named_in(core_messages, len(ranks))
+    model, iteration = last_finished(list(results.values()), context)
     who = (
         f"worker {ranks[rank].worker} (rank {rank} of {len(ranks)})"
         if rank is not None
         else f"one of the {len(ranks)} workers"
     )
     when = f" at iteration {iteration}" if iteration is not None else ""
-    kept = (
-        f".model holds the model of iteration {iteration - 1} (it predicts and saves; fit "
-        "again to train more)"
-        if model is not None
-        else "No rank handed back a model."
-    )
+    kept = kept_sentence(model, iteration)
     core = f" The core: {core_messages[0]}." if core_messages else ""
     return DistributedTrainingError(
         f"distributed training failed{when}: {who} was lost ({failure.cause}).{core} {kept}",

@@ -17,7 +17,14 @@ from typing import Any
 from .. import errors
 from .._distributed import worker
 from .._distributed.design import distributed_design
-from .._distributed.fit import DistributedTrainingError, rank_plan, refuse_unsupported
+from .._distributed.fit import (
+    DistributedTrainingError,
+    kept_sentence,
+    last_finished,
+    rank_named_in,
+    rank_plan,
+    refuse_unsupported,
+)
 from ..errors import DataError, DataTypeError, OptboostError, ParameterError
 from ..frames import to_polars
 from ..model import Model
@@ -248,29 +255,18 @@ def _model_of(job: _tasks.RankJob, server: ReportServer, stage_error: Any) -> Mo
     core = [str(r["error"]) for r in reports.values() if r.get("error")]
     core += [str(r["failed"].get("message")) for r in reports.values() if "failed" in r]
     if lost is None:
-        named = re.search(r"rank (\d+)", " ".join(core))
-        lost = int(named.group(1)) if named and int(named.group(1)) < world else None
+        lost = rank_named_in(core, world)
     if lost is None:
         missing = sorted(set(range(world)) - set(reports))
         lost = missing[0] if missing else None
-    survivors = [r for r in reports.values() if r.get("model") is not None]
-    model = iteration = None
-    if survivors:
-        best = max(survivors, key=lambda report: int(report["iteration"]))
-        model = Model.from_dict(best["model"], context=context)
-        iteration = int(best["iteration"]) + 1
+    model, iteration = last_finished(list(reports.values()), context)
     who = (
         f"rank {lost} of {world} (partition {partition_of[lost]})"
         if lost is not None
         else f"one of the {world} ranks"
     )
     when = f" at iteration {iteration}" if iteration is not None else ""
-    kept = (
-        f".model holds the model of iteration {iteration - 1} (it predicts and saves; fit "
-        "again to train more)"
-        if model is not None
-        else "No rank handed back a model."
-    )
+    kept = kept_sentence(model, iteration)
     spark = f" Spark: {_spark_message(stage_error)}." if stage_error is not None else ""
     said = f" The core: {core[0]}." if core else ""
     if not reports:
